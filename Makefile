@@ -1,0 +1,37 @@
+# Plain go commands; see README.md. The launcher needs cgo (libseccomp);
+# the broker is pure Go.
+GO       ?= go
+FUZZTIME ?= 10s
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
+
+.PHONY: build test integration fuzz bench lint demo
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/broker ./cmd/broker
+	CGO_ENABLED=1 $(GO) build -o bin/launcher ./cmd/launcher
+
+# Unit tests, integration tests (they build their own binaries) and every
+# fuzz target's seed corpus.
+test:
+	$(GO) test -count=1 ./...
+
+integration:
+	$(GO) test -count=1 -v ./integration/...
+
+fuzz:
+	for t in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) build ./...
+
+demo: build
+	./bin/broker run --approve -- python3 -c 'print(6*7)'

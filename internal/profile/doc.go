@@ -1,0 +1,5 @@
+// Package profile holds the fixed resource bundles of ARCHITECTURE §3.4.
+// Both the broker (wall time, output budgets, cgroup limits) and the
+// launcher (rlimits) read this one table, so the numbers cannot drift
+// apart, and no request can carry free-form limits.
+package profile

@@ -1,0 +1,76 @@
+package wire
+
+// ActionRequest is the closed request shape of ARCHITECTURE §2.1: an
+// executable, literal argv (argv[0] excluded), a workspace-relative cwd and
+// a profile, plus the routing fields goal and session. There is no shell
+// anywhere: ";", "|", "$()" and newlines in argv are ordinary characters.
+type ActionRequest struct {
+	Executable string   `cbor:"executable"` // a name resolved on the sanitized PATH, or an absolute path
+	Argv       []string `cbor:"argv"`
+	Cwd        string   `cbor:"cwd"`
+	Profile    Profile  `cbor:"profile"`
+	Goal       string   `cbor:"goal,omitempty"`
+	Session    string   `cbor:"session,omitempty"`
+}
+
+func (r *ActionRequest) validate() error {
+	return firstErr(checkName("executable", r.Executable),
+		checkArgs("argv", r.Argv, MaxArgs),
+		checkText("cwd", r.Cwd, maxPath),
+		checkEnum(r.Profile),
+		checkText("goal", r.Goal, maxName),
+		checkText("session", r.Session, maxName))
+}
+
+// Submit asks the broker to run one action in the workspace.
+type Submit struct {
+	Workspace string        `cbor:"workspace"` // absolute path of the workspace root
+	Request   ActionRequest `cbor:"request"`
+}
+
+// Query asks for the state of a handle.
+type Query struct {
+	Handle string `cbor:"handle"`
+}
+
+// Wait asks for the state of a handle once it is terminal, or after at most
+// BudgetMs milliseconds (then the reply is WaitTimeout, which is not a
+// failure).
+type Wait struct {
+	Handle   string `cbor:"handle"`
+	BudgetMs uint32 `cbor:"budget_ms"`
+}
+
+// Cancel asks the broker to end a running action. It does not undo anything.
+type Cancel struct {
+	Handle string `cbor:"handle"`
+	Reason string `cbor:"reason,omitempty"`
+}
+
+// GoalCreate opens a new goal at revision 1.
+type GoalCreate struct {
+	Title string `cbor:"title"`
+}
+
+// GoalRevise bumps a goal's revision, which invalidates its leases.
+type GoalRevise struct {
+	Goal string `cbor:"goal"`
+}
+
+func (*Submit) Type() MsgType     { return TypeSubmit }
+func (*Query) Type() MsgType      { return TypeQuery }
+func (*Wait) Type() MsgType       { return TypeWait }
+func (*Cancel) Type() MsgType     { return TypeCancel }
+func (*GoalCreate) Type() MsgType { return TypeGoalCreate }
+func (*GoalRevise) Type() MsgType { return TypeGoalRevise }
+
+func (m *Submit) validate() error {
+	return firstErr(checkAbs("workspace", m.Workspace), m.Request.validate())
+}
+func (m *Query) validate() error { return checkName("handle", m.Handle) }
+func (m *Wait) validate() error  { return checkName("handle", m.Handle) }
+func (m *Cancel) validate() error {
+	return firstErr(checkName("handle", m.Handle), checkText("reason", m.Reason, maxText))
+}
+func (m *GoalCreate) validate() error { return checkText("title", m.Title, maxText) }
+func (m *GoalRevise) validate() error { return checkName("goal", m.Goal) }

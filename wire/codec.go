@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// Structural caps enforced by the decoder before any value is built.
+const (
+	maxDepth    = 8    // nesting of arrays and maps
+	maxArray    = 1024 // elements in one array (argv is capped lower)
+	maxMapPairs = 64   // entries in one map (every map here is a struct)
+)
+
+var (
+	decMode cbor.DecMode
+	encMode cbor.EncMode
+)
+
+func init() {
+	var err error
+	decMode, err = cbor.DecOptions{
+		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
+		IndefLength:       cbor.IndefLengthForbidden,
+		TagsMd:            cbor.TagsForbidden,
+		MaxNestedLevels:   maxDepth,
+		MaxArrayElements:  maxArray,
+		MaxMapPairs:       maxMapPairs,
+		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
+		UTF8:              cbor.UTF8RejectInvalid,
+		IntDec:            cbor.IntDecConvertNone,
+		NaN:               cbor.NaNDecodeForbidden,
+		Inf:               cbor.InfDecodeForbidden,
+		BignumTag:         cbor.BignumTagForbidden,
+		FieldNameMatching: cbor.FieldNameMatchingCaseSensitive,
+		TextUnmarshaler:   cbor.TextUnmarshalerTextString,
+	}.DecMode()
+	if err != nil {
+		panic("wire: internal error: decode options: " + err.Error())
+	}
+	encMode, err = cbor.EncOptions{
+		Sort:          cbor.SortCoreDeterministic,
+		ShortestFloat: cbor.ShortestFloat16,
+		IndefLength:   cbor.IndefLengthForbidden,
+		TagsMd:        cbor.TagsForbidden,
+		TextMarshaler: cbor.TextMarshalerTextString,
+	}.EncMode()
+	if err != nil {
+		panic("wire: internal error: encode options: " + err.Error())
+	}
+}
+
+// A Message is one body that can travel in an envelope. The set is sealed:
+// only the types in this package implement it.
+type Message interface {
+	Type() MsgType
+	validate() error
+}
+
+// envelope is the outer shape of every message.
+type envelope struct {
+	Type MsgType         `cbor:"type"`
+	Body cbor.RawMessage `cbor:"body"`
+}
+
+// ErrMalformed is wrapped by every decode error, so callers can answer
+// ARGUMENTS_INVALID without inspecting the detail.
+var ErrMalformed = errors.New("malformed message")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// Encode returns the canonical encoding of m. It refuses to encode a value
+// that its own decoder would reject.
+func Encode(m Message) ([]byte, error) {
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
+	}
+	body, err := encMode.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
+	}
+	return encMode.Marshal(envelope{Type: m.Type(), Body: body})
+}
+
+// Decode strictly decodes one message that must belong to channel ch. On
+// error it returns a nil Message and an error wrapping ErrMalformed.
+func Decode(data []byte, ch Channel) (Message, error) {
+	var env envelope
+	if err := decMode.Unmarshal(data, &env); err != nil {
+		return nil, malformed("envelope: %v", err)
+	}
+	if !ch.allows(env.Type) {
+		return nil, malformed("message type %s is not allowed on the %s channel", env.Type, ch)
+	}
+	m := newMessage(env.Type)
+	if err := decMode.Unmarshal(env.Body, m); err != nil {
+		return nil, malformed("%s: %v", env.Type, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, malformed("%s: %v", env.Type, err)
+	}
+	again, err := Encode(m)
+	if err != nil {
+		return nil, malformed("%s: %v", env.Type, err)
+	}
+	if !bytes.Equal(again, data) {
+		return nil, malformed("%s: not in canonical form", env.Type)
+	}
+	return m, nil
+}
+
+// Canonical returns the core-deterministic CBOR encoding of any value built
+// from wire types. Digests (fingerprints, policy digests) are taken over it.
+func Canonical(v any) ([]byte, error) {
+	b, err := encMode.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return b, nil
+}
+
+// newMessage returns a pointer to a fresh zero value of the body type of t.
+func newMessage(t MsgType) Message {
+	rt, ok := messageTypes[t]
+	if !ok {
+		panic(fmt.Sprintf("wire: internal error: no body type for %s", t))
+	}
+	return reflect.New(rt).Interface().(Message)
+}

@@ -1,0 +1,67 @@
+package wire
+
+import "fmt"
+
+// Code is a stable error code (ARCHITECTURE §4). Every refusal carries one,
+// with a human sentence beside it. The set is closed: a code not listed here
+// does not decode.
+type Code uint8
+
+// The stable error codes.
+const (
+	CodeArgumentsInvalid Code = iota + 1
+	CodePathInvalid
+	CodeExecutableNotFound
+	CodeApprovalRequired
+	CodeApprovalDenied
+	CodeLeaseExpired
+	CodeLeaseExhausted
+	CodeLeaseRevoked
+	CodeGoalRevisionMismatch
+	CodeGoalInactive
+	CodeIdentityDrift
+	CodeSandboxUnavailable
+	CodeBusy
+	CodeTimeout
+	CodeOutputLimit
+	CodeCancelled
+	CodeUnknownOutcome
+	CodeEvidenceBlocked
+	CodeIOFailed
+	CodeInternal
+)
+
+var codeNames = []string{"",
+	"ARGUMENTS_INVALID", "PATH_INVALID", "EXECUTABLE_NOT_FOUND",
+	"APPROVAL_REQUIRED", "APPROVAL_DENIED", "LEASE_EXPIRED",
+	"LEASE_EXHAUSTED", "LEASE_REVOKED", "GOAL_REVISION_MISMATCH",
+	"GOAL_INACTIVE", "IDENTITY_DRIFT", "SANDBOX_UNAVAILABLE", "BUSY",
+	"TIMEOUT", "OUTPUT_LIMIT", "CANCELLED", "UNKNOWN_OUTCOME",
+	"EVIDENCE_BLOCKED", "IO_FAILED", "INTERNAL",
+}
+
+func (c Code) names() []string                  { return codeNames }
+func (c Code) String() string                   { return enumString(codeNames, c) }
+func (c Code) MarshalText() ([]byte, error)     { return enumMarshal(codeNames, c) }
+func (c *Code) UnmarshalText(text []byte) error { return enumUnmarshal(codeNames, text, c) }
+
+// Error is a refusal or failure with a stable code and a human sentence.
+// It is both a Go error and a wire value.
+type Error struct {
+	Code    Code   `cbor:"code"`
+	Message string `cbor:"message"`
+}
+
+// Errorf returns an *Error with code c and a formatted sentence.
+func Errorf(c Code, format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Code.String() + ": " + e.Message }
+
+func (e *Error) validate() error {
+	return firstErr(checkEnum(e.Code), checkText("message", e.Message, maxText))
+}
+
+// Type implements Message.
+func (*Error) Type() MsgType { return TypeError }

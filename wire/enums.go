@@ -1,0 +1,179 @@
+package wire
+
+// Outcome is how an action ended (ARCHITECTURE §2.6). It is decided from
+// facts the broker observed, never from the target's output.
+type Outcome uint8
+
+// The outcomes.
+const (
+	KnownNotExecuted Outcome = iota + 1
+	SpawnFailed
+	Exited
+	Signaled
+	TimedOutReaped
+	CancelledReaped
+	OutputLimitReaped
+	OutcomeUnknown
+)
+
+var outcomeNames = []string{"", "known_not_executed", "spawn_failed", "exited",
+	"signaled", "timed_out_reaped", "cancelled_reaped", "output_limit_reaped", "unknown"}
+
+func (o Outcome) names() []string                  { return outcomeNames }
+func (o Outcome) String() string                   { return enumString(outcomeNames, o) }
+func (o Outcome) MarshalText() ([]byte, error)     { return enumMarshal(outcomeNames, o) }
+func (o *Outcome) UnmarshalText(text []byte) error { return enumUnmarshal(outcomeNames, text, o) }
+
+// Profile names one of the fixed resource bundles (ARCHITECTURE §3.4).
+// There are no free-form limits anywhere on the wire.
+type Profile uint8
+
+// The profiles.
+const (
+	ProfileShort Profile = iota + 1
+	ProfileStandard
+	ProfileLong
+)
+
+var profileNames = []string{"", "short", "standard", "long"}
+
+func (p Profile) names() []string                  { return profileNames }
+func (p Profile) String() string                   { return enumString(profileNames, p) }
+func (p Profile) MarshalText() ([]byte, error)     { return enumMarshal(profileNames, p) }
+func (p *Profile) UnmarshalText(text []byte) error { return enumUnmarshal(profileNames, text, p) }
+
+// CapabilityState says whether this host has been shown to enforce the
+// required policy (ARCHITECTURE §2.5).
+type CapabilityState uint8
+
+// The capability states.
+const (
+	Unverified CapabilityState = iota + 1
+	Verified
+	Unavailable
+)
+
+var capabilityNames = []string{"", "unverified", "verified", "unavailable"}
+
+func (c CapabilityState) names() []string              { return capabilityNames }
+func (c CapabilityState) String() string               { return enumString(capabilityNames, c) }
+func (c CapabilityState) MarshalText() ([]byte, error) { return enumMarshal(capabilityNames, c) }
+func (c *CapabilityState) UnmarshalText(text []byte) error {
+	return enumUnmarshal(capabilityNames, text, c)
+}
+
+// Binding says how the executed bytes were bound to the approved digest.
+type Binding uint8
+
+// The binding modes.
+const (
+	// SealedSnapshot: the kernel executed a sealed memfd whose SHA-256 the
+	// launcher measured equal to the approved digest.
+	SealedSnapshot Binding = iota + 1
+	// Unbound: the platform cannot execute from a descriptor (macOS); the
+	// file was hashed by fd just before exec, by path.
+	Unbound
+)
+
+var bindingNames = []string{"", "sealed-snapshot", "unbound"}
+
+func (b Binding) names() []string                  { return bindingNames }
+func (b Binding) String() string                   { return enumString(bindingNames, b) }
+func (b Binding) MarshalText() ([]byte, error)     { return enumMarshal(bindingNames, b) }
+func (b *Binding) UnmarshalText(text []byte) error { return enumUnmarshal(bindingNames, text, b) }
+
+// ActionState is what query and wait report about a handle.
+type ActionState uint8
+
+// The action states.
+const (
+	StateAccepted ActionState = iota + 1
+	StateRunning
+	StateTerminal
+	StateUnknown
+)
+
+var actionStateNames = []string{"", "accepted", "running", "terminal", "unknown"}
+
+func (s ActionState) names() []string              { return actionStateNames }
+func (s ActionState) String() string               { return enumString(actionStateNames, s) }
+func (s ActionState) MarshalText() ([]byte, error) { return enumMarshal(actionStateNames, s) }
+func (s *ActionState) UnmarshalText(text []byte) error {
+	return enumUnmarshal(actionStateNames, text, s)
+}
+
+// CancelResult answers a cancel request. Cancel is not stop and stop is not
+// rollback: nothing is deleted or undone.
+type CancelResult uint8
+
+// The cancel results.
+const (
+	CancelAccepted CancelResult = iota + 1
+	CancelRejected
+	CancelAlreadyTerminal
+	CancelUnknown
+)
+
+var cancelResultNames = []string{"", "accepted", "rejected", "already_terminal", "unknown"}
+
+func (c CancelResult) names() []string              { return cancelResultNames }
+func (c CancelResult) String() string               { return enumString(cancelResultNames, c) }
+func (c CancelResult) MarshalText() ([]byte, error) { return enumMarshal(cancelResultNames, c) }
+func (c *CancelResult) UnmarshalText(text []byte) error {
+	return enumUnmarshal(cancelResultNames, text, c)
+}
+
+// Classification is the operator's statement about an unknown outcome
+// (ARCHITECTURE §2.7). It is recorded as a statement, never as a receipt.
+type Classification uint8
+
+// The classifications.
+const (
+	ClassSuccess Classification = iota + 1
+	ClassFailed
+	ClassStop
+)
+
+var classificationNames = []string{"", "success", "failed", "stop"}
+
+func (c Classification) names() []string              { return classificationNames }
+func (c Classification) String() string               { return enumString(classificationNames, c) }
+func (c Classification) MarshalText() ([]byte, error) { return enumMarshal(classificationNames, c) }
+func (c *Classification) UnmarshalText(text []byte) error {
+	return enumUnmarshal(classificationNames, text, c)
+}
+
+// ListKind selects what an operator List request lists.
+type ListKind uint8
+
+// The list kinds.
+const (
+	ListApprovals ListKind = iota + 1
+	ListLeases
+	ListActions
+)
+
+var listKindNames = []string{"", "approvals", "leases", "actions"}
+
+func (k ListKind) names() []string                  { return listKindNames }
+func (k ListKind) String() string                   { return enumString(listKindNames, k) }
+func (k ListKind) MarshalText() ([]byte, error)     { return enumMarshal(listKindNames, k) }
+func (k *ListKind) UnmarshalText(text []byte) error { return enumUnmarshal(listKindNames, text, k) }
+
+// GoalState is the lifecycle state of a goal. Only an active goal can have
+// its leases used.
+type GoalState uint8
+
+// The goal states.
+const (
+	GoalActive GoalState = iota + 1
+	GoalPaused
+	GoalCancelled
+)
+
+var goalStateNames = []string{"", "active", "paused", "cancelled"}
+
+func (g GoalState) names() []string                  { return goalStateNames }
+func (g GoalState) String() string                   { return enumString(goalStateNames, g) }
+func (g GoalState) MarshalText() ([]byte, error)     { return enumMarshal(goalStateNames, g) }
+func (g *GoalState) UnmarshalText(text []byte) error { return enumUnmarshal(goalStateNames, text, g) }

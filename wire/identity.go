@@ -1,0 +1,135 @@
+package wire
+
+import "fmt"
+
+// FileIdentity pins one regular file: where it was found, what fstat said
+// about it, and the SHA-256 of its content.
+type FileIdentity struct {
+	Path    string `cbor:"path"` // canonical absolute path
+	Dev     uint64 `cbor:"dev"`
+	Ino     uint64 `cbor:"ino"`
+	Mode    uint32 `cbor:"mode"` // st_mode, type bits included
+	UID     uint32 `cbor:"uid"`
+	Size    uint64 `cbor:"size"`
+	MtimeNs int64  `cbor:"mtime_ns"`
+	CtimeNs int64  `cbor:"ctime_ns"`
+	SHA256  []byte `cbor:"sha256"`
+}
+
+func (f *FileIdentity) validate(field string) error {
+	return firstErr(checkAbs(field+".path", f.Path), checkDigest(field+".sha256", f.SHA256))
+}
+
+// DirIdentity pins one directory by (dev, ino, mnt_id). For a workspace the
+// path is absolute; for a cwd it is the requested path relative to the
+// workspace.
+type DirIdentity struct {
+	Path  string `cbor:"path"`
+	Dev   uint64 `cbor:"dev"`
+	Ino   uint64 `cbor:"ino"`
+	MntID uint64 `cbor:"mnt_id"`
+}
+
+// Same reports whether d and o name the same directory object.
+func (d DirIdentity) Same(o DirIdentity) bool {
+	return d.Dev == o.Dev && d.Ino == o.Ino && d.MntID == o.MntID
+}
+
+// Interpreter pins the interpreter of a "#!" script. Script and interpreter
+// are approved as one tuple; the launcher executes the pinned interpreter
+// itself and the kernel never resolves the "#!" line.
+type Interpreter struct {
+	File  FileIdentity `cbor:"file"`
+	Arg   string       `cbor:"arg,omitempty"`   // the optional single argument on the "#!" line
+	Chain []string     `cbor:"chain,omitempty"` // symlink hops to File.Path
+}
+
+func (in *Interpreter) validate() error {
+	return firstErr(in.File.validate("interpreter.file"),
+		checkText("interpreter.arg", in.Arg, maxPath),
+		checkAbsList("interpreter.chain", in.Chain))
+}
+
+// Executable is the resolved identity of the requested program.
+type Executable struct {
+	Requested   string       `cbor:"requested"`       // as the agent wrote it
+	Chain       []string     `cbor:"chain,omitempty"` // symlink hops from Requested to File.Path
+	File        FileIdentity `cbor:"file"`
+	Interpreter *Interpreter `cbor:"interpreter,omitempty"`
+}
+
+func (e *Executable) validate() error {
+	err := firstErr(checkName("executable.requested", e.Requested),
+		checkAbsList("executable.chain", e.Chain),
+		e.File.validate("executable.file"))
+	if err == nil && e.Interpreter != nil {
+		err = e.Interpreter.validate()
+	}
+	return err
+}
+
+// EnvVar is one environment entry passed to a target.
+type EnvVar struct {
+	_     struct{} `cbor:",toarray"`
+	Name  string
+	Value string
+}
+
+func checkEnv(env []EnvVar) error {
+	if err := checkLen("env", len(env), MaxEnvVars); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(env))
+	for i, kv := range env {
+		if err := firstErr(checkName(fmt.Sprintf("env[%d].name", i), kv.Name),
+			checkText(fmt.Sprintf("env[%d].value", i), kv.Value, MaxArgBytes)); err != nil {
+			return err
+		}
+		if seen[kv.Name] {
+			return fmt.Errorf("env: duplicate name %q", kv.Name)
+		}
+		seen[kv.Name] = true
+	}
+	return nil
+}
+
+// Policy is the sandbox policy of an action, apart from its per-action
+// directories (see SpawnRequest.Home and .Tmp), so that it can be part of
+// the fingerprint. The workspace is always read-write and is granted by
+// the verified directory fd, never by path.
+type Policy struct {
+	ReadExec       []string `cbor:"read_exec"`        // runtime paths: read and execute
+	ReadWrite      []string `cbor:"read_write"`       // extra read-write paths (normally none)
+	Devices        []string `cbor:"devices"`          // character devices: read and write
+	MinLandlockABI uint8    `cbor:"min_landlock_abi"` // refuse below this ABI
+}
+
+func (p *Policy) validate() error {
+	return firstErr(checkAbsList("policy.read_exec", p.ReadExec),
+		checkAbsList("policy.read_write", p.ReadWrite),
+		checkAbsList("policy.devices", p.Devices))
+}
+
+// CommandIdentity is everything a human approves. Its fingerprint is the
+// SHA-256 of its canonical encoding.
+type CommandIdentity struct {
+	Executable   Executable  `cbor:"executable"`
+	Argv         []string    `cbor:"argv"` // excludes argv[0]
+	Cwd          DirIdentity `cbor:"cwd"`
+	Workspace    DirIdentity `cbor:"workspace"`
+	Profile      Profile     `cbor:"profile"`
+	Env          []EnvVar    `cbor:"env"` // HOME and TMPDIR are per action and not listed
+	Policy       Policy      `cbor:"policy"`
+	PolicyDigest []byte      `cbor:"policy_digest"`
+}
+
+func (c *CommandIdentity) validate() error {
+	return firstErr(c.Executable.validate(),
+		checkArgs("argv", c.Argv, MaxArgs),
+		CheckRelPath(c.Cwd.Path),
+		checkAbs("workspace.path", c.Workspace.Path),
+		checkEnum(c.Profile),
+		checkEnv(c.Env),
+		c.Policy.validate(),
+		checkDigest("policy_digest", c.PolicyDigest))
+}

@@ -1,0 +1,117 @@
+package wire
+
+import "fmt"
+
+// Frame caps. A frame larger than its cap is refused before it is read.
+const (
+	MaxAgentFrame    = 1 << 20   // agent.sock and operator.sock
+	MaxLauncherFrame = 256 << 10 // the launcher's request socket
+)
+
+// SpawnRequest is the broker's one request to the launcher. Alongside it,
+// in the same SOCK_SEQPACKET message, the broker passes fds with SCM_RIGHTS
+// in this exact order: the workspace directory, the stdout pipe, the
+// stderr pipe, and when Snapshots is set the sealed memfd of the
+// executable followed (for a script) by that of the interpreter. The
+// launcher re-checks every one of them; it trusts nothing here that it can
+// measure itself.
+type SpawnRequest struct {
+	Argv        []string     `cbor:"argv"` // what the target sees, argv[0] first
+	Env         []EnvVar     `cbor:"env"`
+	Workspace   DirIdentity  `cbor:"workspace"`
+	Cwd         DirIdentity  `cbor:"cwd"` // Path relative to the workspace
+	Executable  FileIdentity `cbor:"executable"`
+	Interpreter *Interpreter `cbor:"interpreter,omitempty"`
+	Snapshots   bool         `cbor:"snapshots,omitempty"`
+	Profile     Profile      `cbor:"profile"`
+	Policy      Policy       `cbor:"policy"`
+	Home        string       `cbor:"home"` // the action's private HOME
+	Tmp         string       `cbor:"tmp"`  // the action's private TMPDIR
+}
+
+// Type implements Message.
+func (*SpawnRequest) Type() MsgType { return TypeSpawnRequest }
+
+func (r *SpawnRequest) validate() error {
+	if len(r.Argv) == 0 {
+		return fmt.Errorf("argv: empty")
+	}
+	err := firstErr(checkArgs("argv", r.Argv, MaxArgs+1),
+		checkEnv(r.Env),
+		checkAbs("workspace.path", r.Workspace.Path),
+		CheckRelPath(r.Cwd.Path),
+		r.Executable.validate("executable"),
+		checkEnum(r.Profile),
+		r.Policy.validate(),
+		checkAbs("home", r.Home),
+		checkAbs("tmp", r.Tmp))
+	if err == nil && r.Interpreter != nil {
+		err = r.Interpreter.validate()
+	}
+	return err
+}
+
+// FDCount is the number of descriptors that must accompany r.
+func (r *SpawnRequest) FDCount() int {
+	switch {
+	case !r.Snapshots:
+		return 3
+	case r.Interpreter != nil:
+		return 5
+	}
+	return 4
+}
+
+// Ready is the launcher's last word before execveat: the facts it measured
+// and enforced. EOF on the close-on-exec reply socket after Ready means the
+// exec succeeded.
+type Ready struct {
+	LandlockABI       uint8       `cbor:"landlock_abi"`
+	HandledFS         uint64      `cbor:"handled_fs"`  // LANDLOCK_ACCESS_FS_* bits handled
+	HandledNet        uint64      `cbor:"handled_net"` // LANDLOCK_ACCESS_NET_* bits handled
+	Scoped            uint64      `cbor:"scoped"`      // LANDLOCK_SCOPE_* bits
+	SeccompDigest     []byte      `cbor:"seccomp_digest"`
+	Binding           Binding     `cbor:"binding"`
+	ExecutedSHA256    []byte      `cbor:"executed_sha256"` // of the bytes handed to the kernel
+	InterpreterSHA256 []byte      `cbor:"interpreter_sha256,omitempty"`
+	Workspace         DirIdentity `cbor:"workspace"` // as measured on the received fd
+	Cwd               DirIdentity `cbor:"cwd"`       // as measured after openat2
+}
+
+// Type implements Message.
+func (*Ready) Type() MsgType { return TypeReady }
+
+func (r *Ready) validate() error {
+	err := firstErr(checkDigest("seccomp_digest", r.SeccompDigest),
+		checkEnum(r.Binding),
+		checkDigest("executed_sha256", r.ExecutedSHA256),
+		checkAbs("workspace.path", r.Workspace.Path),
+		CheckRelPath(r.Cwd.Path))
+	if err == nil && r.InterpreterSHA256 != nil {
+		err = checkDigest("interpreter_sha256", r.InterpreterSHA256)
+	}
+	return err
+}
+
+// Refused means the launcher stopped before exec; nothing was executed.
+type Refused struct {
+	Code   Code   `cbor:"code"`
+	Detail string `cbor:"detail"`
+}
+
+// Type implements Message.
+func (*Refused) Type() MsgType { return TypeRefused }
+
+func (r *Refused) validate() error {
+	return firstErr(checkEnum(r.Code), checkText("detail", r.Detail, maxText))
+}
+
+// ExecFailed means every check passed and execveat itself returned errno.
+type ExecFailed struct {
+	Errno uint32 `cbor:"errno"`
+}
+
+// Type implements Message.
+func (*ExecFailed) Type() MsgType { return TypeExecFailed }
+
+func (*ExecFailed) validate() error { return nil }

@@ -1,0 +1,68 @@
+package wire
+
+import "fmt"
+
+// Approve grants a lease for a pending approval request.
+type Approve struct {
+	RequestID  string `cbor:"request_id"`
+	Uses       uint32 `cbor:"uses"`        // at least 1
+	TTLSeconds uint32 `cbor:"ttl_seconds"` // at least 1
+}
+
+// Deny refuses a pending approval request; nothing reusable remains.
+type Deny struct {
+	RequestID string `cbor:"request_id"`
+	Reason    string `cbor:"reason,omitempty"`
+}
+
+// Revoke ends a lease before its expiry.
+type Revoke struct {
+	LeaseID string `cbor:"lease_id"`
+}
+
+// List asks for approvals, leases or actions.
+type List struct {
+	Kind        ListKind `cbor:"kind"`
+	UnknownOnly bool     `cbor:"unknown_only,omitempty"` // actions whose outcome is unknown
+}
+
+// Resolve records the operator's classification of an unknown outcome. It
+// is a statement by the operator, never a process receipt.
+type Resolve struct {
+	Handle         string         `cbor:"handle"`
+	Classification Classification `cbor:"classification"`
+	Note           string         `cbor:"note,omitempty"`
+}
+
+// GoalSetState pauses, resumes or cancels a goal.
+type GoalSetState struct {
+	Goal  string    `cbor:"goal"`
+	State GoalState `cbor:"state"`
+}
+
+func (*Approve) Type() MsgType      { return TypeApprove }
+func (*Deny) Type() MsgType         { return TypeDeny }
+func (*Revoke) Type() MsgType       { return TypeRevoke }
+func (*List) Type() MsgType         { return TypeList }
+func (*Resolve) Type() MsgType      { return TypeResolve }
+func (*GoalSetState) Type() MsgType { return TypeGoalSetState }
+
+func (m *Approve) validate() error {
+	err := checkName("request_id", m.RequestID)
+	if err == nil && (m.Uses == 0 || m.TTLSeconds == 0) {
+		err = fmt.Errorf("approve: uses and ttl_seconds must be at least 1")
+	}
+	return err
+}
+func (m *Deny) validate() error {
+	return firstErr(checkName("request_id", m.RequestID), checkText("reason", m.Reason, maxText))
+}
+func (m *Revoke) validate() error { return checkName("lease_id", m.LeaseID) }
+func (m *List) validate() error   { return checkEnum(m.Kind) }
+func (m *Resolve) validate() error {
+	return firstErr(checkName("handle", m.Handle), checkEnum(m.Classification),
+		checkText("note", m.Note, maxText))
+}
+func (m *GoalSetState) validate() error {
+	return firstErr(checkName("goal", m.Goal), checkEnum(m.State))
+}

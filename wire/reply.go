@@ -1,0 +1,195 @@
+package wire
+
+import "fmt"
+
+// Accepted means the action passed admission and holds a matching lease;
+// Handle names it from now on.
+type Accepted struct {
+	Handle string `cbor:"handle"`
+}
+
+// ApprovalRequired means no lease matches; a human must decide Request.
+type ApprovalRequired struct {
+	Request ApprovalView `cbor:"request"`
+}
+
+// ApprovalView is an approval request as the operator sees it: the whole
+// identity, its fingerprint and the plain limitations text.
+type ApprovalView struct {
+	ID           string          `cbor:"id"`
+	Goal         string          `cbor:"goal"`
+	GoalRevision uint64          `cbor:"goal_revision"`
+	Session      string          `cbor:"session,omitempty"`
+	Identity     CommandIdentity `cbor:"identity"`
+	Fingerprint  []byte          `cbor:"fingerprint"`
+	Limitations  string          `cbor:"limitations"`
+	CreatedUnix  int64           `cbor:"created_unix"`
+}
+
+func (a *ApprovalView) validate() error {
+	return firstErr(checkName("id", a.ID), checkText("goal", a.Goal, maxName),
+		checkText("session", a.Session, maxName), a.Identity.validate(),
+		checkDigest("fingerprint", a.Fingerprint), checkText("limitations", a.Limitations, maxText))
+}
+
+// LeaseView is a lease as the operator sees it.
+type LeaseView struct {
+	ID           string `cbor:"id"`
+	ApprovalID   string `cbor:"approval_id"`
+	Goal         string `cbor:"goal"`
+	GoalRevision uint64 `cbor:"goal_revision"`
+	Fingerprint  []byte `cbor:"fingerprint"`
+	ExpiresUnix  int64  `cbor:"expires_unix"`
+	UsesLeft     uint32 `cbor:"uses_left"`
+	Revoked      bool   `cbor:"revoked,omitempty"`
+}
+
+func (l *LeaseView) validate() error {
+	return firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
+		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint))
+}
+
+// Stream is the agent-facing projection of one output stream: redacted,
+// invalid UTF-8 replaced, control characters escaped, bounded, with the
+// truncation facts beside it.
+type Stream struct {
+	Text          string `cbor:"text"`
+	ObservedBytes uint64 `cbor:"observed_bytes"`
+	RetainedBytes uint64 `cbor:"retained_bytes"`
+	DroppedBytes  uint64 `cbor:"dropped_bytes"`
+	Truncated     bool   `cbor:"truncated,omitempty"`
+}
+
+// Result is how a terminal (or unknown) action ended, from observed facts.
+type Result struct {
+	Outcome   Outcome `cbor:"outcome"`
+	ExitCode  *int32  `cbor:"exit_code,omitempty"` // set only for outcome exited
+	Signal    uint8   `cbor:"signal,omitempty"`    // set only when a signal ended the root
+	GroupGone bool    `cbor:"group_gone"`          // the whole group was confirmed gone
+	Error     *Error  `cbor:"error,omitempty"`
+	Stdout    Stream  `cbor:"stdout"`
+	Stderr    Stream  `cbor:"stderr"`
+	ReceiptID string  `cbor:"receipt_id,omitempty"`
+}
+
+func (r *Result) validate() error {
+	err := firstErr(checkEnum(r.Outcome), checkText("stdout.text", r.Stdout.Text, maxOutputText),
+		checkText("stderr.text", r.Stderr.Text, maxOutputText), checkText("receipt_id", r.ReceiptID, maxName))
+	if err == nil && r.Error != nil {
+		err = r.Error.validate()
+	}
+	return err
+}
+
+// Status answers query and wait.
+type Status struct {
+	Handle string      `cbor:"handle"`
+	State  ActionState `cbor:"state"`
+	Result *Result     `cbor:"result,omitempty"` // set when State is terminal or unknown
+}
+
+// WaitTimeout means the wait budget ran out while the action was still in
+// State. It is not a failure.
+type WaitTimeout struct {
+	Handle string      `cbor:"handle"`
+	State  ActionState `cbor:"state"`
+}
+
+// CancelReply answers cancel.
+type CancelReply struct {
+	Handle string       `cbor:"handle"`
+	Result CancelResult `cbor:"result"`
+}
+
+// LeaseGranted answers approve.
+type LeaseGranted struct {
+	Lease LeaseView `cbor:"lease"`
+}
+
+// ActionView is an action as listed for the operator.
+type ActionView struct {
+	Handle      string      `cbor:"handle"`
+	Session     string      `cbor:"session,omitempty"`
+	Goal        string      `cbor:"goal,omitempty"`
+	Executable  string      `cbor:"executable"`
+	Fingerprint []byte      `cbor:"fingerprint"`
+	State       ActionState `cbor:"state"`
+	Outcome     Outcome     `cbor:"outcome,omitempty"`
+	CreatedUnix int64       `cbor:"created_unix"`
+}
+
+func (a *ActionView) validate() error {
+	err := firstErr(checkName("handle", a.Handle), checkText("session", a.Session, maxName),
+		checkText("goal", a.Goal, maxName), checkText("executable", a.Executable, maxPath),
+		checkDigest("fingerprint", a.Fingerprint), checkEnum(a.State))
+	if err == nil && a.Outcome != 0 {
+		err = checkEnum(a.Outcome)
+	}
+	return err
+}
+
+// Listing answers list; only the list that was asked for is present.
+type Listing struct {
+	Approvals []ApprovalView `cbor:"approvals,omitempty"`
+	Leases    []LeaseView    `cbor:"leases,omitempty"`
+	Actions   []ActionView   `cbor:"actions,omitempty"`
+}
+
+// GoalReply describes a goal after goal_create, goal_revise or
+// goal_set_state.
+type GoalReply struct {
+	Goal     string    `cbor:"goal"`
+	Revision uint64    `cbor:"revision"`
+	State    GoalState `cbor:"state"`
+}
+
+// OK acknowledges a request that has nothing else to say.
+type OK struct{}
+
+func (*Accepted) Type() MsgType         { return TypeAccepted }
+func (*ApprovalRequired) Type() MsgType { return TypeApprovalRequired }
+func (*Status) Type() MsgType           { return TypeStatus }
+func (*WaitTimeout) Type() MsgType      { return TypeWaitTimeout }
+func (*CancelReply) Type() MsgType      { return TypeCancelReply }
+func (*LeaseGranted) Type() MsgType     { return TypeLeaseGranted }
+func (*Listing) Type() MsgType          { return TypeListing }
+func (*GoalReply) Type() MsgType        { return TypeGoalReply }
+func (*OK) Type() MsgType               { return TypeOK }
+
+func (m *Accepted) validate() error         { return checkName("handle", m.Handle) }
+func (m *ApprovalRequired) validate() error { return m.Request.validate() }
+func (m *Status) validate() error {
+	err := firstErr(checkName("handle", m.Handle), checkEnum(m.State))
+	if err == nil && m.Result != nil {
+		err = m.Result.validate()
+	}
+	return err
+}
+func (m *WaitTimeout) validate() error {
+	return firstErr(checkName("handle", m.Handle), checkEnum(m.State))
+}
+func (m *CancelReply) validate() error {
+	return firstErr(checkName("handle", m.Handle), checkEnum(m.Result))
+}
+func (m *LeaseGranted) validate() error { return m.Lease.validate() }
+func (m *Listing) validate() error {
+	err := firstErr(checkLen("approvals", len(m.Approvals), maxList),
+		checkLen("leases", len(m.Leases), maxList), checkLen("actions", len(m.Actions), maxList))
+	for i := 0; err == nil && i < len(m.Approvals); i++ {
+		err = m.Approvals[i].validate()
+	}
+	for i := 0; err == nil && i < len(m.Leases); i++ {
+		err = m.Leases[i].validate()
+	}
+	for i := 0; err == nil && i < len(m.Actions); i++ {
+		err = m.Actions[i].validate()
+	}
+	if err != nil {
+		return fmt.Errorf("listing: %w", err)
+	}
+	return nil
+}
+func (m *GoalReply) validate() error {
+	return firstErr(checkName("goal", m.Goal), checkEnum(m.State))
+}
+func (*OK) validate() error { return nil }

@@ -1,0 +1,122 @@
+package wire
+
+import "reflect"
+
+// MsgType names the body of an envelope.
+type MsgType uint8
+
+// The message types, grouped by the channel that carries them.
+const (
+	// Agent → broker (agent.sock).
+	TypeSubmit MsgType = iota + 1
+	TypeQuery
+	TypeWait
+	TypeCancel
+	TypeGoalCreate
+	TypeGoalRevise
+
+	// Operator → broker (operator.sock).
+	TypeApprove
+	TypeDeny
+	TypeRevoke
+	TypeList
+	TypeResolve
+	TypeGoalSetState
+
+	// Broker → agent or operator.
+	TypeAccepted
+	TypeApprovalRequired
+	TypeStatus
+	TypeWaitTimeout
+	TypeCancelReply
+	TypeLeaseGranted
+	TypeListing
+	TypeGoalReply
+	TypeOK
+	TypeError
+
+	// Broker → launcher.
+	TypeSpawnRequest
+
+	// Launcher → broker.
+	TypeReady
+	TypeRefused
+	TypeExecFailed
+)
+
+var msgTypeNames = []string{"",
+	"submit", "query", "wait", "cancel", "goal_create", "goal_revise",
+	"approve", "deny", "revoke", "list", "resolve", "goal_set_state",
+	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
+	"lease_granted", "listing", "goal", "ok", "error",
+	"spawn_request",
+	"ready", "refused", "exec_failed",
+}
+
+func (t MsgType) names() []string                  { return msgTypeNames }
+func (t MsgType) String() string                   { return enumString(msgTypeNames, t) }
+func (t MsgType) MarshalText() ([]byte, error)     { return enumMarshal(msgTypeNames, t) }
+func (t *MsgType) UnmarshalText(text []byte) error { return enumUnmarshal(msgTypeNames, text, t) }
+
+// messageTypes maps each message type to its body's Go type.
+var messageTypes = map[MsgType]reflect.Type{
+	TypeSubmit:           reflect.TypeFor[Submit](),
+	TypeQuery:            reflect.TypeFor[Query](),
+	TypeWait:             reflect.TypeFor[Wait](),
+	TypeCancel:           reflect.TypeFor[Cancel](),
+	TypeGoalCreate:       reflect.TypeFor[GoalCreate](),
+	TypeGoalRevise:       reflect.TypeFor[GoalRevise](),
+	TypeApprove:          reflect.TypeFor[Approve](),
+	TypeDeny:             reflect.TypeFor[Deny](),
+	TypeRevoke:           reflect.TypeFor[Revoke](),
+	TypeList:             reflect.TypeFor[List](),
+	TypeResolve:          reflect.TypeFor[Resolve](),
+	TypeGoalSetState:     reflect.TypeFor[GoalSetState](),
+	TypeAccepted:         reflect.TypeFor[Accepted](),
+	TypeApprovalRequired: reflect.TypeFor[ApprovalRequired](),
+	TypeStatus:           reflect.TypeFor[Status](),
+	TypeWaitTimeout:      reflect.TypeFor[WaitTimeout](),
+	TypeCancelReply:      reflect.TypeFor[CancelReply](),
+	TypeLeaseGranted:     reflect.TypeFor[LeaseGranted](),
+	TypeListing:          reflect.TypeFor[Listing](),
+	TypeGoalReply:        reflect.TypeFor[GoalReply](),
+	TypeOK:               reflect.TypeFor[OK](),
+	TypeError:            reflect.TypeFor[Error](),
+	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
+	TypeReady:            reflect.TypeFor[Ready](),
+	TypeRefused:          reflect.TypeFor[Refused](),
+	TypeExecFailed:       reflect.TypeFor[ExecFailed](),
+}
+
+// Channel is one direction of one connection; each admits a closed set of
+// message types.
+type Channel uint8
+
+// The channels.
+const (
+	AgentChannel    Channel = iota + 1 // agent → broker on agent.sock
+	OperatorChannel                    // operator → broker on operator.sock
+	ReplyChannel                       // broker → agent or operator
+	SpawnChannel                       // broker → launcher
+	LauncherChannel                    // launcher → broker
+)
+
+var channelNames = []string{"", "agent", "operator", "reply", "spawn", "launcher"}
+
+func (c Channel) String() string { return enumString(channelNames, c) }
+
+func (c Channel) allows(t MsgType) bool {
+	switch c {
+	case AgentChannel:
+		return t >= TypeSubmit && t <= TypeGoalRevise
+	case OperatorChannel:
+		return t >= TypeApprove && t <= TypeGoalSetState
+	case ReplyChannel:
+		return t >= TypeAccepted && t <= TypeError
+	case SpawnChannel:
+		return t == TypeSpawnRequest
+	case LauncherChannel:
+		return t >= TypeReady && t <= TypeExecFailed
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package wire
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// Size caps for text fields. The request caps are ARCHITECTURE §2.1.
+const (
+	MaxArgs       = 256       // argv elements, excluding argv[0]
+	MaxArgBytes   = 32 << 10  // one argv element
+	MaxArgvBytes  = 256 << 10 // all argv elements together
+	MaxEnvVars    = 64        // environment entries passed to a target
+	maxName       = 256       // ids, handles, env names, enum-like text
+	maxPath       = 4096      // PATH_MAX
+	maxText       = 4096      // human sentences
+	maxOutputText = 384 << 10 // one projected output stream
+	maxPaths      = 64        // entries in one policy path list
+	maxList       = 512       // entries in one listing
+)
+
+// checkText rejects NUL bytes, invalid UTF-8 and text over max bytes. NUL
+// is rejected everywhere because any text may end up in argv, the
+// environment or a path, where C truncates at it.
+func checkText(field, s string, max int) error {
+	switch {
+	case len(s) > max:
+		return fmt.Errorf("%s: %d bytes exceeds the cap of %d", field, len(s), max)
+	case strings.IndexByte(s, 0) >= 0:
+		return fmt.Errorf("%s: contains a NUL byte", field)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s: invalid UTF-8", field)
+	}
+	return nil
+}
+
+// checkName is checkText for a required identifier.
+func checkName(field, s string) error {
+	if s == "" {
+		return fmt.Errorf("%s: empty", field)
+	}
+	return checkText(field, s, maxName)
+}
+
+// checkAbs requires a clean absolute path.
+func checkAbs(field, p string) error {
+	if err := checkText(field, p, maxPath); err != nil {
+		return err
+	}
+	if !path.IsAbs(p) || path.Clean(p) != p {
+		return fmt.Errorf("%s: %q is not a clean absolute path", field, p)
+	}
+	return nil
+}
+
+// checkAbsList applies checkAbs to every entry of a bounded list.
+func checkAbsList(field string, ps []string) error {
+	if len(ps) > maxPaths {
+		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, len(ps), maxPaths)
+	}
+	for i, p := range ps {
+		if err := checkAbs(fmt.Sprintf("%s[%d]", field, i), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRelPath reports whether p is a workspace-relative directory path
+// that cannot escape textually: "." or a clean relative path with no ".."
+// component. It is a first filter only; the kernel check is openat2 with
+// RESOLVE_BENEATH by fd (Linux) or O_NOFOLLOW_ANY per component (macOS).
+func CheckRelPath(p string) error {
+	if err := checkText("cwd", p, maxPath); err != nil {
+		return err
+	}
+	switch {
+	case p == "":
+		return fmt.Errorf("cwd: empty (use \".\" for the workspace root)")
+	case path.IsAbs(p):
+		return fmt.Errorf("cwd: %q is absolute; it must be relative to the workspace", p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("cwd: %q is not clean", p)
+	case p == ".." || strings.HasPrefix(p, "../"):
+		return fmt.Errorf("cwd: %q escapes the workspace", p)
+	}
+	return nil
+}
+
+// checkArgs applies the argv caps of ARCHITECTURE §2.1.
+func checkArgs(field string, args []string, maxCount int) error {
+	if len(args) > maxCount {
+		return fmt.Errorf("%s: %d elements exceeds the cap of %d", field, len(args), maxCount)
+	}
+	total := 0
+	for i, a := range args {
+		if err := checkText(fmt.Sprintf("%s[%d]", field, i), a, MaxArgBytes); err != nil {
+			return err
+		}
+		total += len(a)
+	}
+	if total > MaxArgvBytes {
+		return fmt.Errorf("%s: %d bytes in total exceeds the cap of %d", field, total, MaxArgvBytes)
+	}
+	return nil
+}
+
+// checkEnum rejects the zero value and anything beyond the closed set.
+func checkEnum[E interface {
+	enum
+	names() []string
+}](e E) error {
+	if e == 0 || int(e) >= len(e.names()) {
+		return fmt.Errorf("%T: invalid value %d", e, uint8(e))
+	}
+	return nil
+}
+
+// checkDigest requires a SHA-256 digest.
+func checkDigest(field string, d []byte) error {
+	if len(d) != 32 {
+		return fmt.Errorf("%s: %d bytes, want a 32-byte SHA-256 digest", field, len(d))
+	}
+	return nil
+}
+
+// checkLen bounds the length of a list.
+func checkLen(field string, n, max int) error {
+	if n > max {
+		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, n, max)
+	}
+	return nil
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -48,6 +48,7 @@ func init() {
 		IndefLength:   cbor.IndefLengthForbidden,
 		TagsMd:        cbor.TagsForbidden,
 		TextMarshaler: cbor.TextMarshalerTextString,
+		NilContainers: cbor.NilContainerAsEmpty,
 	}.EncMode()
 	if err != nil {
 		panic("wire: internal error: encode options: " + err.Error())

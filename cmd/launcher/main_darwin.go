@@ -1,0 +1,4 @@
+package main
+
+// launch is replaced by the macOS launcher's entry point.
+func launch() int { return 125 }

@@ -114,7 +114,7 @@ type ActionView struct {
 	Executable  string      `cbor:"executable"`
 	Fingerprint []byte      `cbor:"fingerprint"`
 	State       ActionState `cbor:"state"`
-	Outcome     Outcome     `cbor:"outcome,omitempty"`
+	Outcome     Outcome     `cbor:"outcome,omitzero"` // zero (absent) until the action ends
 	CreatedUnix int64       `cbor:"created_unix"`
 }
 

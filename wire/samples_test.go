@@ -1,0 +1,157 @@
+package wire
+
+import "bytes"
+
+// Sample values used by the golden vectors, the named rejection tests and
+// the CDDL checks. Every MsgType has at least one sample; the "full"
+// samples set every optional field so that the schema walk sees them all.
+
+// digest returns a recognisable 32-byte fake SHA-256 value.
+func digest(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
+
+func sampleRequest() ActionRequest {
+	return ActionRequest{Executable: "make", Argv: []string{"test", "-j2"}, Cwd: ".", Profile: ProfileStandard}
+}
+
+func sampleFile(p string, b byte) FileIdentity {
+	return FileIdentity{Path: p, Dev: 2049, Ino: 1234567, Mode: 0o100755, UID: 1000,
+		Size: 35840, MtimeNs: 1700000000123456789, CtimeNs: -5, SHA256: digest(b)}
+}
+
+func samplePolicy() Policy {
+	return Policy{ReadExec: []string{"/usr", "/etc"}, ReadWrite: []string{},
+		Devices: []string{"/dev/null", "/dev/urandom"}, MinLandlockABI: 4}
+}
+
+func sampleInterpreter() *Interpreter {
+	return &Interpreter{File: sampleFile("/usr/bin/python3.12", 0xbb), Arg: "-E",
+		Chain: []string{"/usr/bin/python3"}}
+}
+
+func sampleIdentity(interp bool) CommandIdentity {
+	id := CommandIdentity{
+		Executable:   Executable{Requested: "make", File: sampleFile("/usr/bin/make", 0xaa)},
+		Argv:         []string{"test"},
+		Cwd:          DirIdentity{Path: "src", Dev: 2049, Ino: 77, MntID: 30},
+		Workspace:    DirIdentity{Path: "/home/u/project", Dev: 2049, Ino: 76, MntID: 30},
+		Profile:      ProfileShort,
+		Env:          []EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "PATH", Value: "/usr/bin:/bin"}},
+		Policy:       samplePolicy(),
+		PolicyDigest: digest(0xcc),
+	}
+	if interp {
+		id.Executable = Executable{Requested: "./run.py", Chain: []string{"/home/u/project/run"},
+			File: sampleFile("/home/u/project/run.py", 0xaa), Interpreter: sampleInterpreter()}
+	}
+	return id
+}
+
+func sampleApproval(interp bool) ApprovalView {
+	return ApprovalView{ID: "apr-1", Goal: "g-1", GoalRevision: 2, Session: "s-1",
+		Identity: sampleIdentity(interp), Fingerprint: digest(0xdd),
+		Limitations: "The target runs as your user; the network is closed.", CreatedUnix: 1700000000}
+}
+
+func sampleLease() LeaseView {
+	return LeaseView{ID: "lease-1", ApprovalID: "apr-1", Goal: "g-1", GoalRevision: 2,
+		Fingerprint: digest(0xdd), ExpiresUnix: 1700003600, UsesLeft: 3, Revoked: true}
+}
+
+func sampleResult() *Result {
+	code := int32(0)
+	return &Result{Outcome: Exited, ExitCode: &code, GroupGone: true,
+		Stdout:    Stream{Text: "ok\n", ObservedBytes: 3, RetainedBytes: 3},
+		Stderr:    Stream{Text: "…\\x1b[0m", ObservedBytes: 70000, RetainedBytes: 65536, DroppedBytes: 4464, Truncated: true},
+		ReceiptID: "rcpt-1"}
+}
+
+func sampleSpawn(full bool) *SpawnRequest {
+	r := &SpawnRequest{
+		Argv:       []string{"make", "test", "a b;c|d$(e)\n"},
+		Env:        []EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
+		Workspace:  DirIdentity{Path: "/home/u/project", Dev: 2049, Ino: 76, MntID: 30},
+		Cwd:        DirIdentity{Path: ".", Dev: 2049, Ino: 76, MntID: 30},
+		Executable: sampleFile("/usr/bin/make", 0xaa),
+		Profile:    ProfileLong,
+		Policy:     samplePolicy(),
+		Home:       "/run/warrant/a1/home",
+		Tmp:        "/run/warrant/a1/tmp",
+	}
+	if full {
+		r.Interpreter = sampleInterpreter()
+		r.Snapshots = true
+	}
+	return r
+}
+
+func sampleReady(full bool) *Ready {
+	r := &Ready{LandlockABI: 7, HandledFS: 0xffff, HandledNet: 3, Scoped: 3,
+		SeccompDigest: digest(0x5c), Binding: SealedSnapshot, ExecutedSHA256: digest(0xaa),
+		Workspace: DirIdentity{Path: "/home/u/project", Dev: 2049, Ino: 76, MntID: 30},
+		Cwd:       DirIdentity{Path: "src", Dev: 2049, Ino: 77, MntID: 30}}
+	if full {
+		r.InterpreterSHA256 = digest(0xbb)
+		r.Binding = Unbound
+	}
+	return r
+}
+
+// namedSample is one valid message with a vector name.
+type namedSample struct {
+	name string
+	msg  Message
+}
+
+// samples returns the valid messages the golden vectors are made from.
+func samples() []namedSample {
+	full := sampleRequest()
+	full.Goal, full.Session = "g-1", "s-1"
+	full.Executable = "/usr/bin/env"
+	full.Argv = []string{"a b", ";", "|", "$(rm -rf ~)", "line\nbreak", "ünïcødé", ""}
+	full.Cwd = "src/pkg"
+	return []namedSample{
+		{"submit", &Submit{Workspace: "/home/u/project", Request: sampleRequest()}},
+		{"submit-full", &Submit{Workspace: "/home/u/project", Request: full}},
+		{"query", &Query{Handle: "act-1"}},
+		{"wait", &Wait{Handle: "act-1", BudgetMs: 30000}},
+		{"wait-zero-budget", &Wait{Handle: "act-1"}},
+		{"cancel", &Cancel{Handle: "act-1"}},
+		{"cancel-reason", &Cancel{Handle: "act-1", Reason: "taking too long"}},
+		{"goal-create", &GoalCreate{Title: "make the tests pass"}},
+		{"goal-revise", &GoalRevise{Goal: "g-1"}},
+		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
+		{"deny", &Deny{RequestID: "apr-1"}},
+		{"deny-reason", &Deny{RequestID: "apr-1", Reason: "not this argv"}},
+		{"revoke", &Revoke{LeaseID: "lease-1"}},
+		{"list", &List{Kind: ListApprovals}},
+		{"list-unknown", &List{Kind: ListActions, UnknownOnly: true}},
+		{"resolve", &Resolve{Handle: "act-1", Classification: ClassStop, Note: "killed by hand"}},
+		{"goal-set-state", &GoalSetState{Goal: "g-1", State: GoalPaused}},
+		{"accepted", &Accepted{Handle: "act-1"}},
+		{"approval-required", &ApprovalRequired{Request: sampleApproval(false)}},
+		{"approval-required-script", &ApprovalRequired{Request: sampleApproval(true)}},
+		{"status-running", &Status{Handle: "act-1", State: StateRunning}},
+		{"status-terminal", &Status{Handle: "act-1", State: StateTerminal, Result: sampleResult()}},
+		{"status-unknown", &Status{Handle: "act-2", State: StateUnknown, Result: &Result{
+			Outcome: OutcomeUnknown, Signal: 9, Error: Errorf(CodeUnknownOutcome, "the group could not be confirmed gone")}}},
+		{"wait-timeout", &WaitTimeout{Handle: "act-1", State: StateRunning}},
+		{"cancel-reply", &CancelReply{Handle: "act-1", Result: CancelAlreadyTerminal}},
+		{"lease-granted", &LeaseGranted{Lease: sampleLease()}},
+		{"listing-empty", &Listing{}},
+		{"listing-full", &Listing{Approvals: []ApprovalView{sampleApproval(true)}, Leases: []LeaseView{sampleLease()},
+			Actions: []ActionView{
+				{Handle: "act-1", Executable: "make", Fingerprint: digest(0xdd), State: StateAccepted, CreatedUnix: 1},
+				{Handle: "act-2", Session: "s-1", Goal: "g-1", Executable: "/usr/bin/env", Fingerprint: digest(0xde),
+					State: StateUnknown, Outcome: OutcomeUnknown, CreatedUnix: -1},
+			}}},
+		{"goal", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive}},
+		{"ok", &OK{}},
+		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
+		{"spawn-request", sampleSpawn(false)},
+		{"spawn-request-script", sampleSpawn(true)},
+		{"ready", sampleReady(false)},
+		{"ready-unbound-script", sampleReady(true)},
+		{"refused", &Refused{Code: CodeIdentityDrift, Detail: "cwd: inode changed"}},
+		{"exec-failed", &ExecFailed{Errno: 8}},
+	}
+}

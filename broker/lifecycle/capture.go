@@ -1,0 +1,54 @@
+package lifecycle
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+)
+
+// capture drains one output pipe into its sink, counting every byte. It
+// keeps reading after the sink fails (so the target never blocks on a full
+// pipe) and reports the first sink error.
+type capture struct {
+	f      *os.File
+	sink   io.Writer
+	budget int64
+	over   func() // called once when the count first exceeds budget
+
+	done     chan struct{}
+	n        uint64
+	complete bool // reached EOF
+	sinkErr  error
+}
+
+func newCapture(f *os.File, sink io.Writer, budget int64, over func()) *capture {
+	c := &capture{f: f, sink: sink, budget: budget, over: over, done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *capture) run() {
+	defer close(c.done)
+	var once sync.Once
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := c.f.Read(buf)
+		if k > 0 {
+			c.n += uint64(k)
+			if c.sinkErr == nil {
+				_, c.sinkErr = c.sink.Write(buf[:k])
+			}
+			if c.n > uint64(c.budget) {
+				once.Do(c.over)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			c.complete = true
+			return
+		}
+		if err != nil {
+			return // deadline exceeded or closed: not complete
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package lifecycle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// member is one process found in a group by a /proc scan.
+type member struct {
+	pid, ppid int
+	zombie    bool
+}
+
+// groupMembers returns every process in process group pgid except the
+// process pgid itself (the root, which supervise keeps as a zombie).
+// Processes that vanish during the scan are skipped.
+func groupMembers(pgid int) ([]member, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []member
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == pgid {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // gone, or a kernel thread we may not read
+		}
+		m, group, ok := parseStat(pid, st)
+		if ok && group == pgid {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// parseStat reads state, ppid and pgrp from /proc/PID/stat. The command
+// name may hold spaces and parentheses, so fields are counted from the
+// last ')'.
+func parseStat(pid int, st []byte) (m member, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return m, 0, false
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 3 {
+		return m, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return m, 0, false
+	}
+	return member{pid: pid, ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"}, pgrp, true
+}
+
+// Cgroups is a writable (delegated) cgroup v2 directory in which each
+// action gets its own child.
+type Cgroups struct {
+	dir string
+}
+
+// DetectCgroups finds this process's cgroup v2 directory and creates a
+// "warrant" subtree in it. It returns an error when there is no cgroup v2
+// hierarchy, the directory is not writable, or cgroup.kill is missing;
+// the broker then supervises by process group alone and says so.
+func DetectCgroups() (*Cgroups, error) {
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
+	}
+	var rel string
+	for _, line := range strings.Split(string(self), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	if rel == "" {
+		return nil, errors.New("no cgroup v2 entry in /proc/self/cgroup")
+	}
+	dir := filepath.Join(mnt, filepath.Clean("/"+rel), "warrant")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		return nil, fmt.Errorf("cgroup %s has no cgroup.kill: %w", dir, err)
+	}
+	return &Cgroups{dir: dir}, nil
+}
+
+// Dir is the warrant subtree.
+func (c *Cgroups) Dir() string { return c.dir }
+
+// cgroup2Mount returns the mount point of the cgroup v2 hierarchy.
+func cgroup2Mount() (string, error) {
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("read mountinfo: %w", err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		if f := strings.Fields(pre); len(f) >= 5 {
+			return f[4], nil
+		}
+	}
+	return "", errors.New("no cgroup v2 hierarchy is mounted")
+}
+
+// actionCgroup is one action's cgroup, open for CLONE_INTO_CGROUP.
+type actionCgroup struct {
+	dir string
+	fd  int
+}
+
+func (c *Cgroups) create(id string) (*actionCgroup, error) {
+	if id == "" || strings.ContainsAny(id, "/\x00") || id == "." || id == ".." {
+		panic(fmt.Sprintf("lifecycle: internal error: action id %q cannot name a cgroup", id))
+	}
+	dir := filepath.Join(c.dir, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	return &actionCgroup{dir: dir, fd: fd}, nil
+}
+
+func (a *actionCgroup) kill() {
+	os.WriteFile(filepath.Join(a.dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+func (a *actionCgroup) populated() (bool, error) {
+	ev, err := os.ReadFile(filepath.Join(a.dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(ev), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return v != "0", nil
+		}
+	}
+	return false, errors.New("cgroup.events has no populated line")
+}
+
+// remove deletes an empty action cgroup. A cgroup that still has members
+// cannot be removed; it stays for the operator to inspect.
+func (a *actionCgroup) remove() {
+	unix.Close(a.fd)
+	os.Remove(a.dir)
+}

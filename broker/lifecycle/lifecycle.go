@@ -1,0 +1,114 @@
+package lifecycle
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+// Spec is one launch.
+type Spec struct {
+	ID        string             // the action id; names its cgroup
+	Launcher  string             // absolute path of the pinned launcher binary
+	Request   *wire.SpawnRequest // validated by the broker; re-checked by the launcher
+	Workspace *os.File           // the verified workspace directory
+	Snapshots []*os.File         // sealed memfds in SpawnRequest order, when Request.Snapshots
+	Limits    profile.Limits
+	Cgroup    *Cgroups  // nil when no delegated cgroup v2 is writable
+	Stdout    io.Writer // receives every raw stdout byte, in order
+	Stderr    io.Writer // receives every raw stderr byte, in order
+	Cancel    <-chan struct{}
+	OnEvent   func(Event) // called synchronously as each fact is observed
+}
+
+// EventKind is a lifecycle transition.
+type EventKind uint8
+
+// The lifecycle events, in the order they can happen.
+const (
+	Started EventKind = iota + 1
+	TermSent
+	KillSent
+	Terminated
+	UnknownTermination
+)
+
+var eventNames = []string{"", "STARTED", "TERM_SENT", "KILL_SENT", "TERMINATED", "UNKNOWN_TERMINATION"}
+
+func (k EventKind) String() string {
+	if k == 0 || int(k) >= len(eventNames) {
+		panic("lifecycle: internal error: invalid event kind")
+	}
+	return eventNames[k]
+}
+
+// Event is one observed transition with its wall-clock and monotonic times
+// (Mono is measured from the launch, so it is comparable within an action).
+type Event struct {
+	Kind   EventKind
+	Wall   time.Time
+	Mono   time.Duration
+	Detail string
+}
+
+// Result is everything observed about one launch.
+type Result struct {
+	Outcome wire.Outcome
+	Err     *wire.Error   // the code and sentence of every outcome but exited and signaled
+	Refused *wire.Refused // the launcher's refusal, when it refused
+	Ready   *wire.Ready   // the launcher's measured facts, when it got that far
+	Errno   uint32        // execveat's errno, for spawn_failed after Ready
+
+	Pid      int
+	Started  time.Time // wall clock at STARTED
+	Ended    time.Time // wall clock when the outcome was decided
+	Duration time.Duration
+
+	RootExited bool   // the root's exit was observed
+	ExitCode   *int   // set when the root exited normally
+	Signal     int    // set when a signal ended the root
+	GroupGone  bool   // every other member confirmed gone
+	Evidence   string // how GroupGone was confirmed, or why it was not
+
+	StdoutBytes, StderrBytes uint64 // observed bytes per stream
+	StreamsComplete          bool   // both streams were drained to EOF
+}
+
+// reason records why the broker ended a group itself.
+type reason uint8
+
+const (
+	reasonNone reason = iota
+	reasonTimeout
+	reasonCancel
+	reasonOutputLimit
+)
+
+// decide returns the outcome and error for the observed facts.
+func decide(r *Result, why reason) {
+	if !r.GroupGone || !r.RootExited || !r.StreamsComplete {
+		r.Outcome = wire.OutcomeUnknown
+		r.Err = wire.Errorf(wire.CodeUnknownOutcome, "the end of the action could not be confirmed: %s", r.Evidence)
+		return
+	}
+	switch why {
+	case reasonTimeout:
+		r.Outcome = wire.TimedOutReaped
+		r.Err = wire.Errorf(wire.CodeTimeout, "the action exceeded its wall-time limit and its group was ended")
+	case reasonCancel:
+		r.Outcome = wire.CancelledReaped
+		r.Err = wire.Errorf(wire.CodeCancelled, "the action was cancelled and its group was ended")
+	case reasonOutputLimit:
+		r.Outcome = wire.OutputLimitReaped
+		r.Err = wire.Errorf(wire.CodeOutputLimit, "the action exceeded its hard output budget and its group was ended")
+	default:
+		if r.ExitCode != nil {
+			r.Outcome = wire.Exited
+		} else {
+			r.Outcome = wire.Signaled
+		}
+	}
+}

@@ -62,6 +62,9 @@ type Message interface {
 	validate() error
 }
 
+// cborMajorMap is the major type of a CBOR map (RFC 8949 §3.1).
+const cborMajorMap = 5
+
 // envelope is the outer shape of every message.
 type envelope struct {
 	Type MsgType         `cbor:"type"`
@@ -95,6 +98,9 @@ func Decode(data []byte, ch Channel) (Message, error) {
 	var env envelope
 	if err := decMode.Unmarshal(data, &env); err != nil {
 		return nil, malformed("envelope: %v", err)
+	}
+	if env.Type == 0 || len(env.Body) == 0 || env.Body[0]>>5 != cborMajorMap {
+		return nil, malformed("envelope: want a map of a type and a body map")
 	}
 	if !ch.allows(env.Type) {
 		return nil, malformed("message type %s is not allowed on the %s channel", env.Type, ch)

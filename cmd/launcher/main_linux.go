@@ -1,4 +1,6 @@
 package main
 
-// launch is replaced by the Linux launcher's entry point.
-func launch() int { return 125 }
+import "warrant/launcher/linux"
+
+// launch is the Linux launcher's fixed sequence (see launcher/linux).
+func launch() int { return linux.Main() }

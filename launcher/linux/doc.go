@@ -1,3 +1,84 @@
 // Package linux is the Linux launcher: it turns one verified SpawnRequest
-// into one confined execveat, or refuses.
+// into one confined execveat, or refuses. It is warrant's trusted base.
+//
+// # Fixed step order
+//
+// Main runs these steps on one thread (runtime.LockOSThread, never
+// unlocked), in this order, and each one fails closed: any doubt ends in a
+// Refused{code, detail} reply, exit status 125 and no exec.
+//
+//  1. fds 0–2 open; every ignored signal back to SIG_DFL; empty signal mask.
+//  2. Read exactly one datagram from fd 3, which must be an AF_UNIX
+//     SOCK_SEQPACKET socket whose SO_PEERCRED is our parent and our uid:
+//     bounded recvmsg with MSG_CMSG_CLOEXEC, MSG_TRUNC and MSG_CTRUNC
+//     refused, only SCM_RIGHTS accepted, a queued second datagram refused
+//     and the read side shut down; strict wire decoding (canonical CBOR,
+//     every string valid UTF-8 without NUL, argv non-empty); the
+//     environment checked by envpolicy.Check; exactly FDCount descriptors,
+//     each fstat-checked for its role (directory, writable pipes, regular
+//     snapshot files).
+//  3. The workspace descriptor's (dev, ino, mnt_id) equal the approved ones.
+//  4. openat2(workspace, cwd, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|
+//     NO_XDEV) with bounded EAGAIN retries; identity equal; fchdir.
+//  5. The executable (and a script's pinned interpreter) re-opened with
+//     RESOLVE_NO_SYMLINKS; fstat identity equal; content bound in a sealed
+//     memfd, the broker's (snapshot.Verify) or our own copy
+//     (snapshot.Create); SHA-256 equal to the approved digest. A "#!" file
+//     without a pinned interpreter is refused; a script runs as
+//     "interpreter [arg] /proc/self/fd/N args…" where N is the script's
+//     sealed copy, the one descriptor besides 0–2 the target inherits.
+//     Without executable memfds (vm.memfd_noexec=2) it refuses: never exec
+//     by path.
+//  6. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
+//     close-on-exec (close_range).
+//  7. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
+//     MSGQUEUE, NICE, RTPRIO, RTTIME = 0; personality(PER_LINUX);
+//     securebits NOROOT (locked) so uid 0 gains nothing at exec; bounding,
+//     ambient, inheritable, permitted and effective capabilities emptied
+//     and checked; no_new_privs.
+//  8. Landlock: ABI ≥ max(4, policy floor) or refuse; every fs, net and
+//     scope right the running ABI knows is handled (up to ABI 10, whose
+//     rights this package knows; a newer kernel is treated as ABI 10 and
+//     the reply says so); read+execute on the runtime paths, read+write on
+//     the workspace (granted by its verified descriptor), HOME, TMPDIR and
+//     any extra read-write path; read+write on listed character devices;
+//     no network rule; abstract unix sockets and signals scoped.
+//  9. seccomp, last: two libseccomp programs loaded as exported, whose
+//     SHA-256 goes into Ready. The main one kills a foreign architecture
+//     or an x32 entry, allows a Docker-like list, returns EPERM for the
+//     named denials (socket, ptrace, process_vm_*, io_uring_*, bpf,
+//     perf_event_open, userfaultfd, keyrings, every mount call, unshare,
+//     setns, kexec, modules, handles, chroot, setsid, setpgid, …) and
+//     ENOSYS for the rest (clone3 included, so libc falls back to clone);
+//     clone only without namespace flags, socketpair only AF_UNIX,
+//     personality only PER_LINUX or a query, prlimit64 only on itself.
+//     The second program denies ioctl TIOCSTI and TIOCLINUX compared on
+//     the command's low 32 bits.
+//  10. Send Ready with the measured facts, then execveat(memfd, "", argv,
+//     env, AT_EMPTY_PATH). If it returns: ExecFailed{errno}, exit 127.
+//     The broker learns that the exec happened from EOF on the
+//     close-on-exec reply socket.
+//
+// # Invariants
+//
+// One request, one exec; no goroutines, no configuration, no logging
+// beyond the one reply datagram. The bytes handed to the kernel are the
+// bytes whose digest was approved. Restrictions are per thread (no TSYNC):
+// they are applied on, and inherited from, the thread that calls execveat.
+//
+// # Threat model
+//
+// The broker's request and descriptors are hostile input: every field is
+// re-validated and every descriptor re-measured here. The workspace,
+// executable and cwd may change between approval and launch; the launcher
+// binds identities by descriptor and content by sealed memfd. The target
+// is hostile: it starts with fds 0–2 only, no capabilities, no_new_privs,
+// an allowlisted environment, and the Landlock and seccomp domain of
+// steps 8–9, which its descendants inherit. Out of scope: the kernel
+// itself, a root user outside the action, and shared libraries, which are
+// read from the read-only runtime paths, not bound by digest.
+//
+// go-landlock is not used: its syscall package needs the libcap psx
+// module, which this repository does not vendor; the three Landlock system
+// calls are made directly (sys_unsafe_linux.go).
 package linux

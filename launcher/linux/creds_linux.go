@@ -1,0 +1,117 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+// Securebits (linux/securebits.h): uid 0 gets no capabilities from execve,
+// ambient capabilities cannot be raised, and both stay so.
+const (
+	secNoRoot           = 1 << 0
+	secNoRootLocked     = 1 << 1
+	secKeepCapsLocked   = 1 << 5
+	secNoAmbient        = 1 << 6
+	secNoAmbientLocked  = 1 << 7
+	secureBits          = secNoRoot | secNoRootLocked | secKeepCapsLocked | secNoAmbient | secNoAmbientLocked
+	perLinux            = 0
+	personalityQuery    = 0xffffffff
+	capabilityWords     = 2
+	maxCapabilityNumber = 63
+)
+
+// dropPrivileges performs step 7: a new session, every rlimit set from the
+// profile, personality PER_LINUX, no capability in any set, no_new_privs.
+func dropPrivileges(p wire.Profile) error {
+	if _, err := unix.Setsid(); err != nil {
+		if sid, _ := unix.Getsid(0); err != unix.EPERM || sid != unix.Getpid() {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "setsid: %v", err)
+		}
+	}
+	if err := setRlimits(profile.Of(p)); err != nil {
+		return err
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_PERSONALITY, perLinux, 0, 0); e != 0 {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "personality: %v", e)
+	}
+	if got, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, personalityQuery, 0, 0); got != perLinux {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "personality is %#x after setting PER_LINUX", got)
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "set no_new_privs: %v", err)
+	}
+	return nil
+}
+
+// setRlimits sets soft = hard for every limit warrant decides; the others
+// keep the values the broker's own limits imply.
+func setRlimits(l profile.Limits) error {
+	limits := []struct {
+		res int
+		val uint64
+	}{
+		{unix.RLIMIT_CPU, l.CPUSeconds},
+		{unix.RLIMIT_FSIZE, l.FileSize},
+		{unix.RLIMIT_NOFILE, profile.OpenFiles},
+		{unix.RLIMIT_CORE, 0},
+		{unix.RLIMIT_MSGQUEUE, 0},
+		{unix.RLIMIT_NICE, 0},
+		{unix.RLIMIT_RTPRIO, 0},
+		{unix.RLIMIT_RTTIME, 0},
+	}
+	for _, lim := range limits {
+		rl := unix.Rlimit{Cur: lim.val, Max: lim.val}
+		if err := unix.Setrlimit(lim.res, &rl); err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "setrlimit %d: %v", lim.res, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding, ambient, inheritable, permitted
+// and effective sets, and checks that they are empty.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [capabilityWords]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "capget: %v", err)
+	}
+	if data[0].Permitted|data[1].Permitted != 0 || unix.Geteuid() == 0 {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "set securebits: %v", err)
+		}
+	}
+	for c := 0; c <= maxCapabilityNumber; c++ {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL {
+			break // past the kernel's last capability
+		}
+		if err == nil && in == 1 {
+			err = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		}
+		if err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "drop capability %d from the bounding set: %v", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "clear ambient capabilities: %v", err)
+	}
+	data = [capabilityWords]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "capset: %v", err)
+	}
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "capget: %v", err)
+	}
+	for _, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "capabilities remain after capset")
+		}
+	}
+	return nil
+}

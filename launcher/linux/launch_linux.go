@@ -1,0 +1,125 @@
+package linux
+
+import (
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/wire"
+)
+
+// requestFD is the SOCK_SEQPACKET socket the broker passes as fd 3.
+const requestFD = 3
+
+// Exit statuses of the launcher itself; a target that runs has its own.
+const (
+	exitRefused    = 125 // nothing was executed
+	exitExecFailed = 127 // every check passed and execveat returned
+)
+
+// Main runs the fixed sequence of doc.go and returns the exit status when
+// it does not exec. It must run on the main goroutine before anything else.
+func Main() int {
+	runtime.LockOSThread() // never unlocked: the sandbox steps and the exec share this thread
+	ready, exec, err := prepare()
+	if err != nil {
+		reply(refusal(err))
+		return exitRefused
+	}
+	if !reply(ready) {
+		return exitRefused
+	}
+	errno := exec.run()
+	reply(&wire.ExecFailed{Errno: uint32(errno)})
+	return exitExecFailed
+}
+
+// prepare performs steps 1–9. It returns the facts for Ready and the
+// prepared exec, or the reason for refusing.
+func prepare() (*wire.Ready, *execution, error) {
+	if err := cleanSlate(); err != nil {
+		return nil, nil, err
+	}
+	req, fds, err := readRequest(requestFD)
+	if err != nil {
+		return nil, nil, err
+	}
+	ready := &wire.Ready{Binding: wire.SealedSnapshot}
+	if ready.Workspace, err = checkWorkspace(fds.workspace, req.Workspace); err != nil {
+		return nil, nil, err
+	}
+	if ready.Cwd, err = enterCwd(fds.workspace, req.Cwd); err != nil {
+		return nil, nil, err
+	}
+	exec, err := bindExecutable(req, fds)
+	if err != nil {
+		return nil, nil, err
+	}
+	ready.ExecutedSHA256, ready.InterpreterSHA256 = exec.sha256, exec.interpSHA256
+	if err := setStdio(fds, exec.keep); err != nil {
+		return nil, nil, err
+	}
+	if err := dropPrivileges(req.Profile); err != nil {
+		return nil, nil, err
+	}
+	if err := restrictFS(req, fds.workspace, ready); err != nil {
+		return nil, nil, err
+	}
+	unix.Close(fds.workspace)
+	if ready.SeccompDigest, err = installSeccomp(); err != nil {
+		return nil, nil, err
+	}
+	return ready, exec, nil
+}
+
+// refusal turns any error of prepare into the Refused reply. Steps return
+// *wire.Error with a stable code; anything else is an internal failure.
+func refusal(err error) *wire.Refused {
+	r := &wire.Refused{Code: wire.CodeInternal, Detail: err.Error()}
+	if e, ok := err.(*wire.Error); ok {
+		r.Code, r.Detail = e.Code, e.Message
+	}
+	// The detail may quote hostile bytes: keep it valid, NUL-free text
+	// within wire's cap, so that the refusal itself always encodes.
+	d := strings.ReplaceAll(r.Detail, "\x00", "")
+	if len(d) > maxDetail {
+		d = d[:maxDetail]
+	}
+	r.Detail = strings.ToValidUTF8(d, "?")
+	return r
+}
+
+// maxDetail keeps a refusal's sentence under wire's 4096-byte text cap
+// even after invalid bytes are replaced.
+const maxDetail = 1024
+
+// reply sends m as the one datagram of the reply on the request socket.
+func reply(m wire.Message) bool {
+	buf, err := wire.EncodeFrame(m)
+	if err != nil {
+		// Only a message that fails its own validation cannot be encoded.
+		panic("linux: internal error: " + err.Error())
+	}
+	for {
+		_, err = unix.Write(requestFD, buf)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return err == nil
+}
+
+// execution is a verified, bound program ready for execveat.
+type execution struct {
+	fd           int      // the sealed memfd handed to execveat
+	argv, env    []string // what the target sees
+	keep         int      // a descriptor the target inherits (the script), or -1
+	sha256       []byte   // of the executable (the script for a "#!" tuple)
+	interpSHA256 []byte   // of the interpreter, for a script
+}
+
+func (e *execution) run() unix.Errno {
+	clearSignalMask() // again: nothing may have blocked a signal since step 1
+	return execveat(e.fd, e.argv, e.env)
+}

@@ -1,0 +1,203 @@
+package lifecycle
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+var fakeLauncher string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lifecycle-test")
+	if err != nil {
+		panic(err)
+	}
+	fakeLauncher = filepath.Join(dir, "fakelauncher")
+	out, err := exec.Command("go", "build", "-o", fakeLauncher, "./testdata/fakelauncher").CombinedOutput()
+	if err != nil {
+		panic("build fake launcher: " + err.Error() + "\n" + string(out))
+	}
+	if err := BecomeSubreaper(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer is a sink safe to read after Run returns.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type run struct {
+	res            Result
+	stdout, stderr *syncBuffer
+	events         []Event
+}
+
+func (r *run) kinds() string {
+	var k []string
+	for _, e := range r.events {
+		k = append(k, e.Kind.String())
+	}
+	return strings.Join(k, ",")
+}
+
+// launch runs "sh -c script" through the fake launcher with limits lim.
+func launch(t *testing.T, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string) *run {
+	t.Helper()
+	ws, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	r := &run{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	var mu sync.Mutex
+	spec := Spec{
+		ID: "t", Launcher: fakeLauncher, Workspace: ws, Limits: lim,
+		Stdout: r.stdout, Stderr: r.stderr, Cancel: cancel,
+		OnEvent: func(e Event) { mu.Lock(); r.events = append(r.events, e); mu.Unlock() },
+		Request: &wire.SpawnRequest{
+			Argv: []string{argv0, "-c", script}, Env: []wire.EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
+			Workspace: wire.DirIdentity{Path: ws.Name()}, Cwd: wire.DirIdentity{Path: "."},
+			Executable: wire.FileIdentity{Path: "/bin/sh", SHA256: make([]byte, 32)},
+			Profile:    wire.ProfileShort, Home: "/nonexistent", Tmp: "/tmp",
+		},
+	}
+	r.res = Run(spec)
+	return r
+}
+
+func limits(wall time.Duration) profile.Limits {
+	l := profile.Of(wire.ProfileShort)
+	l.Wall = wall
+	return l
+}
+
+// alive reports whether pid (read from the target's own output) exists.
+func alive(t *testing.T, pidText string) bool {
+	t.Helper()
+	var pid int
+	for _, c := range strings.TrimSpace(pidText) {
+		if c < '0' || c > '9' {
+			t.Fatalf("not a pid: %q", pidText)
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	return unix.Kill(pid, 0) == nil
+}
+
+func TestExitCodeIsTheRootsOwn(t *testing.T) {
+	r := launch(t, "echo out; echo err >&2; exit 3", limits(time.Minute), nil, "sh")
+	if r.res.Outcome != wire.Exited || r.res.ExitCode == nil || *r.res.ExitCode != 3 {
+		t.Fatalf("outcome %s exit %v, want exited 3 (%+v)", r.res.Outcome, r.res.ExitCode, r.res.Err)
+	}
+	if !r.res.GroupGone || r.stdout.String() != "out\n" || r.stderr.String() != "err\n" {
+		t.Fatalf("group gone %v, stdout %q, stderr %q", r.res.GroupGone, r.stdout, r.stderr)
+	}
+	if r.res.StdoutBytes != 4 || r.res.StderrBytes != 4 || r.kinds() != "STARTED,TERMINATED" {
+		t.Fatalf("counts %d/%d events %s", r.res.StdoutBytes, r.res.StderrBytes, r.kinds())
+	}
+}
+
+func TestSignalIsNotAnExitCode(t *testing.T) {
+	r := launch(t, "kill -KILL $$", limits(time.Minute), nil, "sh")
+	if r.res.Outcome != wire.Signaled || r.res.Signal != int(unix.SIGKILL) || r.res.ExitCode != nil {
+		t.Fatalf("outcome %s signal %d exit %v", r.res.Outcome, r.res.Signal, r.res.ExitCode)
+	}
+}
+
+func TestTimeoutEndsATargetThatIgnoresTERM(t *testing.T) {
+	r := launch(t, `trap "" TERM; sleep 1000 & echo $!; wait`, limits(300*time.Millisecond), nil, "sh")
+	if r.res.Outcome != wire.TimedOutReaped || r.res.Err.Code != wire.CodeTimeout || !r.res.GroupGone {
+		t.Fatalf("outcome %s err %v gone %v: %s", r.res.Outcome, r.res.Err, r.res.GroupGone, r.res.Evidence)
+	}
+	if r.kinds() != "STARTED,TERM_SENT,KILL_SENT,TERMINATED" {
+		t.Fatalf("events %s", r.kinds())
+	}
+	if r.res.Signal != int(unix.SIGKILL) {
+		t.Fatalf("root ended by signal %d, want SIGKILL", r.res.Signal)
+	}
+	if alive(t, r.stdout.String()) {
+		t.Fatal("the background sleep survived its group")
+	}
+}
+
+func TestGrandchildHoldingStdoutDoesNotHang(t *testing.T) {
+	r := launch(t, `sleep 1000 & echo $!`, limits(time.Minute), nil, "sh")
+	if r.res.Outcome != wire.Exited || *r.res.ExitCode != 0 || !r.res.GroupGone || !r.res.StreamsComplete {
+		t.Fatalf("outcome %s gone %v complete %v: %s", r.res.Outcome, r.res.GroupGone, r.res.StreamsComplete, r.res.Evidence)
+	}
+	if alive(t, r.stdout.String()) {
+		t.Fatal("the grandchild outlived the action")
+	}
+	if !strings.Contains(r.kinds(), "KILL_SENT") {
+		t.Fatalf("the remaining member was not killed: %s", r.kinds())
+	}
+}
+
+func TestStoppedTargetIsEndedAtTimeout(t *testing.T) {
+	r := launch(t, `kill -STOP $$`, limits(300*time.Millisecond), nil, "sh")
+	if r.res.Outcome != wire.TimedOutReaped || !r.res.GroupGone {
+		t.Fatalf("outcome %s gone %v: %s", r.res.Outcome, r.res.GroupGone, r.res.Evidence)
+	}
+}
+
+func TestOutputBudgetEndsTheGroup(t *testing.T) {
+	lim := limits(time.Minute)
+	lim.HardOutput = 1 << 20
+	r := launch(t, `while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`, lim, nil, "sh")
+	if r.res.Outcome != wire.OutputLimitReaped || r.res.Err.Code != wire.CodeOutputLimit {
+		t.Fatalf("outcome %s err %v", r.res.Outcome, r.res.Err)
+	}
+	if r.res.StdoutBytes <= 1<<20 || uint64(len(r.stdout.String())) != r.res.StdoutBytes {
+		t.Fatalf("observed %d, sink holds %d", r.res.StdoutBytes, len(r.stdout.String()))
+	}
+}
+
+func TestCancelEndsTheGroup(t *testing.T) {
+	cancel := make(chan struct{})
+	time.AfterFunc(200*time.Millisecond, func() { close(cancel) })
+	r := launch(t, `sleep 1000`, limits(time.Minute), cancel, "sh")
+	if r.res.Outcome != wire.CancelledReaped || r.res.Err.Code != wire.CodeCancelled || !r.res.GroupGone {
+		t.Fatalf("outcome %s err %v", r.res.Outcome, r.res.Err)
+	}
+	if r.res.Signal != int(unix.SIGTERM) {
+		t.Fatalf("root ended by signal %d, want SIGTERM within the grace period", r.res.Signal)
+	}
+}
+
+func TestRefusalIsKnownNotExecuted(t *testing.T) {
+	r := launch(t, `echo ran`, limits(time.Minute), nil, "refuse")
+	if r.res.Outcome != wire.KnownNotExecuted || r.res.Err.Code != wire.CodeIdentityDrift || r.res.Refused == nil {
+		t.Fatalf("outcome %s err %v", r.res.Outcome, r.res.Err)
+	}
+	if r.stdout.String() != "" || len(r.events) != 0 {
+		t.Fatalf("a refused launch produced output %q or events %s", r.stdout, r.kinds())
+	}
+}

@@ -1,0 +1,52 @@
+// Command fakelauncher is a TEST-ONLY stand-in for the launcher that
+// enforces nothing: it speaks the launcher protocol (one SpawnRequest in,
+// Ready, then exec) so that lifecycle's supervision logic can be tested on
+// its own. It must never be installed or used outside lifecycle's tests;
+// the real launcher's tests live in integration/.
+package main
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/wire"
+)
+
+func main() {
+	buf := make([]byte, wire.MaxLauncherFrame+8)
+	oob := make([]byte, unix.CmsgSpace(5*4))
+	n, oobn, _, _, err := unix.Recvmsg(3, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		os.Exit(120)
+	}
+	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.SpawnChannel)
+	if err != nil {
+		os.Exit(121)
+	}
+	req := m.(*wire.SpawnRequest)
+	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	fds, _ := unix.ParseUnixRights(&msgs[0])
+	if req.Argv[0] == "refuse" {
+		reply(&wire.Refused{Code: wire.CodeIdentityDrift, Detail: "fake refusal"})
+		os.Exit(125)
+	}
+	unix.CloseOnExec(3)
+	unix.Setsid()
+	unix.Dup2(fds[1], 1)
+	unix.Dup2(fds[2], 2)
+	env := make([]string, 0, len(req.Env))
+	for _, kv := range req.Env {
+		env = append(env, kv.Name+"="+kv.Value)
+	}
+	reply(&wire.Ready{SeccompDigest: make([]byte, 32), Binding: wire.SealedSnapshot,
+		ExecutedSHA256: req.Executable.SHA256, Workspace: req.Workspace, Cwd: req.Cwd})
+	err = unix.Exec(req.Executable.Path, req.Argv, env)
+	reply(&wire.ExecFailed{Errno: uint32(err.(unix.Errno))})
+	os.Exit(127)
+}
+
+func reply(m wire.Message) {
+	b, _ := wire.EncodeFrame(m)
+	unix.Write(3, b)
+}

@@ -1,4 +1,5 @@
 package main
 
-// launch is replaced by the macOS launcher's entry point.
-func launch() int { return 125 }
+import "warrant/launcher/darwin"
+
+func launch() int { return darwin.Main() }

@@ -1,0 +1,196 @@
+package broker
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"warrant/wire"
+)
+
+var actionStates = map[string]wire.ActionState{
+	"executing": wire.StateAccepted, "running": wire.StateRunning,
+	"terminal": wire.StateTerminal, "unknown": wire.StateUnknown,
+}
+
+// Checkpoint is the durable EXECUTING checkpoint (ARCHITECTURE §2.3, §3.3).
+// In ONE transaction it re-checks lease l (revocation, expiry, remaining
+// uses, goal state and revision), consumes one use, and records a new
+// action as executing. The transaction is committed, and therefore fsync'd,
+// before Checkpoint returns; only then may anything be started. A use is
+// never given back: if the broker dies after the commit the action becomes
+// unknown on restart, with its use still spent.
+func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *wire.CommandIdentity) (string, error) {
+	blob, err := wire.Canonical(id)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	handle := newID("a-")
+	pausePoint("checkpoint:begin")
+	err = j.tx(ctx, func(tx *sql.Tx) error {
+		if err := j.leaseUsable(ctx, tx, l); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE leases SET uses_left = uses_left - 1 WHERE id = ? AND uses_left > 0`, l.id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("consume a use of lease %s: %d rows, %v", l.id, n, err)
+		}
+		now := j.now().Unix()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
+			executable, fingerprint, identity, state, created_unix, updated_unix)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?)`,
+			handle, l.id, l.approvalID, l.goal, l.revision, session, id.Executable.Requested, l.fingerprint, blob, now, now); err != nil {
+			return err
+		}
+		if err := j.event(ctx, tx, handle, "EXECUTING", "lease "+l.id); err != nil {
+			return err
+		}
+		pausePoint("checkpoint:in-tx")
+		return nil
+	})
+	if err != nil {
+		return "", wrapUnlessCoded("checkpoint", err)
+	}
+	pausePoint("checkpoint:committed")
+	return handle, nil
+}
+
+// MarkRunning records that the launcher started the action's process.
+func (j *Journal) MarkRunning(ctx context.Context, handle string) error {
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE actions SET state = 'running', updated_unix = ? WHERE handle = ? AND state = 'executing'`,
+			j.now().Unix(), handle)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("action %s is not executing", handle)
+		}
+		return j.event(ctx, tx, handle, "STARTED", "")
+	})
+	return wrapUnlessCoded("mark running", err)
+}
+
+// Finish records how an executing or running action ended. An unknown
+// outcome leaves the action unknown; anything else makes it terminal.
+func (j *Journal) Finish(ctx context.Context, handle string, r *wire.Result) error {
+	state, kind := "terminal", "TERMINATED"
+	if r.Outcome == wire.OutcomeUnknown {
+		state, kind = "unknown", "UNKNOWN_TERMINATION"
+	}
+	blob, err := wire.Canonical(r)
+	if err != nil {
+		return fmt.Errorf("finish action: %w", err)
+	}
+	err = j.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
+			WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("action %s is not in flight", handle)
+		}
+		return j.event(ctx, tx, handle, kind, r.Outcome.String())
+	})
+	return wrapUnlessCoded("finish action", err)
+}
+
+// Status returns what query and wait report about handle.
+func (j *Journal) Status(ctx context.Context, handle string) (*wire.Status, error) {
+	var state string
+	var blob []byte
+	err := j.db.QueryRowContext(ctx, `SELECT state, result FROM actions WHERE handle = ?`, handle).Scan(&state, &blob)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read action %s: %w", handle, err)
+	}
+	st := &wire.Status{Handle: handle, State: actionStates[state]}
+	if st.State == 0 {
+		panic("broker: internal error: action " + handle + " has state " + state)
+	}
+	if blob != nil {
+		st.Result = new(wire.Result)
+		if err := decodeStored(blob, st.Result); err != nil {
+			return nil, fmt.Errorf("decode result of %s: %w", handle, err)
+		}
+	}
+	return st, nil
+}
+
+// Actions lists actions, newest first, at most limit of them; with
+// unknownOnly, only those whose outcome is unknown and not yet classified
+// by the operator.
+func (j *Journal) Actions(ctx context.Context, unknownOnly bool, limit int) ([]wire.ActionView, error) {
+	where := ""
+	if unknownOnly {
+		where = `WHERE state = 'unknown' AND classification = ''`
+	}
+	rows, err := j.db.QueryContext(ctx, `SELECT handle, session, goal, executable, fingerprint, state, outcome, created_unix
+		FROM actions `+where+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list actions: %w", err)
+	}
+	defer rows.Close()
+	var out []wire.ActionView
+	for rows.Next() {
+		var v wire.ActionView
+		var state, outcome string
+		if err := rows.Scan(&v.Handle, &v.Session, &v.Goal, &v.Executable, &v.Fingerprint, &state, &outcome, &v.CreatedUnix); err != nil {
+			return nil, fmt.Errorf("list actions: %w", err)
+		}
+		v.State = actionStates[state]
+		if outcome != "" {
+			if err := v.Outcome.UnmarshalText([]byte(outcome)); err != nil {
+				return nil, fmt.Errorf("list actions: %s: %w", v.Handle, err)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Resolve records the operator's classification of an unknown action. It
+// is an operator statement: the outcome stays unknown and no process
+// receipt is made up.
+func (j *Journal) Resolve(ctx context.Context, handle string, c wire.Classification, note string) error {
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		var state, class string
+		err := tx.QueryRowContext(ctx, `SELECT state, classification FROM actions WHERE handle = ?`, handle).Scan(&state, &class)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
+		case err != nil:
+			return err
+		case state != "unknown":
+			return wire.Errorf(wire.CodeArgumentsInvalid, "action %s is %s, not unknown; only unknown outcomes are classified", handle, state)
+		case class != "":
+			return wire.Errorf(wire.CodeArgumentsInvalid, "action %s was already classified as %s", handle, class)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET classification = ?, note = ?, updated_unix = ? WHERE handle = ?`,
+			c.String(), note, j.now().Unix(), handle); err != nil {
+			return err
+		}
+		return j.event(ctx, tx, handle, "OPERATOR_RESOLVED", c.String()+": "+note)
+	})
+	return wrapUnlessCoded("resolve", err)
+}
+
+// storedDec decodes values the broker itself wrote with wire.Canonical.
+var storedDec = func() cbor.DecMode {
+	dm, err := cbor.DecOptions{TextUnmarshaler: cbor.TextUnmarshalerTextString}.DecMode()
+	if err != nil {
+		panic("broker: internal error: decode options: " + err.Error())
+	}
+	return dm
+}()
+
+func decodeStored(blob []byte, v any) error { return storedDec.Unmarshal(blob, v) }

@@ -1,0 +1,196 @@
+package broker
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"warrant/wire"
+)
+
+// Bounds on what one approval may grant. A lease is finite by construction.
+const (
+	MaxLeaseUses = 10000
+	MaxLeaseTTL  = 30 * 24 * time.Hour
+)
+
+// RequestApproval returns the approval request a human must decide for
+// exactly this (goal, revision, fingerprint). A pending request is reused,
+// so an agent that submits the same action again sees the same request id
+// instead of flooding the operator. If the latest request for it was
+// denied, the denial is reported once, as APPROVAL_DENIED, and marked
+// reported: nothing of it is reusable, and the next submit asks anew.
+func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, id *wire.CommandIdentity, fp []byte) (*wire.ApprovalView, error) {
+	var view *wire.ApprovalView
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		var rid, state, reason string
+		err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM approval_requests
+			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied')
+			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp).Scan(&rid, &state, &reason)
+		switch {
+		case err == nil && state == "denied":
+			if _, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, rid); err != nil {
+				return err
+			}
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return wire.Errorf(wire.CodeApprovalDenied, "the operator denied approval request %s (%s); submitting again asks anew", rid, reason)
+		case err == nil:
+			view, err = readApproval(ctx, tx, rid)
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		view = &wire.ApprovalView{ID: newID("ar-"), Goal: g.ID, GoalRevision: g.Revision, Session: session,
+			Identity: *id, Fingerprint: fp, Limitations: Limitations(id), CreatedUnix: j.now().Unix()}
+		blob, err := wire.Canonical(id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approval_requests
+			(id, goal, goal_revision, session, fingerprint, identity, limitations, created_unix, state)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+			view.ID, g.ID, g.Revision, session, fp, blob, view.Limitations, view.CreatedUnix)
+		return err
+	})
+	if err != nil {
+		return nil, wrapUnlessCoded("request approval", err)
+	}
+	return view, nil
+}
+
+func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView, error) {
+	v := &wire.ApprovalView{ID: id}
+	var blob []byte
+	err := q.QueryRowContext(ctx, `SELECT goal, goal_revision, session, fingerprint, identity, limitations, created_unix
+		FROM approval_requests WHERE id = ?`, id).Scan(&v.Goal, &v.GoalRevision, &v.Session, &v.Fingerprint, &blob, &v.Limitations, &v.CreatedUnix)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %q does not exist", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read approval request %s: %w", id, err)
+	}
+	if err := decodeStored(blob, &v.Identity); err != nil {
+		return nil, fmt.Errorf("decode approval request %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// PendingApprovals lists the requests still waiting for a decision, oldest
+// first, at most limit of them.
+func (j *Journal) PendingApprovals(ctx context.Context, limit int) ([]wire.ApprovalView, error) {
+	ids, err := j.column(ctx, `SELECT id FROM approval_requests WHERE state = 'pending' ORDER BY created_unix, rowid LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	out := make([]wire.ApprovalView, 0, len(ids))
+	for _, id := range ids {
+		v, err := readApproval(ctx, j.db, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, nil
+}
+
+// Approve decides a pending request by minting a lease bound to its goal
+// id and revision, its workspace identity and fingerprint, the request id,
+// an expiry ttl from now, and uses. The goal must still be active and at
+// the request's revision.
+func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+	if uses < 1 || uses > MaxLeaseUses {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "uses must be between 1 and %d, not %d", MaxLeaseUses, uses)
+	}
+	if ttl < time.Second || ttl > MaxLeaseTTL {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "the lease lifetime must be between 1s and %s, not %s", MaxLeaseTTL, ttl)
+	}
+	var lease *wire.LeaseView
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		v, err := decidable(ctx, tx, requestID)
+		if err != nil {
+			return err
+		}
+		g, err := readGoal(ctx, tx, v.Goal)
+		if err != nil {
+			return err
+		}
+		if g.State != wire.GoalActive {
+			return wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; nothing can be approved for it", g.ID, g.State)
+		}
+		if g.Revision != v.GoalRevision {
+			return wire.Errorf(wire.CodeGoalRevisionMismatch,
+				"request %s was made under revision %d of goal %s, which is now at revision %d", v.ID, v.GoalRevision, g.ID, g.Revision)
+		}
+		now := j.now()
+		lease = &wire.LeaseView{ID: newID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
+			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
+		ws := v.Identity.Workspace
+		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
+			fingerprint, created_unix, expires_unix, uses_granted, uses_left) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses); err != nil {
+			return err
+		}
+		pausePoint("approve:in-tx")
+		_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'approved', decided_unix = ? WHERE id = ?`, now.Unix(), v.ID)
+		return err
+	})
+	if err != nil {
+		return nil, wrapUnlessCoded("approve", err)
+	}
+	return lease, nil
+}
+
+// Deny decides a pending request by refusing it. No lease exists for it,
+// now or later.
+func (j *Journal) Deny(ctx context.Context, requestID, reason string) error {
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := decidable(ctx, tx, requestID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denied', decided_unix = ?, reason = ? WHERE id = ?`,
+			j.now().Unix(), reason, requestID)
+		return err
+	})
+	return wrapUnlessCoded("deny", err)
+}
+
+// decidable returns request id if it is still pending.
+func decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, error) {
+	var state string
+	err := tx.QueryRowContext(ctx, `SELECT state FROM approval_requests WHERE id = ?`, id).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %q does not exist", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if state != "pending" {
+		if state == "denial_reported" {
+			state = "denied"
+		}
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s is already %s", id, state)
+	}
+	return readApproval(ctx, tx, id)
+}
+
+// column runs a query returning one text column.
+func (j *Journal) column(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := j.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,136 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"warrant/wire"
+)
+
+// maxList bounds every listing (the wire's cap).
+const maxList = 512
+
+// HandleAgent answers one request from agent.sock: submit, query, wait,
+// cancel and goals. Errors come back as *wire.Error replies.
+func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
+	var reply wire.Message
+	var err error
+	switch m := m.(type) {
+	case *wire.Submit:
+		reply, err = b.Submit(ctx, m)
+	case *wire.Query:
+		reply, err = b.j.Status(ctx, m.Handle)
+	case *wire.Wait:
+		reply, err = b.Wait(ctx, m.Handle, time.Duration(m.BudgetMs)*time.Millisecond)
+	case *wire.Cancel:
+		reply, err = b.Cancel(ctx, m.Handle, m.Reason)
+	case *wire.GoalCreate:
+		reply, err = goalReply(b.j.CreateGoal(ctx, m.Title))
+	case *wire.GoalRevise:
+		reply, err = goalReply(b.j.ReviseGoal(ctx, m.Goal))
+	default:
+		panic(fmt.Sprintf("broker: internal error: %s on the agent channel", m.Type()))
+	}
+	return b.answer(reply, err)
+}
+
+// HandleOperator answers one request from operator.sock: approve, deny,
+// revoke, list, resolve and goal state.
+func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Message {
+	var reply wire.Message
+	var err error
+	switch m := m.(type) {
+	case *wire.Approve:
+		var l *wire.LeaseView
+		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second); err == nil {
+			reply = &wire.LeaseGranted{Lease: *l}
+		}
+	case *wire.Deny:
+		reply, err = &wire.OK{}, b.j.Deny(ctx, m.RequestID, m.Reason)
+	case *wire.Revoke:
+		reply, err = &wire.OK{}, b.j.Revoke(ctx, m.LeaseID)
+	case *wire.List:
+		reply, err = b.list(ctx, m)
+	case *wire.Resolve:
+		reply, err = &wire.OK{}, b.j.Resolve(ctx, m.Handle, m.Classification, m.Note)
+	case *wire.GoalSetState:
+		reply, err = goalReply(b.j.SetGoalState(ctx, m.Goal, m.State))
+	default:
+		panic(fmt.Sprintf("broker: internal error: %s on the operator channel", m.Type()))
+	}
+	return b.answer(reply, err)
+}
+
+func (b *Broker) answer(reply wire.Message, err error) wire.Message {
+	if err != nil {
+		return b.asWireError(err)
+	}
+	return reply
+}
+
+func goalReply(g Goal, err error) (wire.Message, error) {
+	if err != nil {
+		return nil, err
+	}
+	return g.reply(), nil
+}
+
+func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
+	var l wire.Listing
+	var err error
+	switch m.Kind {
+	case wire.ListApprovals:
+		l.Approvals, err = b.j.PendingApprovals(ctx, maxList)
+	case wire.ListLeases:
+		l.Leases, err = b.j.Leases(ctx, maxList)
+	case wire.ListActions:
+		l.Actions, err = b.j.Actions(ctx, m.UnknownOnly, maxList)
+	default:
+		panic(fmt.Sprintf("broker: internal error: list kind %d", m.Kind))
+	}
+	return &l, err
+}
+
+// Wait answers the action's state once it is terminal or unknown, or
+// WaitTimeout (not a failure) when the budget runs out first.
+func (b *Broker) Wait(ctx context.Context, handle string, budget time.Duration) (wire.Message, error) {
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	for {
+		changed := b.changes()
+		st, err := b.j.Status(ctx, handle)
+		if err != nil {
+			return nil, err
+		}
+		if st.State == wire.StateTerminal || st.State == wire.StateUnknown {
+			return st, nil
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return &wire.WaitTimeout{Handle: handle, State: st.State}, nil
+		case <-ctx.Done():
+			return nil, wire.Errorf(wire.CodeIOFailed, "the broker is shutting down")
+		}
+	}
+}
+
+// Cancel asks the executor to end an action in flight. Cancel is not stop
+// and stop is not rollback: nothing is deleted or undone.
+func (b *Broker) Cancel(ctx context.Context, handle, reason string) (wire.Message, error) {
+	st, err := b.j.Status(ctx, handle)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.CancelUnknown
+	switch {
+	case st.State == wire.StateTerminal:
+		res = wire.CancelAlreadyTerminal
+	case st.State == wire.StateUnknown:
+		res = wire.CancelUnknown
+	case b.cfg.Executor != nil:
+		res = b.cfg.Executor.Cancel(handle, reason)
+	}
+	return &wire.CancelReply{Handle: handle, Result: res}, nil
+}

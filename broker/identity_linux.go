@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// openat2 retries EAGAIN, which RESOLVE_* lookups return when a rename
+// raced with them.
+func openat2(dirfd int, path string, how *unix.OpenHow) (*os.File, error) {
+	for range 8 {
+		fd, err := unix.Openat2(dirfd, path, how)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
+	return nil, &os.PathError{Op: "openat2", Path: path, Err: unix.EAGAIN}
+}
+
+// openFileNoFollow opens the regular file at the absolute path p for
+// reading without following any symlink on the way. O_NONBLOCK keeps a
+// FIFO planted at p from blocking the broker; fsid refuses it afterwards.
+func openFileNoFollow(p string) (*os.File, error) {
+	return openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// openDirNoFollow opens the directory at the absolute path p (O_PATH)
+// without following any symlink on the way.
+func openDirNoFollow(p string) (*os.File, error) {
+	return openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// openBeneath opens the directory rel beneath the workspace ws the way the
+// launcher will: the kernel refuses any escape, symlink, magic link or
+// mount crossing on the way.
+func openBeneath(ws *os.File, rel string) (*os.File, error) {
+	return openat2(int(ws.Fd()), rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
+	})
+}

@@ -1,0 +1,160 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"warrant/wire"
+)
+
+// Journal is the broker's durable record: goals, approval requests, leases,
+// actions and their events, and receipts, in one SQLite database in WAL
+// mode with synchronous=FULL, so that a committed transaction has been
+// fsync'd before Commit returns.
+//
+// Every method runs on a single connection, so transactions are serialized
+// in the process; the state-directory lock keeps other processes out.
+type Journal struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// OpenJournal opens (creating if needed) the journal at path, applies the
+// schema migrations and returns it. The caller must hold the state
+// directory's lock.
+func OpenJournal(ctx context.Context, path string, now func() time.Time) (*Journal, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		db.Close()
+		return nil, fmt.Errorf("open journal: journal_mode is %q, want wal (%v)", mode, err)
+	}
+	var sync int
+	if err := db.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil || sync != 2 {
+		db.Close()
+		return nil, fmt.Errorf("open journal: synchronous is %d, want 2 (FULL) (%v)", sync, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate journal: %w", err)
+	}
+	return &Journal{db: db, now: now}, nil
+}
+
+// Close closes the database.
+func (j *Journal) Close() error { return j.db.Close() }
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok"
+// when the database is sound).
+func (j *Journal) IntegrityCheck(ctx context.Context) (string, error) {
+	var verdict string
+	if err := j.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&verdict); err != nil {
+		return "", fmt.Errorf("check journal integrity: %w", err)
+	}
+	return verdict, nil
+}
+
+// RecoverInterrupted marks every action left executing or running by a
+// previous broker as unknown. Its lease use stays spent and nothing is
+// re-run: the effect may or may not have happened, and only the operator
+// can classify it. It returns the handles it marked.
+func (j *Journal) RecoverInterrupted(ctx context.Context) ([]string, error) {
+	var handles []string
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT handle FROM actions WHERE state IN ('executing', 'running') ORDER BY created_unix, handle`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return err
+			}
+			handles = append(handles, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		res := unknownResult("the broker stopped while the action was executing; whether it ran, and what it did, is unknown")
+		blob, err := wire.Canonical(res)
+		if err != nil {
+			return err
+		}
+		for _, h := range handles {
+			if _, err := tx.ExecContext(ctx, `UPDATE actions SET state = 'unknown', outcome = 'unknown', result = ?, updated_unix = ? WHERE handle = ?`,
+				blob, j.now().Unix(), h); err != nil {
+				return err
+			}
+			if err := j.event(ctx, tx, h, "UNKNOWN_TERMINATION", "broker restarted with the action in flight"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recover interrupted actions: %w", err)
+	}
+	return handles, nil
+}
+
+func unknownResult(why string) *wire.Result {
+	return &wire.Result{Outcome: wire.OutcomeUnknown, Error: wire.Errorf(wire.CodeUnknownOutcome, "%s", why)}
+}
+
+// tx runs fn in one IMMEDIATE transaction and commits it (fsync'd, since
+// synchronous=FULL), or rolls it back if fn fails.
+func (j *Journal) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// event appends one event to an action's history.
+func (j *Journal) event(ctx context.Context, tx *sql.Tx, handle, kind, detail string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO action_events (handle, seq, kind, at_unix_ns, detail)
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM action_events WHERE handle = ?), ?, ?, ?)`,
+		handle, handle, kind, j.now().UnixNano(), detail)
+	if err != nil {
+		return fmt.Errorf("record %s event: %w", kind, err)
+	}
+	return nil
+}
+
+// newID returns prefix followed by 96 random bits in hex.
+func newID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("broker: internal error: crypto/rand: " + err.Error())
+	}
+	return prefix + hex.EncodeToString(b[:])
+}

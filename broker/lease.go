@@ -1,0 +1,117 @@
+package broker
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"warrant/wire"
+)
+
+// Lease is a matched lease: enough to checkpoint an action under it. Only
+// MatchLease makes one.
+type Lease struct {
+	id, approvalID string
+	goal           string
+	revision       uint64
+	fingerprint    []byte
+}
+
+// ID is the lease id.
+func (l *Lease) ID() string { return l.id }
+
+// MatchLease returns a usable lease for exactly this goal revision,
+// workspace and fingerprint, or nil when there is none. Matching is byte
+// equality of the fingerprint (which covers the whole identity) plus the
+// goal id, its current revision and the workspace identity: there are no
+// wildcards, prefixes or folders. Revoked, expired and exhausted leases
+// never match. When several match, the one expiring first is used.
+func (j *Journal) MatchLease(ctx context.Context, g Goal, ws wire.DirIdentity, fp []byte) (*Lease, error) {
+	l := &Lease{goal: g.ID, revision: g.Revision, fingerprint: fp}
+	err := j.db.QueryRowContext(ctx, `SELECT id, approval_id FROM leases
+		WHERE goal = ? AND goal_revision = ? AND fingerprint = ?
+		  AND workspace_dev = ? AND workspace_ino = ? AND workspace_mnt = ?
+		  AND revoked_unix IS NULL AND uses_left > 0 AND expires_unix > ?
+		ORDER BY expires_unix, rowid LIMIT 1`,
+		g.ID, g.Revision, fp, ws.Dev, ws.Ino, ws.MntID, j.now().Unix()).Scan(&l.id, &l.approvalID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("match lease: %w", err)
+	}
+	return l, nil
+}
+
+// Revoke ends a lease now. Revoking twice is an error, so the operator
+// learns the lease was already gone.
+func (j *Journal) Revoke(ctx context.Context, leaseID string) error {
+	res, err := j.db.ExecContext(ctx, `UPDATE leases SET revoked_unix = ?, revoked_reason = 'revoked by the operator'
+		WHERE id = ? AND revoked_unix IS NULL`, j.now().Unix(), leaseID)
+	if err != nil {
+		return fmt.Errorf("revoke lease: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return wire.Errorf(wire.CodeArgumentsInvalid, "lease %q does not exist or is already revoked", leaseID)
+	}
+	return nil
+}
+
+// Leases lists leases, newest first, at most limit of them.
+func (j *Journal) Leases(ctx context.Context, limit int) ([]wire.LeaseView, error) {
+	rows, err := j.db.QueryContext(ctx, `SELECT id, approval_id, goal, goal_revision, fingerprint, expires_unix, uses_left,
+		revoked_unix IS NOT NULL FROM leases ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list leases: %w", err)
+	}
+	defer rows.Close()
+	var out []wire.LeaseView
+	for rows.Next() {
+		var v wire.LeaseView
+		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked); err != nil {
+			return nil, fmt.Errorf("list leases: %w", err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list leases: %w", err)
+	}
+	return out, nil
+}
+
+// leaseUsable re-checks, inside the checkpoint transaction, everything
+// that may have changed since MatchLease: revocation, expiry, remaining
+// uses, and the goal's state and revision.
+func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) error {
+	var expires int64
+	var left uint32
+	var revoked sql.NullInt64
+	var reason string
+	err := tx.QueryRowContext(ctx, `SELECT expires_unix, uses_left, revoked_unix, revoked_reason FROM leases WHERE id = ?`, l.id).
+		Scan(&expires, &left, &revoked, &reason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
+	}
+	if err != nil {
+		return err
+	}
+	g, err := readGoal(ctx, tx, l.goal)
+	if err != nil {
+		return err
+	}
+	switch {
+	case g.State != wire.GoalActive:
+		return wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; its leases cannot be used", g.ID, g.State)
+	case g.Revision != l.revision:
+		return wire.Errorf(wire.CodeGoalRevisionMismatch, "lease %s was granted under revision %d of goal %s, which is now at revision %d",
+			l.id, l.revision, g.ID, g.Revision)
+	case revoked.Valid:
+		return wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
+	case expires <= j.now().Unix():
+		return wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
+	case left == 0:
+		return wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+// maxLimitations keeps the text within the wire's cap on human sentences.
+const maxLimitations = 4096
+
+// Limitations is the plain text an approval request carries beside the
+// identity: who the action runs as, where its boundary really is, what it
+// can read and write, that it has no network, and its profile's limits.
+func Limitations(id *wire.CommandIdentity) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable.\n", os.Getuid())
+	b.WriteString("The boundary is the sandbox, not the working directory: the whole workspace is writable whatever the cwd.\n")
+	fmt.Fprintf(&b, "Can read and execute: %s.\n", strings.Join(id.Policy.ReadExec, ", "))
+	rw := append([]string{"the workspace " + id.Workspace.Path, "a private HOME and TMPDIR for this action"}, id.Policy.ReadWrite...)
+	fmt.Fprintf(&b, "Can read and write: %s.\n", strings.Join(rw, ", "))
+	fmt.Fprintf(&b, "Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
+	b.WriteString("No network: it cannot open sockets of any family or reach other local processes.\n")
+	fmt.Fprintf(&b, "Limits (profile %s): %s.", id.Profile, ProfileLimits(id.Profile))
+	if b.Len() > maxLimitations {
+		return strings.ToValidUTF8(b.String()[:maxLimitations-len(" …")], "") + " …"
+	}
+	return b.String()
+}
+
+// ProfileLimits describes a profile's bundle in one line.
+func ProfileLimits(p wire.Profile) string {
+	l := profile.Of(p)
+	return fmt.Sprintf("wall time %s, CPU %d s, file size %s, %d open files, output kept %s head and tail per stream, "+
+		"group ended past %s of output; where a cgroup is delegated, memory %s and %d processes",
+		l.Wall, l.CPUSeconds, size(int64(l.FileSize)), profile.OpenFiles, size(l.Retain), size(l.HardOutput), size(l.Memory), l.Pids)
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

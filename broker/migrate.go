@@ -1,0 +1,154 @@
+package broker
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order, each in its own transaction; the
+// journal's schema version is the number applied. A migration is never
+// edited once released: changes are new entries.
+var migrations = []string{
+	// 1: the initial schema.
+	`
+CREATE TABLE goals (
+	id           TEXT PRIMARY KEY,
+	title        TEXT NOT NULL,
+	revision     INTEGER NOT NULL CHECK (revision >= 1),
+	state        TEXT NOT NULL CHECK (state IN ('active', 'paused', 'cancelled')),
+	created_unix INTEGER NOT NULL
+);
+INSERT INTO goals (id, title, revision, state, created_unix)
+	VALUES ('default', 'actions submitted without a goal', 1, 'active', 0);
+CREATE TRIGGER goals_revision_monotonic BEFORE UPDATE OF revision ON goals
+	WHEN NEW.revision < OLD.revision
+	BEGIN SELECT RAISE(ABORT, 'goal revisions never decrease'); END;
+CREATE TRIGGER goals_cancel_final BEFORE UPDATE OF state ON goals
+	WHEN OLD.state = 'cancelled' AND NEW.state != 'cancelled'
+	BEGIN SELECT RAISE(ABORT, 'a cancelled goal stays cancelled'); END;
+
+CREATE TABLE approval_requests (
+	id            TEXT PRIMARY KEY,
+	goal          TEXT NOT NULL REFERENCES goals(id),
+	goal_revision INTEGER NOT NULL,
+	session       TEXT NOT NULL,
+	fingerprint   BLOB NOT NULL,
+	identity      BLOB NOT NULL,
+	limitations   TEXT NOT NULL,
+	created_unix  INTEGER NOT NULL,
+	state         TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'denial_reported')),
+	decided_unix  INTEGER,
+	reason        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX approval_requests_lookup ON approval_requests (goal, goal_revision, fingerprint, state);
+
+CREATE TABLE leases (
+	id             TEXT PRIMARY KEY,
+	approval_id    TEXT NOT NULL UNIQUE REFERENCES approval_requests(id),
+	goal           TEXT NOT NULL REFERENCES goals(id),
+	goal_revision  INTEGER NOT NULL,
+	workspace_dev  INTEGER NOT NULL,
+	workspace_ino  INTEGER NOT NULL,
+	workspace_mnt  INTEGER NOT NULL,
+	fingerprint    BLOB NOT NULL,
+	created_unix   INTEGER NOT NULL,
+	expires_unix   INTEGER NOT NULL,
+	uses_granted   INTEGER NOT NULL CHECK (uses_granted >= 1),
+	uses_left      INTEGER NOT NULL CHECK (uses_left >= 0 AND uses_left <= uses_granted),
+	revoked_unix   INTEGER,
+	revoked_reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX leases_lookup ON leases (goal, fingerprint);
+CREATE TRIGGER leases_uses_monotonic BEFORE UPDATE OF uses_left ON leases
+	WHEN NEW.uses_left > OLD.uses_left
+	BEGIN SELECT RAISE(ABORT, 'lease uses are never refunded'); END;
+CREATE TRIGGER leases_revoke_final BEFORE UPDATE OF revoked_unix ON leases
+	WHEN OLD.revoked_unix IS NOT NULL
+	BEGIN SELECT RAISE(ABORT, 'a revoked lease stays revoked'); END;
+
+CREATE TABLE actions (
+	handle         TEXT PRIMARY KEY,
+	lease_id       TEXT NOT NULL REFERENCES leases(id),
+	approval_id    TEXT NOT NULL REFERENCES approval_requests(id),
+	goal           TEXT NOT NULL REFERENCES goals(id),
+	goal_revision  INTEGER NOT NULL,
+	session        TEXT NOT NULL,
+	executable     TEXT NOT NULL,
+	fingerprint    BLOB NOT NULL,
+	identity       BLOB NOT NULL,
+	state          TEXT NOT NULL CHECK (state IN ('executing', 'running', 'terminal', 'unknown')),
+	outcome        TEXT NOT NULL DEFAULT '',
+	result         BLOB,
+	classification TEXT NOT NULL DEFAULT '',
+	note           TEXT NOT NULL DEFAULT '',
+	created_unix   INTEGER NOT NULL,
+	updated_unix   INTEGER NOT NULL
+);
+CREATE INDEX actions_state ON actions (state);
+CREATE TRIGGER actions_final BEFORE UPDATE OF state ON actions
+	WHEN OLD.state IN ('terminal', 'unknown') AND NEW.state != OLD.state
+	BEGIN SELECT RAISE(ABORT, 'a finished or unknown action never changes state'); END;
+
+CREATE TABLE action_events (
+	handle     TEXT NOT NULL REFERENCES actions(handle),
+	seq        INTEGER NOT NULL,
+	kind       TEXT NOT NULL,
+	at_unix_ns INTEGER NOT NULL,
+	detail     TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (handle, seq)
+);
+
+CREATE TABLE receipts (
+	id           TEXT PRIMARY KEY,
+	handle       TEXT NOT NULL REFERENCES actions(handle),
+	seq          INTEGER NOT NULL UNIQUE,
+	body         BLOB NOT NULL,
+	digest       BLOB NOT NULL,
+	prev_digest  BLOB,
+	created_unix INTEGER NOT NULL
+);
+`,
+}
+
+// SchemaVersion is the journal schema this broker writes.
+var SchemaVersion = len(migrations)
+
+// migrate brings db up to SchemaVersion. A journal written by a newer
+// broker is refused rather than guessed at.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_version: %w", err)
+	}
+	var have int
+	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&have)
+	switch {
+	case err == sql.ErrNoRows:
+		if _, err := db.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("init schema_version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("read schema_version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("journal schema version %d is newer than this broker's %d", have, len(migrations))
+	}
+	for v := have; v < len(migrations); v++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin migration %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("apply migration %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("record migration %d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("commit migration %d: %w", v+1, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"warrant/wire"
+)
+
+// runtimePaths are the read+execute runtime paths of the default policy
+// (ARCHITECTURE §2.5); only those present on the host are listed.
+var runtimePaths = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/usr"}
+
+// devices are the character devices every target may read and write.
+var devices = []string{"/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}
+
+// Landlock ABI floors (ARCHITECTURE §5). ABI 4 is the least that handles
+// TCP bind/connect, so it is always required. When the running kernel has
+// ABI 6 (scopes for abstract unix sockets and signals), the default policy
+// requires 6, so that an approval made on such a kernel can never be used
+// with the scopes silently missing. The floor is part of the policy and so
+// of the fingerprint: an approval does not survive a kernel that lowers it.
+const (
+	landlockNetABI   = 4
+	landlockScopeABI = 6
+)
+
+// basePolicy is the part of the default policy that does not depend on the
+// action: runtime paths that exist, the operator's configured extras, the
+// devices and the Landlock floor.
+func basePolicy(extras []string) (wire.Policy, error) {
+	var read []string
+	for _, p := range runtimePaths {
+		if _, err := os.Stat(p); err == nil {
+			read = append(read, p)
+		}
+	}
+	for _, p := range extras {
+		if !path.IsAbs(p) || path.Clean(p) != p {
+			return wire.Policy{}, fmt.Errorf("configured read path %q is not a clean absolute path", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return wire.Policy{}, fmt.Errorf("configured read path: %w", err)
+		}
+		read = append(read, p)
+	}
+	slices.Sort(read)
+	return wire.Policy{
+		ReadExec:       slices.Compact(read),
+		ReadWrite:      []string{},
+		Devices:        slices.Clone(devices),
+		MinLandlockABI: minLandlockABI(kernelLandlockABI()),
+	}, nil
+}
+
+func minLandlockABI(kernel int) uint8 {
+	if kernel >= landlockScopeABI {
+		return landlockScopeABI
+	}
+	return landlockNetABI
+}
+
+// policy is the default policy for one executable: the base policy plus
+// the directory holding the executable (and its interpreter) when the
+// runtime paths do not already cover it. The install prefix granted is the
+// file's own directory, never a parent: widening it to, say, the parent of
+// a "bin" directory could expose a home directory. Operators who need a
+// wider prefix (e.g. /opt/go) configure it as an extra read path.
+func (b *Broker) policy(exe wire.Executable) wire.Policy {
+	p := b.base
+	p.ReadExec = slices.Clone(p.ReadExec)
+	add := func(file string) {
+		dir := path.Dir(file)
+		for _, r := range p.ReadExec {
+			if dir == r || strings.HasPrefix(dir, r+"/") || r == "/" {
+				return
+			}
+		}
+		p.ReadExec = append(p.ReadExec, dir)
+	}
+	add(exe.File.Path)
+	if exe.Interpreter != nil {
+		add(exe.Interpreter.File.Path)
+	}
+	slices.Sort(p.ReadExec)
+	p.ReadExec = slices.Compact(p.ReadExec)
+	return p
+}

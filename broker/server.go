@@ -1,0 +1,183 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"warrant/wire"
+)
+
+// Serve listens on agent.sock and operator.sock in the state directory's
+// run/ (0700) until ctx is done, then closes every connection and returns.
+// Each connection is checked with SO_PEERCRED (LOCAL_PEERCRED on macOS)
+// against the broker's uid, limited in number per socket, and must
+// complete each frame within IdleTimeout. A malformed frame is answered
+// with ARGUMENTS_INVALID and the connection is closed, since the stream is
+// out of step. A panic in a handler is answered with INTERNAL; the daemon
+// keeps running.
+func (b *Broker) Serve(ctx context.Context) error {
+	agentPath, operatorPath := SocketPaths(b.dirs.root)
+	agent, err := listen(agentPath)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	operator, err := listen(operatorPath)
+	if err != nil {
+		agent.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	s := &server{b: b, conns: map[net.Conn]struct{}{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.wg.Add(2)
+	go s.accept(ctx, agent, wire.AgentChannel, b.HandleAgent)
+	go s.accept(ctx, operator, wire.OperatorChannel, b.HandleOperator)
+	<-ctx.Done()
+	agent.Close()
+	operator.Close()
+	s.closeAll()
+	s.wg.Wait()
+	os.Remove(agentPath)
+	os.Remove(operatorPath)
+	return nil
+}
+
+// listen binds a unix socket at p, replacing a stale socket file left by a
+// broker that died (the state lock proves no live broker owns it).
+func listen(p string) (*net.UnixListener, error) {
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	if err := os.Chmod(p, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("chmod socket: %w", err)
+	}
+	return l, nil
+}
+
+type handler func(context.Context, wire.Message) wire.Message
+
+type server struct {
+	b     *Broker
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channel, h handler) {
+	defer s.wg.Done()
+	slots := make(chan struct{}, s.b.cfg.MaxConns)
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.b.cfg.Logf("accept on %s socket: %v", ch, err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			s.refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open; try again", ch, s.b.cfg.MaxConns))
+			continue
+		}
+		s.track(c, true)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-slots }()
+			defer s.track(c, false)
+			s.serveConn(ctx, c, ch, h)
+		}()
+	}
+}
+
+func (s *server) track(c net.Conn, add bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		s.conns[c] = struct{}{}
+	} else {
+		delete(s.conns, c)
+		c.Close()
+	}
+}
+
+func (s *server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
+// refuse sends one error frame and closes c, without waiting long.
+func (s *server) refuse(c net.Conn, e *wire.Error) {
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	wire.WriteFrame(c, e)
+	c.Close()
+}
+
+func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel, h handler) {
+	if uid, err := peerUID(c); err != nil || uid != uint32(os.Getuid()) {
+		s.b.cfg.Logf("refused a %s connection from uid %d (%v)", ch, uid, err)
+		s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
+		return
+	}
+	r := &countingReader{r: c}
+	for {
+		c.SetReadDeadline(time.Now().Add(s.b.cfg.IdleTimeout))
+		r.n = 0
+		m, err := wire.ReadFrame(r, wire.MaxAgentFrame, ch)
+		if err != nil {
+			switch {
+			case errors.Is(err, wire.ErrMalformed):
+				s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "%v; closing the connection", err))
+			case r.n > 0: // a frame began and did not complete: truncated or too slow
+				s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "incomplete frame (%v); closing the connection", err))
+			}
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		reply := s.call(ctx, h, m)
+		c.SetWriteDeadline(time.Now().Add(s.b.cfg.IdleTimeout))
+		if err := wire.WriteFrame(c, reply); err != nil {
+			return
+		}
+	}
+}
+
+// call runs one handler, turning a panic into an INTERNAL reply.
+func (s *server) call(ctx context.Context, h handler, m wire.Message) (reply wire.Message) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.b.cfg.Logf("panic answering %s: %v", m.Type(), p)
+			reply = wire.Errorf(wire.CodeInternal, "the broker failed internally answering %s", m.Type())
+		}
+	}()
+	return h(ctx, m)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}

@@ -1,0 +1,95 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// stateDirs is the state directory layout (ARCHITECTURE §3.3).
+type stateDirs struct {
+	root    string
+	journal string // journal.db
+	keys    string // keys/: the receipt signing and HMAC keys (owned by receipts)
+	run     string // run/: agent.sock and operator.sock
+	actions string // actions/<handle>/{home,tmp}
+	lock    string // lock: flock'd by the one broker using this directory
+}
+
+// DefaultStateDir is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
+// ~/.local/state/warrant.
+func DefaultStateDir() (string, error) {
+	if d := os.Getenv("WARRANT_STATE"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "warrant"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "warrant"), nil
+}
+
+func layout(root string) stateDirs {
+	return stateDirs{
+		root:    root,
+		journal: filepath.Join(root, "journal.db"),
+		keys:    filepath.Join(root, "keys"),
+		run:     filepath.Join(root, "run"),
+		actions: filepath.Join(root, "actions"),
+		lock:    filepath.Join(root, "lock"),
+	}
+}
+
+// SocketPaths returns the agent and operator socket paths of a state
+// directory.
+func SocketPaths(stateDir string) (agent, operator string) {
+	d := layout(stateDir)
+	return filepath.Join(d.run, "agent.sock"), filepath.Join(d.run, "operator.sock")
+}
+
+// prepareStateDir creates the layout, every directory 0700 and owned by
+// the broker's uid. An existing directory with another owner is refused;
+// one with wider permissions is narrowed.
+func prepareStateDir(root string) (stateDirs, error) {
+	if root == "" {
+		return stateDirs{}, errors.New("prepare state directory: no directory given")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return stateDirs{}, fmt.Errorf("prepare state directory: %w", err)
+	}
+	d := layout(abs)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return d, fmt.Errorf("prepare state directory: %w", err)
+	}
+	for _, dir := range []string{d.root, d.keys, d.run, d.actions} {
+		if err := privateDir(dir); err != nil {
+			return d, fmt.Errorf("prepare state directory: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if uid, ok := ownerOf(fi); !ok || uid != uint32(os.Getuid()) {
+		return fmt.Errorf("%s is not owned by uid %d", dir, os.Getuid())
+	}
+	if fi.Mode().Perm() != 0o700 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
+}

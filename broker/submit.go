@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"context"
+
+	"warrant/wire"
+)
+
+// Submit runs the pipeline of ARCHITECTURE §2 up to the launch:
+// admission → identity → exact lease match (or an approval request) →
+// snapshot → durable EXECUTING checkpoint (the lease use is consumed
+// there) → Executor.Start. It answers *wire.Accepted or
+// *wire.ApprovalRequired, or a *wire.Error. Without an Executor it refuses
+// with SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
+// nothing is recorded as executed.
+func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, error) {
+	if err := Admit(s); err != nil {
+		return nil, err
+	}
+	goalID := s.Request.Goal
+	if goalID == "" {
+		goalID = DefaultGoal
+	}
+	g, err := b.j.Goal(ctx, goalID)
+	if err != nil {
+		return nil, err
+	}
+	if g.State != wire.GoalActive {
+		return nil, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; it cannot run actions", g.ID, g.State)
+	}
+	r, err := b.resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	launch := &Launch{Goal: g, Session: s.Request.Session, Resolved: r}
+	handed := false
+	defer func() {
+		if !handed {
+			launch.Close()
+		}
+	}()
+	lease, err := b.j.MatchLease(ctx, g, r.Identity.Workspace, r.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	if lease == nil {
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, &r.Identity, r.Fingerprint)
+		if err != nil {
+			return nil, err
+		}
+		return &wire.ApprovalRequired{Request: *view}, nil
+	}
+	if b.cfg.Executor == nil {
+		return nil, wire.Errorf(wire.CodeSandboxUnavailable,
+			"execution is not wired yet: this broker has no launcher; lease %s matched and was not used", lease.ID())
+	}
+	if launch.Snapshot, err = b.snaps.Get(r.Exe, r.Identity.Executable.File); err != nil {
+		return nil, err
+	}
+	if in := r.Identity.Executable.Interpreter; in != nil {
+		if launch.InterpSnapshot, err = b.snaps.Get(r.Interp, in.File); err != nil {
+			return nil, err
+		}
+	}
+	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, &r.Identity); err != nil {
+		return nil, err
+	}
+	defer b.notify()
+	accepted := &wire.Accepted{Handle: launch.Handle}
+	if launch.Home, launch.Tmp, err = b.actionDirs(launch.Handle); err != nil {
+		b.notStarted(ctx, launch.Handle, err)
+		return accepted, nil
+	}
+	handed = true
+	if err := b.cfg.Executor.Start(ctx, launch); err != nil {
+		b.notStarted(ctx, launch.Handle, err)
+	}
+	return accepted, nil
+}
+
+// notStarted records a checkpointed action that was never started as
+// known_not_executed. Its use stays spent: the checkpoint is final. If
+// even that record fails, the action stays executing and becomes unknown
+// at the next start, which is the honest answer.
+func (b *Broker) notStarted(ctx context.Context, handle string, cause error) {
+	res := &wire.Result{Outcome: wire.KnownNotExecuted, Error: b.asWireError(cause)}
+	if err := b.j.Finish(ctx, handle, res); err != nil {
+		b.cfg.Logf("action %s: record that it was not started: %v", handle, err)
+	}
+}

@@ -1,0 +1,324 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/internal/envpolicy"
+	"warrant/internal/fsid"
+	"warrant/internal/snapshot"
+	"warrant/wire"
+)
+
+// The harness plays the broker for the real launcher binary: it measures
+// identities with internal/fsid, builds a SpawnRequest, passes the
+// descriptors with SCM_RIGHTS over a SOCK_SEQPACKET socketpair, starts the
+// launcher with fd 3 = the socket and an empty environment, reads the
+// reply, then the target's output, and waits.
+
+// runtimePaths is the read+execute set of the test policy. "/proc/self"
+// resolves, when the launcher opens it, to the launcher's own /proc entry,
+// which after execveat is the target's.
+var runtimePaths = []string{"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc/self"}
+
+// launchSafety only stops a wedged launcher from hanging the suite; no
+// test asserts on time.
+const launchSafety = 2 * time.Minute
+
+// action is the host side of one action: a workspace and the private HOME
+// and TMPDIR beside it, and a directory outside all of them.
+type action struct {
+	t                    *testing.T
+	Workspace, Home, Tmp string
+	Outside              string // neither granted nor beneath a grant
+}
+
+func newAction(t *testing.T) *action {
+	t.Helper()
+	root := t.TempDir()
+	a := &action{t: t}
+	for _, d := range []*string{&a.Workspace, &a.Home, &a.Tmp, &a.Outside} {
+		var err error
+		if *d, err = os.MkdirTemp(root, "d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// Request returns the request a broker would send for exe (a path, or a
+// name on the sanitized PATH) with args, in the workspace root.
+func (a *action) Request(exe string, args ...string) *wire.SpawnRequest {
+	a.t.Helper()
+	path := exe
+	if !filepath.IsAbs(exe) {
+		path = lookPath(a.t, exe)
+	}
+	return &wire.SpawnRequest{
+		Argv:       append([]string{exe}, args...),
+		Env:        envpolicy.Build(nil, a.Home, a.Tmp),
+		Workspace:  dirIdentity(a.t, a.Workspace, a.Workspace),
+		Cwd:        dirIdentity(a.t, a.Workspace, "."),
+		Executable: fileIdentity(a.t, path),
+		Profile:    wire.ProfileShort,
+		Policy:     wire.Policy{ReadExec: runtimePaths, MinLandlockABI: 4},
+		Home:       a.Home,
+		Tmp:        a.Tmp,
+	}
+}
+
+// lookPath resolves name on the sanitized PATH, as the broker does.
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	for _, dir := range filepath.SplitList(envpolicy.SanitizedPath) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	t.Skipf("skip: %s is not installed on %s", name, envpolicy.SanitizedPath)
+	return ""
+}
+
+// Helper is Request for the static helper program.
+func (a *action) Helper(args ...string) *wire.SpawnRequest {
+	return a.Request(bins.helper, args...)
+}
+
+// Path returns name inside the workspace.
+func (a *action) Path(name string) string { return filepath.Join(a.Workspace, name) }
+
+// fileIdentity measures the canonical file behind path.
+func fileIdentity(t *testing.T, path string) wire.FileIdentity {
+	t.Helper()
+	canon, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	id, err := fsid.File(int(f.Fd()), canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// dirIdentity measures the directory rel beneath base (rel may be
+// absolute, for the workspace itself) and records it under rel.
+func dirIdentity(t *testing.T, base, rel string) wire.DirIdentity {
+	t.Helper()
+	p := rel
+	if !filepath.IsAbs(rel) {
+		p = filepath.Join(base, rel)
+	}
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	id, err := fsid.Dir(fd, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// launch describes one start of the launcher. Only Req is required.
+type launch struct {
+	Req        *wire.SpawnRequest
+	Frame      []byte                // sent instead of Req's encoding
+	FDs        func(def []int) []int // rewrites the descriptors sent
+	Second     bool                  // queue a second copy of the datagram
+	Snapshots  bool                  // the broker passes sealed snapshots (cache hit)
+	Env        []string              // the launcher's own environment (default empty)
+	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
+}
+
+// result is what the broker observed.
+type result struct {
+	Reply          wire.Message
+	Execed         bool // EOF on the reply socket right after Ready
+	Stdout, Stderr string
+	State          *os.ProcessState
+}
+
+// Run launches req with the defaults.
+func (a *action) Run(req *wire.SpawnRequest) *result {
+	return a.Launch(launch{Req: req})
+}
+
+// Launch plays the broker for one launcher run.
+func (a *action) Launch(l launch) *result {
+	t := a.t
+	t.Helper()
+	fds, stdout, stderr := a.descriptors(l)
+	frame := l.Frame
+	if frame == nil {
+		var err error
+		if frame, err = wire.EncodeFrame(l.Req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.FDs != nil {
+		fds = l.FDs(fds)
+	}
+	sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := os.NewFile(uintptr(sv[0]), "broker-end")
+	theirs := os.NewFile(uintptr(sv[1]), "launcher-end")
+	defer ours.Close()
+	sends := 1
+	if l.Second {
+		sends = 2
+	}
+	for range sends {
+		if err := unix.Sendmsg(sv[0], frame, unix.UnixRights(fds...), nil, 0); err != nil {
+			t.Fatalf("send the request: %v", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), launchSafety)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.launcher)
+	cmd.Env = append([]string{}, l.Env...)
+	cmd.ExtraFiles = append([]*os.File{theirs}, l.ExtraFiles...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	for _, fd := range fds { // the kernel holds its own copies in flight
+		unix.Close(fd)
+	}
+	r := &result{}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go drain(&wg, stdout, &r.Stdout)
+	go drain(&wg, stderr, &r.Stderr)
+	r.Reply, r.Execed = readReply(t, sv[0])
+	wg.Wait()
+	cmd.Wait()
+	r.State = cmd.ProcessState
+	return r
+}
+
+// descriptors opens the default descriptors: the workspace, the output
+// pipes' write ends and, for a cache hit, the sealed snapshots. It returns
+// them with the pipes' read ends.
+func (a *action) descriptors(l launch) (fds []int, stdout, stderr *os.File) {
+	t := a.t
+	ws, err := unix.Open(a.Workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds = append(fds, ws)
+	for _, r := range []**os.File{&stdout, &stderr} {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		*r = os.NewFile(uintptr(p[0]), "output")
+		t.Cleanup(func() { (*r).Close() })
+		fds = append(fds, p[1])
+	}
+	if l.Snapshots && l.Req != nil {
+		l.Req.Snapshots = true
+		fds = append(fds, makeSnapshot(t, l.Req.Executable))
+		if l.Req.Interpreter != nil {
+			fds = append(fds, makeSnapshot(t, l.Req.Interpreter.File))
+		}
+	}
+	return fds, stdout, stderr
+}
+
+// makeSnapshot is the broker's snapshot cache: a sealed copy of id.
+func makeSnapshot(t *testing.T, id wire.FileIdentity) int {
+	f, err := os.Open(id.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd, _, err := snapshot.Create(int(f.Fd()), int64(id.Size), filepath.Base(id.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd
+}
+
+func drain(wg *sync.WaitGroup, r io.Reader, into *string) {
+	defer wg.Done()
+	var b bytes.Buffer
+	io.Copy(&b, r)
+	*into = b.String()
+}
+
+// readReply reads the launcher's one reply datagram and reports whether
+// the socket reached EOF right after it (the exec closed it).
+func readReply(t *testing.T, fd int) (wire.Message, bool) {
+	buf := make([]byte, wire.MaxLauncherFrame)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		t.Fatalf("read the reply: %v", err)
+	}
+	if n == 0 {
+		return nil, false
+	}
+	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel)
+	if err != nil {
+		t.Fatalf("decode the reply: %v", err)
+	}
+	more, err := unix.Read(fd, buf)
+	if err == unix.ECONNRESET { // the launcher exited with a datagram unread
+		return m, false
+	}
+	if err != nil {
+		t.Fatalf("read after the reply: %v", err)
+	}
+	_, isReady := m.(*wire.Ready)
+	return m, isReady && more == 0
+}
+
+// Ready requires that the launcher sent Ready and executed the target.
+func (r *result) Ready(t *testing.T) *wire.Ready {
+	t.Helper()
+	ready, ok := r.Reply.(*wire.Ready)
+	if !ok || !r.Execed {
+		t.Fatalf("want Ready and exec, got %#v (execed %v); stderr:\n%s", r.Reply, r.Execed, r.Stderr)
+	}
+	return ready
+}
+
+// Refused requires a refusal with code and no exec.
+func (r *result) Refused(t *testing.T, code wire.Code) *wire.Refused {
+	t.Helper()
+	ref, ok := r.Reply.(*wire.Refused)
+	if !ok {
+		t.Fatalf("want Refused %s, got %#v; stdout %q", code, r.Reply, r.Stdout)
+	}
+	if ref.Code != code {
+		t.Fatalf("want Refused %s, got %s: %s", code, ref.Code, ref.Detail)
+	}
+	if r.Execed || r.State.ExitCode() != 125 || r.Stdout != "" {
+		t.Fatalf("a refused launch ran something: exit %v, stdout %q", r.State, r.Stdout)
+	}
+	return ref
+}
+
+// Lines returns the target's stdout lines.
+func (r *result) Lines() []string {
+	return strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")
+}

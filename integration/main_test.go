@@ -1,0 +1,47 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// bins are the binaries under test, built once by TestMain.
+var bins struct {
+	dir      string
+	launcher string // cmd/launcher, with cgo (libseccomp)
+	helper   string // integration/testdata/helper, static
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "warrant-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bins.dir = dir
+	bins.launcher = filepath.Join(dir, "launcher")
+	bins.helper = filepath.Join(dir, "helper")
+	builds := []struct {
+		out, pkg, cgo string
+	}{
+		{bins.launcher, "warrant/cmd/launcher", "1"},
+		{bins.helper, "warrant/integration/testdata/helper", "0"},
+	}
+	for _, b := range builds {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: build %s: %v\n%s", b.pkg, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}

@@ -1,0 +1,272 @@
+package receipt
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"sync"
+	"sync/atomic"
+)
+
+const (
+	// MaxChunk is the largest chunk: a longer Write is recorded as several.
+	MaxChunk = 64 << 10
+	// keepChunks is how many chunk records are kept at each end.
+	keepChunks = 16
+	// parallelMAC is the chunk size from which the raw HMAC runs on its
+	// own goroutine beside redaction and the redacted digest.
+	parallelMAC = 16 << 10
+	// MACKeySize is the size of the broker-only output HMAC key.
+	MACKeySize = 32
+)
+
+// RecorderConfig configures one stream's Recorder.
+type RecorderConfig struct {
+	Stream StreamName
+	Retain int64    // head and tail kept, each (profile.Of(p).Retain)
+	Budget int64    // hard output budget (profile.Of(p).HardOutput)
+	MACKey []byte   // Keys.MACKey(): never a bare hash of raw output
+	Rules  *Ruleset // the redaction rules
+	// Live, if set, receives redacted output as it is released, for live
+	// display. It must not keep the slice.
+	Live func(redacted []byte)
+}
+
+// Recorder records one output stream: it counts and MACs the raw bytes,
+// redacts them, digests and retains (head and tail of) the redacted
+// stream, and keeps chunk records. Its memory is bounded by Retain, the
+// ruleset's window and MaxChunk, whatever is written. Write and Close
+// belong to one goroutine; OverBudget and Observed may be polled from any.
+type Recorder struct {
+	cfg      RecorderConfig
+	observed atomic.Uint64
+	eng      *engine
+	mac      hash.Hash // of raw bytes
+	red      hash.Hash // of redacted bytes
+	blocked  bool
+
+	rawDone  uint64 // raw bytes accounted for in redacted output
+	redTotal uint64
+	redChunk uint64 // redacted offset where the last finished chunk ended
+	head     []byte
+	tail     ring
+	chunks   uint64
+	pending  []*Chunk // written, not yet fully released
+	pendEnd  []uint64 // raw end offset of each pending chunk
+	first    []*Chunk
+	last     [keepChunks]*Chunk
+	closed   bool
+}
+
+// NewRecorder returns a recorder for one stream.
+func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
+	switch {
+	case cfg.Stream == 0 || int(cfg.Stream) >= len(streamNames):
+		return nil, fmt.Errorf("new recorder: invalid stream %d", cfg.Stream)
+	case len(cfg.MACKey) != MACKeySize:
+		return nil, fmt.Errorf("new recorder: MAC key is %d bytes, want %d", len(cfg.MACKey), MACKeySize)
+	case cfg.Rules == nil || cfg.Retain < 0 || cfg.Budget <= 0:
+		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
+	}
+	return &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), mac: hmac.New(sha256.New, cfg.MACKey),
+		red: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
+}
+
+// Observed returns the raw bytes written so far.
+func (r *Recorder) Observed() uint64 { return r.observed.Load() }
+
+// OverBudget reports whether more than the hard output budget has been
+// observed; the caller then ends the group as output_limit_reaped.
+func (r *Recorder) OverBudget() bool { return r.observed.Load() > uint64(r.cfg.Budget) }
+
+// Write records p. It always consumes all of p and never fails, so that
+// the pipe keeps draining until the process ends; a redactor failure is
+// reported by Close (EVIDENCE_BLOCKED).
+func (r *Recorder) Write(p []byte) (int, error) {
+	if r.closed {
+		panic("receipt: internal error: write after close")
+	}
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), MaxChunk)
+		r.chunk(p[:k])
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (r *Recorder) chunk(p []byte) {
+	c := &Chunk{Index: r.chunks, RawBytes: uint64(len(p))}
+	r.chunks++
+	end := r.observed.Add(uint64(len(p)))
+	r.pending = append(r.pending, c)
+	r.pendEnd = append(r.pendEnd, end)
+	if len(p) < parallelMAC {
+		r.mac.Write(p)
+		c.RawHMAC = hex.EncodeToString(r.mac.Sum(nil))
+		r.redact(p)
+		return
+	}
+	var wg sync.WaitGroup
+	var sum []byte
+	wg.Go(func() {
+		r.mac.Write(p)
+		sum = r.mac.Sum(nil)
+	})
+	r.redact(p)
+	wg.Wait()
+	c.RawHMAC = hex.EncodeToString(sum)
+}
+
+func (r *Recorder) redact(p []byte) {
+	if !r.blocked && r.eng.write(p, r.emit) != nil {
+		r.blocked = true
+	}
+}
+
+// emit takes released redacted output, closing every chunk whose raw end
+// it reaches at the exact redacted offset where that chunk ends.
+func (r *Recorder) emit(out []byte, raw int, verbatim bool) {
+	if verbatim {
+		for len(r.pending) > 0 && r.pendEnd[0] <= r.rawDone+uint64(len(out)) {
+			k := r.pendEnd[0] - r.rawDone
+			r.take(out[:k])
+			out, r.rawDone = out[k:], r.rawDone+k
+			r.finish()
+		}
+		r.take(out)
+		r.rawDone += uint64(len(out))
+		return
+	}
+	r.take(out)
+	r.rawDone += uint64(raw)
+	for len(r.pending) > 0 && r.pendEnd[0] <= r.rawDone {
+		r.finish()
+	}
+}
+
+func (r *Recorder) take(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	r.red.Write(b)
+	r.redTotal += uint64(len(b))
+	if r.cfg.Live != nil {
+		r.cfg.Live(b)
+	}
+	if room := int(r.cfg.Retain) - len(r.head); room > 0 {
+		k := min(room, len(b))
+		r.head = append(r.head, b[:k]...)
+		b = b[k:]
+	}
+	r.tail.write(b)
+}
+
+// finish closes the oldest pending chunk at the current redacted offset.
+func (r *Recorder) finish() {
+	c := r.pending[0]
+	r.pending, r.pendEnd = r.pending[1:], r.pendEnd[1:]
+	c.RedactedSHA256 = hex.EncodeToString(r.red.Sum(nil))
+	c.RedactedBytes, r.redChunk = r.redTotal-r.redChunk, r.redTotal
+	if len(r.first) < keepChunks {
+		r.first = append(r.first, c)
+	}
+	r.last[c.Index%keepChunks] = c
+}
+
+// Close releases what the redactor held back and returns the stream's
+// evidence and retained bytes. After a redactor failure the evidence is
+// still returned, truncated as evidence_blocked, with an EVIDENCE_BLOCKED
+// error: the caller must not present the stream as complete.
+func (r *Recorder) Close() (*Captured, error) {
+	if r.closed {
+		panic("receipt: internal error: recorder closed twice")
+	}
+	r.closed = true
+	var err error
+	if !r.blocked {
+		if err = r.eng.run(true, r.emit); err != nil {
+			r.blocked = true
+		}
+	} else {
+		err = r.eng.err
+	}
+	tail := r.tail.bytes()
+	retained := sha256.New()
+	retained.Write(r.head)
+	retained.Write(tail)
+	ev := StreamEvidence{
+		Stream: r.cfg.Stream, RulesetID: r.cfg.Rules.ID(), ExactSecrets: r.cfg.Rules.Exact(),
+		Chunks: r.chunks, ChunkRecords: r.records(),
+		ObservedBytes: r.observed.Load(), RedactedBytes: r.redTotal,
+		RetainedBytes: uint64(len(r.head) + len(tail)),
+		WithheldBytes: r.observed.Load() - r.rawDone,
+		Head:          Range{0, uint64(len(r.head))},
+		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
+		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
+		RawHMAC:        hex.EncodeToString(r.mac.Sum(nil)),
+		RedactedSHA256: hex.EncodeToString(r.red.Sum(nil)),
+		RetainedSHA256: hex.EncodeToString(retained.Sum(nil)),
+		Redactions:     r.eng.hits(),
+	}
+	ev.DroppedBytes = ev.RedactedBytes - ev.RetainedBytes
+	switch {
+	case r.blocked:
+		ev.Truncation = TruncEvidenceBlocked
+	case r.OverBudget():
+		ev.Truncation = TruncOutputLimit
+	case ev.DroppedBytes > 0:
+		ev.Truncation = TruncRetention
+	}
+	if verr := ev.validate(); verr != nil {
+		panic("receipt: internal error: " + verr.Error())
+	}
+	return &Captured{Evidence: ev, Head: r.head, Tail: tail}, err
+}
+
+// records returns the first and last keepChunks finished chunk records.
+func (r *Recorder) records() []Chunk {
+	out := make([]Chunk, 0, 2*keepChunks)
+	for _, c := range r.first {
+		out = append(out, *c)
+	}
+	n := uint64(len(r.first))
+	done := r.chunks - uint64(len(r.pending))
+	for i := max(n, done-min(done, keepChunks)); i < done; i++ {
+		out = append(out, *r.last[i%keepChunks])
+	}
+	return out
+}
+
+// ring keeps the last size bytes written to it.
+type ring struct {
+	size int
+	buf  []byte
+	pos  int // next write position once buf is full
+}
+
+func (t *ring) write(b []byte) {
+	if t.size == 0 || len(b) == 0 {
+		return
+	}
+	if len(b) >= t.size {
+		b = b[len(b)-t.size:]
+	}
+	if room := t.size - len(t.buf); room > 0 {
+		k := min(room, len(b))
+		t.buf = append(t.buf, b[:k]...)
+		b = b[k:]
+	}
+	for len(b) > 0 {
+		k := copy(t.buf[t.pos:], b)
+		b = b[k:]
+		t.pos = (t.pos + k) % t.size
+	}
+}
+
+func (t *ring) bytes() []byte {
+	out := make([]byte, 0, len(t.buf))
+	return append(append(out, t.buf[t.pos:]...), t.buf[:t.pos]...)
+}

@@ -1,0 +1,177 @@
+package receipt
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var testMACKey = bytes.Repeat([]byte{7}, MACKeySize)
+
+func newTestRecorder(t testing.TB, retain, budget int64) *Recorder {
+	t.Helper()
+	r, err := NewRecorder(RecorderConfig{Stream: Stdout, Retain: retain, Budget: budget,
+		MACKey: testMACKey, Rules: testRules(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func record(t testing.TB, r *Recorder, data []byte, size int) *Captured {
+	t.Helper()
+	for len(data) > 0 {
+		n := min(size, len(data))
+		r.Write(data[:n])
+		data = data[n:]
+	}
+	c, err := r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A flood is accounted to the byte: observed = what was written, retained
+// = head + tail, dropped = the rest, and both digests match the bytes.
+func TestRecorderFloodAccounting(t *testing.T) {
+	data := []byte(strings.Repeat("line of ordinary output 0123456789\n", 30000))
+	for _, size := range []int{1 << 16, 4093, 7} {
+		c := record(t, newTestRecorder(t, 1000, 1<<30), data, size)
+		ev := c.Evidence
+		n := uint64(len(data))
+		if ev.ObservedBytes != n || ev.RedactedBytes != n || ev.RetainedBytes != 2000 || ev.DroppedBytes != n-2000 {
+			t.Fatalf("size %d: counters %+v", size, ev)
+		}
+		if ev.Truncation != TruncRetention || ev.Head != (Range{0, 1000}) || ev.Tail != (Range{n - 1000, n}) {
+			t.Fatalf("size %d: ranges %v %v %v", size, ev.Head, ev.Tail, ev.Truncation)
+		}
+		if !bytes.Equal(c.Head, data[:1000]) || !bytes.Equal(c.Tail, data[n-1000:]) {
+			t.Fatalf("size %d: retained bytes differ from the stream's ends", size)
+		}
+		m := hmac.New(sha256.New, testMACKey)
+		m.Write(data)
+		sum := sha256.Sum256(data)
+		if ev.RawHMAC != hex.EncodeToString(m.Sum(nil)) || ev.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("size %d: digests do not match the bytes", size)
+		}
+		if want := (n + uint64(size) - 1) / uint64(size); ev.Chunks != want || len(ev.ChunkRecords) != min(int(want), 2*keepChunks) {
+			t.Fatalf("size %d: %d chunks, %d records", size, ev.Chunks, len(ev.ChunkRecords))
+		}
+		last := ev.ChunkRecords[len(ev.ChunkRecords)-1]
+		if last.Index != ev.Chunks-1 || last.RawHMAC != ev.RawHMAC || last.RedactedSHA256 != ev.RedactedSHA256 {
+			t.Fatalf("size %d: last chunk record %+v does not end the chain", size, last)
+		}
+	}
+}
+
+// A secret split across two chunks: no byte of it is retained, and the
+// redacted digest covers the redacted bytes only.
+func TestRecorderSplitSecret(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("Zq9", 12)
+	data := []byte("token: " + secret + "\nbye\n")
+	for cut := 1; cut < len(data); cut++ {
+		r := newTestRecorder(t, 1<<20, 1<<30)
+		r.Write(data[:cut])
+		r.Write(data[cut:])
+		c, err := r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := append(append([]byte{}, c.Head...), c.Tail...)
+		if string(kept) != "token: [REDACTED:github-token]\nbye\n" {
+			t.Fatalf("cut %d: retained %q", cut, kept)
+		}
+		for i := 0; i+6 <= len(secret); i++ {
+			if bytes.Contains(kept, []byte(secret[i:i+6])) {
+				t.Fatalf("cut %d: secret bytes %q retained", cut, secret[i:i+6])
+			}
+		}
+		if sum := sha256.Sum256(kept); c.Evidence.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("cut %d: redacted digest is not over the redacted bytes", cut)
+		}
+		if c.Evidence.ObservedBytes != uint64(len(data)) || c.Evidence.Redactions[0].Count != 1 {
+			t.Fatalf("cut %d: %+v", cut, c.Evidence)
+		}
+	}
+}
+
+func TestRecorderBudget(t *testing.T) {
+	r := newTestRecorder(t, 10, 100)
+	r.Write(make([]byte, 100))
+	if r.OverBudget() {
+		t.Fatal("over budget at exactly the budget")
+	}
+	r.Write([]byte{'x'})
+	if !r.OverBudget() {
+		t.Fatal("not over budget past it")
+	}
+	c, _ := r.Close()
+	if c.Evidence.Truncation != TruncOutputLimit || c.Evidence.ObservedBytes != 101 {
+		t.Fatalf("%+v", c.Evidence)
+	}
+}
+
+// A redactor failure withholds everything it held and everything after.
+func TestRecorderEvidenceBlocked(t *testing.T) {
+	rs := testRules(t)
+	rs.add(matcher{name: "broken", lits: []string{"BOOM"}, width: 8,
+		match: func([]byte) (int, cont) { panic("rule exploded") }})
+	r, _ := NewRecorder(RecorderConfig{Stream: Stderr, Retain: 1 << 20, Budget: 1 << 30, MACKey: testMACKey, Rules: rs})
+	r.Write([]byte("fine\nBOOM raw-secret"))
+	r.Write([]byte(" more raw"))
+	c, err := r.Close()
+	if err == nil || c.Evidence.Truncation != TruncEvidenceBlocked {
+		t.Fatalf("err %v, evidence %+v", err, c.Evidence)
+	}
+	kept := string(c.Head) + string(c.Tail)
+	if strings.Contains(kept, "raw") || c.Evidence.WithheldBytes == 0 ||
+		c.Evidence.ObservedBytes != uint64(len("fine\nBOOM raw-secret more raw")) {
+		t.Fatalf("retained %q, evidence %+v", kept, c.Evidence)
+	}
+}
+
+// Writing 1 GiB keeps the heap bounded by the retention and the window.
+func TestRecorderMemoryBounded(t *testing.T) {
+	r := newTestRecorder(t, 1<<20, 1<<40)
+	chunk := []byte(strings.Repeat("flood flood flood flood flood\n", 64<<10/30))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var written int64
+	for written < 1<<30 {
+		r.Write(chunk)
+		written += int64(len(chunk))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	c, _ := r.Close()
+	if c.Evidence.ObservedBytes != uint64(written) {
+		t.Fatalf("observed %d, wrote %d", c.Evidence.ObservedBytes, written)
+	}
+	growth := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("heap growth after %d bytes: %d bytes", written, growth)
+	if growth > 8<<20 {
+		t.Fatalf("heap grew by %d bytes for a 1 GiB stream", growth)
+	}
+}
+
+func TestProject(t *testing.T) {
+	c := record(t, newTestRecorder(t, 8, 1<<30), []byte("ab\x1b[31mc\xffd\u202eZ 0123456789 end\r\n"), 3)
+	s := Project(c, 1000)
+	want := "ab\\x1b[31mc\n[… 15 bytes omitted (retention_limit) …]\n89 end\\x0d\n"
+	if s.Text != want || !s.Truncated || s.ObservedBytes != 31 || s.DroppedBytes != 15 || s.RetainedBytes != 16 {
+		t.Fatalf("projection %q %+v", s.Text, s)
+	}
+	whole := record(t, newTestRecorder(t, 100, 1<<30), []byte("x\xffy\u202e"), 64)
+	if s := Project(whole, 1000); s.Text != "x\uFFFDy\\u202e" || s.Truncated {
+		t.Fatalf("projection %q %+v", s.Text, s)
+	}
+	if s := Project(whole, 2); s.Text != "x\uFFFD\n[… 0 bytes omitted, 7 characters not shown …]\n" || !s.Truncated {
+		t.Fatalf("bounded projection %q", s.Text)
+	}
+}

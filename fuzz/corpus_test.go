@@ -1,0 +1,85 @@
+package fuzz
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFuzzCorporaNotEmpty finds every fuzz target in this package by
+// parsing its _test.go files (any func FuzzX(*testing.F)) and requires a
+// committed seed corpus for each: testdata/fuzz/FuzzX/ holding at least
+// one file in the "go test fuzz v1" format. A target added without seeds
+// fails here.
+func TestFuzzCorporaNotEmpty(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", path, err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") && takesTestingF(fn) {
+				targets = append(targets, fn.Name.Name)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		t.Fatal("no fuzz targets found; the check would prove nothing")
+	}
+	for _, name := range targets {
+		dir := filepath.Join("testdata", "fuzz", name)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Errorf("%s: no seed corpus: %v", name, err)
+			continue
+		}
+		seeds := 0
+		for _, e := range entries {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(b, []byte("go test fuzz v1\n")) {
+				t.Errorf("%s/%s: not a go test fuzz v1 file", dir, e.Name())
+				continue
+			}
+			seeds++
+		}
+		if seeds == 0 {
+			t.Errorf("%s: seed corpus %s is empty", name, dir)
+		}
+	}
+}
+
+// takesTestingF reports whether fn has the one parameter *testing.F.
+func takesTestingF(fn *ast.FuncDecl) bool {
+	ps := fn.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) > 1 {
+		return false
+	}
+	star, ok := ps[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "testing" && sel.Sel.Name == "F"
+}

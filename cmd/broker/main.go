@@ -1,12 +1,13 @@
-// Command broker is warrant's unprivileged daemon and its human/agent CLI.
+// Command broker is warrant's unprivileged daemon and its human CLI. The
+// logic lives in warrant/broker/cli.
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"warrant/broker/cli"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "broker: not built yet: admission, approvals and the launch path arrive with the broker issues")
-	os.Exit(125)
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,0 +1,86 @@
+package client
+
+import (
+	"path/filepath"
+	"time"
+
+	"warrant/wire"
+)
+
+// Submitted is the answer to Submit: either a handle (the action passed
+// admission, matched a lease and was checkpointed) or an approval request
+// a human must decide before submitting again.
+type Submitted struct {
+	Handle   string             // set when accepted
+	Approval *wire.ApprovalView // set when approval is required
+}
+
+// Submit asks the broker to run req in the workspace (an absolute path;
+// symlinks in it are resolved here, since the broker refuses them).
+func (cl *Client) Submit(workspace string, req wire.ActionRequest) (Submitted, error) {
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
+	}
+	reply, err := cl.agent.roundTrip(&wire.Submit{Workspace: ws, Request: req})
+	if err != nil {
+		return Submitted{}, err
+	}
+	switch r := reply.(type) {
+	case *wire.Accepted:
+		return Submitted{Handle: r.Handle}, nil
+	case *wire.ApprovalRequired:
+		return Submitted{Approval: &r.Request}, nil
+	}
+	_, err = expect[*wire.Accepted](reply, nil)
+	return Submitted{}, err
+}
+
+// Query returns the state of an action.
+func (cl *Client) Query(handle string) (*wire.Status, error) {
+	return expect[*wire.Status](cl.agent.roundTrip(&wire.Query{Handle: handle}))
+}
+
+// Wait returns the action's status once it is terminal or unknown. If the
+// budget runs out first it returns nil and the state at that moment: a
+// timeout of the wait is not a failure of the action.
+func (cl *Client) Wait(handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
+	ms := budget.Milliseconds()
+	if ms > 1<<32-1 {
+		ms = 1<<32 - 1
+	}
+	reply, err := cl.agent.roundTrip(&wire.Wait{Handle: handle, BudgetMs: uint32(ms)})
+	if err != nil {
+		return nil, 0, err
+	}
+	if t, ok := reply.(*wire.WaitTimeout); ok {
+		return nil, t.State, nil
+	}
+	st, err := expect[*wire.Status](reply, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, st.State, nil
+}
+
+// Cancel asks the broker to end an action. Nothing is undone.
+func (cl *Client) Cancel(handle, reason string) (wire.CancelResult, error) {
+	r, err := expect[*wire.CancelReply](cl.agent.roundTrip(&wire.Cancel{Handle: handle, Reason: reason}))
+	if err != nil {
+		return 0, err
+	}
+	return r.Result, nil
+}
+
+// CreateGoal opens a goal at revision 1.
+func (cl *Client) CreateGoal(title string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](cl.agent.roundTrip(&wire.GoalCreate{Title: title}))
+}
+
+// ReviseGoal bumps a goal's revision; its leases stop matching.
+func (cl *Client) ReviseGoal(goal string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](cl.agent.roundTrip(&wire.GoalRevise{Goal: goal}))
+}

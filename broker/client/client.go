@@ -1,0 +1,111 @@
+package client
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"warrant/broker"
+	"warrant/wire"
+)
+
+// Client talks to the broker of one state directory. Its methods are safe
+// for concurrent use; requests on one socket are serialized.
+type Client struct {
+	agent, operator conn
+}
+
+type conn struct {
+	mu   sync.Mutex
+	path string
+	c    net.Conn
+}
+
+// Dial returns a client for the broker of stateDir, checking that its
+// agent socket answers. Connections are made on first use and remade
+// after an error.
+func Dial(stateDir string) (*Client, error) {
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("dial broker: %w", err)
+	}
+	a, o := broker.SocketPaths(abs)
+	cl := &Client{agent: conn{path: a}, operator: conn{path: o}}
+	cl.agent.mu.Lock()
+	defer cl.agent.mu.Unlock()
+	if err := cl.agent.connect(); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// Close closes both connections.
+func (cl *Client) Close() error {
+	for _, c := range []*conn{&cl.agent, &cl.operator} {
+		c.mu.Lock()
+		if c.c != nil {
+			c.c.Close()
+			c.c = nil
+		}
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *conn) connect() error {
+	if c.c != nil {
+		return nil
+	}
+	nc, err := net.DialTimeout("unix", c.path, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("dial broker: %w", err)
+	}
+	c.c = nc
+	return nil
+}
+
+// roundTrip sends m and reads one reply. A *wire.Error reply is returned
+// as the error.
+func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.connect(); err != nil {
+		return nil, err
+	}
+	reply, err := exchange(c.c, m)
+	if err != nil {
+		c.c.Close()
+		c.c = nil
+		return nil, err
+	}
+	if e, ok := reply.(*wire.Error); ok {
+		return nil, e
+	}
+	return reply, nil
+}
+
+func exchange(nc net.Conn, m wire.Message) (wire.Message, error) {
+	if err := wire.WriteFrame(nc, m); err != nil {
+		return nil, fmt.Errorf("send %s: %w", m.Type(), err)
+	}
+	reply, err := wire.ReadFrame(nc, wire.MaxAgentFrame, wire.ReplyChannel)
+	if err != nil {
+		return nil, fmt.Errorf("read reply to %s: %w", m.Type(), err)
+	}
+	return reply, nil
+}
+
+// expect converts a reply to the type the request calls for.
+func expect[T wire.Message](reply wire.Message, err error) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	t, ok := reply.(T)
+	if !ok {
+		return zero, fmt.Errorf("broker answered %s, which this request cannot get", reply.Type())
+	}
+	return t, nil
+}

@@ -1,0 +1,50 @@
+package client
+
+import (
+	"time"
+
+	"warrant/wire"
+)
+
+// Approve grants a lease of uses uses, valid for ttl, for a pending
+// approval request.
+func (cl *Client) Approve(requestID string, uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+	secs := ttl / time.Second
+	if secs > 1<<32-1 {
+		secs = 1<<32 - 1
+	}
+	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(&wire.Approve{RequestID: requestID, Uses: uses, TTLSeconds: uint32(secs)}))
+	if err != nil {
+		return nil, err
+	}
+	return &r.Lease, nil
+}
+
+// Deny refuses a pending approval request.
+func (cl *Client) Deny(requestID, reason string) error {
+	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Deny{RequestID: requestID, Reason: reason}))
+	return err
+}
+
+// Revoke ends a lease now.
+func (cl *Client) Revoke(leaseID string) error {
+	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Revoke{LeaseID: leaseID}))
+	return err
+}
+
+// List lists pending approvals, leases or actions (unknownOnly: only
+// unclassified unknown outcomes).
+func (cl *Client) List(kind wire.ListKind, unknownOnly bool) (*wire.Listing, error) {
+	return expect[*wire.Listing](cl.operator.roundTrip(&wire.List{Kind: kind, UnknownOnly: unknownOnly}))
+}
+
+// Resolve records the operator's classification of an unknown outcome.
+func (cl *Client) Resolve(handle string, c wire.Classification, note string) error {
+	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Resolve{Handle: handle, Classification: c, Note: note}))
+	return err
+}
+
+// SetGoalState pauses, resumes or cancels a goal.
+func (cl *Client) SetGoalState(goal string, state wire.GoalState) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](cl.operator.roundTrip(&wire.GoalSetState{Goal: goal, State: state}))
+}

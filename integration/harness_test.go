@@ -148,6 +148,24 @@ type launch struct {
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
 }
 
+// splice encodes req and replaces the one CBOR text string placeholder in
+// it with replacement (same length), giving a frame that wire would never
+// encode itself: how the tests speak for a hostile broker.
+func splice(t *testing.T, req *wire.SpawnRequest, placeholder, replacement string) []byte {
+	t.Helper()
+	if len(placeholder) != len(replacement) {
+		t.Fatal("splice: placeholder and replacement must have the same length")
+	}
+	frame, err := wire.EncodeFrame(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(frame, []byte(placeholder)) != 1 {
+		t.Fatalf("splice: %q is not unique in the frame", placeholder)
+	}
+	return bytes.Replace(frame, []byte(placeholder), []byte(replacement), 1)
+}
+
 // result is what the broker observed.
 type result struct {
 	Reply          wire.Message

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"go/ast"
 	"go/parser"
-	"go/token"
+	gotoken "go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +22,7 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	var targets []string
-	fset := token.NewFileSet()
+	fset := gotoken.NewFileSet()
 	for _, path := range files {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {

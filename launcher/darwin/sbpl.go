@@ -89,13 +89,15 @@ type generator struct{ err *wire.Error }
 // nothing.
 func (g *generator) canonical(s Spec) Spec {
 	one := func(field, p string) string {
-		if err := checkSBPLPath(p); err != nil && g.err == nil {
-			g.err = wire.Errorf(wire.CodePathInvalid, "%s: %v", field, err)
-		}
 		for _, link := range []string{"/etc", "/tmp", "/var"} {
 			if p == link || strings.HasPrefix(p, link+"/") {
-				return "/private" + p
+				p = "/private" + p
+				break
 			}
+		}
+		// Checked after mapping: the mapped path is what reaches SBPL.
+		if err := checkSBPLPath(p); err != nil && g.err == nil {
+			g.err = wire.Errorf(wire.CodePathInvalid, "%s: %v", field, err)
 		}
 		return p
 	}
@@ -206,19 +208,24 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// ancestors returns every proper ancestor directory of ps, sorted.
+// ancestors returns every proper ancestor directory of ps, each once,
+// root first, in the order the paths are granted. The order follows the
+// paths' structure, not their bytes, so it cannot be steered by a name.
 func ancestors(ps []string) []string {
-	set := map[string]bool{}
+	seen := map[string]bool{}
+	var out []string
 	for _, p := range ps {
+		var up []string
 		for p != "/" {
 			p = path.Dir(p)
-			set[p] = true
+			up = append(up, p)
+		}
+		for i := len(up) - 1; i >= 0; i-- {
+			if !seen[up[i]] {
+				seen[up[i]] = true
+				out = append(out, up[i])
+			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	slices.Sort(out)
 	return out
 }

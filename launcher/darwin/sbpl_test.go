@@ -155,6 +155,7 @@ func TestProfileRefusesUnrepresentable(t *testing.T) {
 		{"trailing slash", func(s *Spec) { s.Workspace = "/Users/me/proj/" }, "workspace"},
 		{"empty", func(s *Spec) { s.Home = "" }, "home"},
 		{"too long", func(s *Spec) { s.Tmp = "/" + strings.Repeat("a", maxSBPLPath) }, "tmp"},
+		{"too long once under /private", func(s *Spec) { s.Tmp = "/tmp/" + strings.Repeat("a", maxSBPLPath-8) }, "tmp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := defaultSpec()

@@ -250,7 +250,9 @@ func readSBPLString(src string) (string, int, error) {
 	return "", 0, errors.New("unterminated string")
 }
 
-func sbplIsHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+func sbplIsHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
 
 func sbplUnhex(c byte) byte {
 	switch {

@@ -22,13 +22,15 @@ const (
 // instead of flooding the operator. If the latest request for it was
 // denied, the denial is reported once, as APPROVAL_DENIED, and marked
 // reported: nothing of it is reusable, and the next submit asks anew.
-func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, id *wire.CommandIdentity, fp []byte) (*wire.ApprovalView, error) {
+func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, r *Resolved) (*wire.ApprovalView, error) {
+	id, fp := &r.Identity, r.Fingerprint
 	var view *wire.ApprovalView
+	var denied error // committed, then reported
 	err := j.tx(ctx, func(tx *sql.Tx) error {
 		var rid, state, reason string
 		err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM approval_requests
-			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied')
-			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp).Scan(&rid, &state, &reason)
+			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND births = ? AND state IN ('pending', 'denied')
+			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp, r.Births).Scan(&rid, &state, &reason)
 		switch {
 		case err == nil && state == "denied":
 			if _, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, rid); err != nil {
@@ -37,7 +39,8 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			if reason == "" {
 				reason = "no reason given"
 			}
-			return wire.Errorf(wire.CodeApprovalDenied, "the operator denied approval request %s (%s); submitting again asks anew", rid, reason)
+			denied = wire.Errorf(wire.CodeApprovalDenied, "the operator denied approval request %s (%s); submitting again asks anew", rid, reason)
+			return nil
 		case err == nil:
 			view, err = readApproval(ctx, tx, rid)
 			return err
@@ -51,13 +54,16 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO approval_requests
-			(id, goal, goal_revision, session, fingerprint, identity, limitations, created_unix, state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
-			view.ID, g.ID, g.Revision, session, fp, blob, view.Limitations, view.CreatedUnix)
+			(id, goal, goal_revision, session, fingerprint, births, identity, limitations, created_unix, state)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+			view.ID, g.ID, g.Revision, session, fp, r.Births, blob, view.Limitations, view.CreatedUnix)
 		return err
 	})
 	if err != nil {
 		return nil, wrapUnlessCoded("request approval", err)
+	}
+	if denied != nil {
+		return nil, denied
 	}
 	return view, nil
 }
@@ -130,8 +136,9 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
 		ws := v.Identity.Workspace
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
-			fingerprint, created_unix, expires_unix, uses_granted, uses_left) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses); err != nil {
+			fingerprint, births, created_unix, expires_unix, uses_granted, uses_left)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, births, ?, ?, ?, ? FROM approval_requests WHERE id = ?`,
+			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
 			return err
 		}
 		pausePoint("approve:in-tx")

@@ -122,6 +122,9 @@ func (j *Journal) SetGoalState(ctx context.Context, id string, state wire.GoalSt
 // wrapUnlessCoded passes a *wire.Error through unchanged (it already is a
 // sentence for the client) and wraps anything else.
 func wrapUnlessCoded(verb string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var we *wire.Error
 	if errors.As(err, &we) {
 		return we

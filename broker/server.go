@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"warrant/broker/client"
 	"warrant/wire"
 )
 
@@ -22,7 +23,7 @@ import (
 // out of step. A panic in a handler is answered with INTERNAL; the daemon
 // keeps running.
 func (b *Broker) Serve(ctx context.Context) error {
-	agentPath, operatorPath := SocketPaths(b.dirs.root)
+	agentPath, operatorPath := client.SocketPaths(b.dirs.root)
 	agent, err := listen(agentPath)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

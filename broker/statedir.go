@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"warrant/broker/client"
 )
 
 // stateDirs is the state directory layout (ARCHITECTURE §3.3).
@@ -34,21 +36,15 @@ func DefaultStateDir() (string, error) {
 }
 
 func layout(root string) stateDirs {
+	agentSock, _ := client.SocketPaths(root)
 	return stateDirs{
 		root:    root,
 		journal: filepath.Join(root, "journal.db"),
 		keys:    filepath.Join(root, "keys"),
-		run:     filepath.Join(root, "run"),
+		run:     filepath.Dir(agentSock),
 		actions: filepath.Join(root, "actions"),
 		lock:    filepath.Join(root, "lock"),
 	}
-}
-
-// SocketPaths returns the agent and operator socket paths of a state
-// directory.
-func SocketPaths(stateDir string) (agent, operator string) {
-	d := layout(stateDir)
-	return filepath.Join(d.run, "agent.sock"), filepath.Join(d.run, "operator.sock")
 }
 
 // prepareStateDir creates the layout, every directory 0700 and owned by

@@ -39,12 +39,12 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			launch.Close()
 		}
 	}()
-	lease, err := b.j.MatchLease(ctx, g, r.Identity.Workspace, r.Fingerprint)
+	lease, err := b.j.MatchLease(ctx, g, r)
 	if err != nil {
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, &r.Identity, r.Fingerprint)
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, r)
 		if err != nil {
 			return nil, err
 		}

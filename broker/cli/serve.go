@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"warrant/broker"
+	"warrant/broker/client"
 )
 
 type stringList []string
@@ -31,7 +32,7 @@ func runServe(e *env, args []string) error {
 		return err
 	}
 	defer b.Close()
-	agent, operator := broker.SocketPaths(e.state)
+	agent, operator := client.SocketPaths(e.state)
 	logf("serving %s and %s", agent, operator)
 	return b.Serve(ctx)
 }

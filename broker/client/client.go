@@ -7,9 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"warrant/broker"
 	"warrant/wire"
 )
+
+// SocketPaths returns the agent and operator socket paths of a state
+// directory: run/agent.sock and run/operator.sock.
+func SocketPaths(stateDir string) (agent, operator string) {
+	run := filepath.Join(stateDir, "run")
+	return filepath.Join(run, "agent.sock"), filepath.Join(run, "operator.sock")
+}
 
 // Client talks to the broker of one state directory. Its methods are safe
 // for concurrent use; requests on one socket are serialized.
@@ -31,7 +37,7 @@ func Dial(stateDir string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial broker: %w", err)
 	}
-	a, o := broker.SocketPaths(abs)
+	a, o := SocketPaths(abs)
 	cl := &Client{agent: conn{path: a}, operator: conn{path: o}}
 	cl.agent.mu.Lock()
 	defer cl.agent.mu.Unlock()

@@ -1,0 +1,191 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"warrant/broker/client"
+	"warrant/wire"
+)
+
+// fakeClock is a settable clock for expiry tests.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// holdExecutor stands in for the lifecycle: it takes each launch, keeps a
+// copy of its identity and starts nothing. The action stays executing.
+type holdExecutor struct {
+	mu       sync.Mutex
+	launched []*wire.CommandIdentity
+}
+
+func (h *holdExecutor) Start(_ context.Context, l *Launch) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := l.Resolved.Identity
+	h.launched = append(h.launched, &id)
+	l.Close()
+	return nil
+}
+
+func (h *holdExecutor) Cancel(string, string) wire.CancelResult { return wire.CancelRejected }
+
+// rig is a broker serving real sockets on a temporary state directory,
+// with a workspace and an executable copied into it that tests may replace.
+type rig struct {
+	t         *testing.T
+	b         *Broker
+	cl        *client.Client
+	clock     *fakeClock
+	exec      *holdExecutor
+	state     string
+	workspace string
+	tool      string // absolute path of a copy of /bin/true outside the workspace
+}
+
+func newRig(t *testing.T, mutate ...func(*Config)) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	r := &rig{t: t, clock: &fakeClock{t: time.Unix(1_700_000_000, 0)}, exec: &holdExecutor{},
+		state: filepath.Join(dir, "state"), workspace: filepath.Join(dir, "ws")}
+	must(t, os.MkdirAll(filepath.Join(r.workspace, "sub"), 0o755))
+	must(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
+	r.tool = filepath.Join(dir, "bin", "tool")
+	copyFile(t, "/bin/true", r.tool)
+	cfg := Config{StateDir: r.state, Executor: r.exec, Now: r.clock.Now, Environ: []string{"LANG=C.UTF-8", "SECRET_TOKEN=x"},
+		Logf: t.Logf}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	b, err := Open(context.Background(), cfg)
+	must(t, err)
+	r.b = b
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.Serve(ctx); close(done) }()
+	agent, _ := client.SocketPaths(r.state)
+	for range 500 {
+		if _, err := os.Stat(agent); err == nil {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	r.cl, err = client.Dial(r.state)
+	must(t, err)
+	t.Cleanup(func() {
+		r.cl.Close()
+		cancel()
+		<-done
+		b.Close()
+	})
+	return r
+}
+
+func (r *rig) request(argv ...string) wire.ActionRequest {
+	return wire.ActionRequest{Executable: r.tool, Argv: argv, Cwd: "sub", Profile: wire.ProfileShort}
+}
+
+// resolved resolves r.request() in process, as Submit would.
+func (r *rig) resolved() *Resolved {
+	r.t.Helper()
+	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: r.request()})
+	must(r.t, err)
+	r.t.Cleanup(res.Close)
+	return res
+}
+
+func (r *rig) submit(req wire.ActionRequest) client.Submitted {
+	r.t.Helper()
+	s, err := r.cl.Submit(r.workspace, req)
+	must(r.t, err)
+	return s
+}
+
+// approved submits req, expects an approval request, approves it with
+// uses and an hour's ttl, and returns the request and the lease.
+func (r *rig) approved(req wire.ActionRequest, uses uint32) (*wire.ApprovalView, *wire.LeaseView) {
+	r.t.Helper()
+	s := r.submit(req)
+	if s.Approval == nil {
+		r.t.Fatalf("submit: accepted %s without an approval", s.Handle)
+	}
+	l, err := r.cl.Approve(s.Approval.ID, uses, time.Hour)
+	must(r.t, err)
+	return s.Approval, l
+}
+
+func (r *rig) wantAccepted(req wire.ActionRequest) string {
+	r.t.Helper()
+	s := r.submit(req)
+	if s.Handle == "" {
+		r.t.Fatalf("submit: want accepted, got approval request %s", s.Approval.ID)
+	}
+	return s.Handle
+}
+
+func (r *rig) wantApproval(req wire.ActionRequest) *wire.ApprovalView {
+	r.t.Helper()
+	s := r.submit(req)
+	if s.Approval == nil {
+		r.t.Fatalf("submit: want an approval request, got accepted %s", s.Handle)
+	}
+	return s.Approval
+}
+
+func (r *rig) lease(id string) wire.LeaseView {
+	r.t.Helper()
+	l, err := r.cl.List(wire.ListLeases, false)
+	must(r.t, err)
+	for _, v := range l.Leases {
+		if v.ID == id {
+			return v
+		}
+	}
+	r.t.Fatalf("lease %s not listed", id)
+	return wire.LeaseView{}
+}
+
+func wantCode(t *testing.T, err error, code wire.Code) {
+	t.Helper()
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != code {
+		t.Fatalf("want %s, got %v", code, err)
+	}
+	if we.Message == "" {
+		t.Fatalf("%s without a sentence", code)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	must(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	must(t, err)
+	_, err = io.Copy(out, in)
+	must(t, err)
+	must(t, out.Close())
+}

@@ -25,10 +25,10 @@ func (r *headerOnly) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestReadFrameRefusesOversize feeds ReadFrame headers that claim more
+// TestDecodeRejectsOversizeFrame feeds ReadFrame headers that claim more
 // than the cap, up to 4 GiB - 1, and checks it refuses without reading
-// the body and without allocating it.
-func TestReadFrameRefusesOversize(t *testing.T) {
+// the body and without allocating it; DecodeFrame refuses them too.
+func TestDecodeRejectsOversizeFrame(t *testing.T) {
 	for _, c := range []struct {
 		n   uint32
 		max int

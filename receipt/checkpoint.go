@@ -1,0 +1,90 @@
+package receipt
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Checkpoints are signed notes (golang.org/x/mod/sumdb/note) over the
+// text
+//
+//	warrant receipt log
+//	<N>
+//	<base64 RFC 6962 root hash of the first N entries>
+//
+// signed with the receipt key under the note key name CheckpointKeyName.
+// A note's signed text never begins with "DSSEv1 ", so a checkpoint
+// signature can never be mistaken for a DSSE one, or the reverse.
+const (
+	checkpointOrigin  = "warrant receipt log"
+	CheckpointKeyName = "warrant-receipts"
+)
+
+// noteSigner signs notes with the receipt key.
+type noteSigner struct {
+	priv ed25519.PrivateKey
+	hash uint32
+}
+
+func (s noteSigner) Name() string                    { return CheckpointKeyName }
+func (s noteSigner) KeyHash() uint32                 { return s.hash }
+func (s noteSigner) Sign(msg []byte) ([]byte, error) { return ed25519.Sign(s.priv, msg), nil }
+
+// NoteVerifier returns the signed-note verifier of pub, for checkpoints.
+func NoteVerifier(pub ed25519.PublicKey) (note.Verifier, error) {
+	vkey, err := note.NewEd25519VerifierKey(CheckpointKeyName, pub)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint verifier: %w", err)
+	}
+	return note.NewVerifier(vkey)
+}
+
+// Checkpoint signs the current size and root of the log.
+func (c *Chain) Checkpoint() ([]byte, error) {
+	root, err := tlog.TreeHash(c.n, c)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	v, err := NoteVerifier(c.keys.Public())
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("%s\n%d\n%s\n", checkpointOrigin, c.n, base64.StdEncoding.EncodeToString(root[:]))
+	return note.Sign(&note.Note{Text: text}, noteSigner{priv: c.keys.priv, hash: v.KeyHash()})
+}
+
+// openCheckpoint verifies a checkpoint's signature and parses its tree.
+func openCheckpoint(msg []byte, v note.Verifier) (tlog.Tree, error) {
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return tlog.Tree{}, fmt.Errorf("open checkpoint: %w", err)
+	}
+	// note tolerates non-zero padding bits in signature base64; a
+	// checkpoint has exactly one encoding.
+	for _, s := range append(n.Sigs, n.UnverifiedSigs...) {
+		if _, err := base64.StdEncoding.Strict().DecodeString(s.Base64); err != nil {
+			return tlog.Tree{}, fmt.Errorf("open checkpoint: signature not in canonical base64")
+		}
+	}
+	lines := strings.Split(n.Text, "\n")
+	if len(lines) != 4 || lines[0] != checkpointOrigin || lines[3] != "" {
+		return tlog.Tree{}, fmt.Errorf("open checkpoint: malformed text")
+	}
+	size, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
+		return tlog.Tree{}, fmt.Errorf("open checkpoint: malformed size %q", lines[1])
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(lines[2])
+	if err != nil || len(raw) != tlog.HashSize {
+		return tlog.Tree{}, fmt.Errorf("open checkpoint: malformed root hash")
+	}
+	t := tlog.Tree{N: size}
+	copy(t.Hash[:], raw)
+	return t, nil
+}

@@ -1,0 +1,168 @@
+package receipt
+
+import (
+	"encoding/hex"
+	"time"
+
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+// The receipt's JSON mirrors of wire values. wire types are CBOR-only; a
+// receipt is JSON inside in-toto, so these carry the same facts with
+// stable lowercase-camel names and digests in lowercase hex.
+
+// File is a wire.FileIdentity.
+type File struct {
+	Path    string `json:"path"`
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	Mode    uint32 `json:"mode"`
+	UID     uint32 `json:"uid"`
+	Size    uint64 `json:"size"`
+	MtimeNs int64  `json:"mtimeNs"`
+	CtimeNs int64  `json:"ctimeNs"`
+	SHA256  string `json:"sha256"`
+}
+
+// Dir is a wire.DirIdentity.
+type Dir struct {
+	Path  string `json:"path"`
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	MntID uint64 `json:"mntId"`
+}
+
+// Interpreter is a wire.Interpreter.
+type Interpreter struct {
+	File  File     `json:"file"`
+	Arg   string   `json:"arg,omitempty"`
+	Chain []string `json:"chain,omitempty"`
+}
+
+// Policy is a wire.Policy.
+type Policy struct {
+	ReadExec       []string `json:"readExec"`
+	ReadWrite      []string `json:"readWrite"`
+	Devices        []string `json:"devices"`
+	MinLandlockABI uint8    `json:"minLandlockAbi"`
+}
+
+// Identity is a wire.CommandIdentity with its environment reduced to
+// variable names: values are never written into a receipt.
+type Identity struct {
+	Requested    string       `json:"requested"`
+	Chain        []string     `json:"chain,omitempty"`
+	Executable   File         `json:"executable"`
+	Interpreter  *Interpreter `json:"interpreter,omitempty"`
+	Argv         []string     `json:"argv"`
+	Cwd          Dir          `json:"cwd"`
+	Workspace    Dir          `json:"workspace"`
+	Profile      wire.Profile `json:"profile"`
+	EnvNames     []string     `json:"envNames"`
+	Policy       Policy       `json:"policy"`
+	PolicyDigest string       `json:"policyDigest"`
+}
+
+func fileOf(f *wire.FileIdentity) File {
+	return File{Path: f.Path, Dev: f.Dev, Ino: f.Ino, Mode: f.Mode, UID: f.UID, Size: f.Size,
+		MtimeNs: f.MtimeNs, CtimeNs: f.CtimeNs, SHA256: hex.EncodeToString(f.SHA256)}
+}
+
+func dirOf(d *wire.DirIdentity) Dir {
+	return Dir{Path: d.Path, Dev: d.Dev, Ino: d.Ino, MntID: d.MntID}
+}
+
+func list(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// IdentityOf mirrors c.
+func IdentityOf(c *wire.CommandIdentity) Identity {
+	id := Identity{
+		Requested: c.Executable.Requested, Chain: c.Executable.Chain,
+		Executable: fileOf(&c.Executable.File), Argv: list(c.Argv),
+		Cwd: dirOf(&c.Cwd), Workspace: dirOf(&c.Workspace), Profile: c.Profile,
+		EnvNames: []string{},
+		Policy: Policy{ReadExec: list(c.Policy.ReadExec), ReadWrite: list(c.Policy.ReadWrite),
+			Devices: list(c.Policy.Devices), MinLandlockABI: c.Policy.MinLandlockABI},
+		PolicyDigest: hex.EncodeToString(c.PolicyDigest),
+	}
+	if in := c.Executable.Interpreter; in != nil {
+		id.Interpreter = &Interpreter{File: fileOf(&in.File), Arg: in.Arg, Chain: in.Chain}
+	}
+	for _, kv := range c.Env {
+		id.EnvNames = append(id.EnvNames, kv.Name)
+	}
+	return id
+}
+
+// Sandbox is what the launcher measured and enforced (wire.Ready).
+type Sandbox struct {
+	LandlockABI       uint8        `json:"landlockAbi"`
+	HandledFS         uint64       `json:"handledFs"`
+	HandledNet        uint64       `json:"handledNet"`
+	Scoped            uint64       `json:"scoped"`
+	SeccompDigest     string       `json:"seccompDigest"`
+	Binding           wire.Binding `json:"binding"`
+	ExecutedSHA256    string       `json:"executedSha256"`
+	InterpreterSHA256 string       `json:"interpreterSha256,omitempty"`
+	Workspace         Dir          `json:"workspace"`
+	Cwd               Dir          `json:"cwd"`
+}
+
+// SandboxOf mirrors the launcher's Ready.
+func SandboxOf(r *wire.Ready) *Sandbox {
+	s := &Sandbox{LandlockABI: r.LandlockABI, HandledFS: r.HandledFS, HandledNet: r.HandledNet,
+		Scoped: r.Scoped, SeccompDigest: hex.EncodeToString(r.SeccompDigest), Binding: r.Binding,
+		ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256), Workspace: dirOf(&r.Workspace), Cwd: dirOf(&r.Cwd)}
+	if r.InterpreterSHA256 != nil {
+		s.InterpreterSHA256 = hex.EncodeToString(r.InterpreterSHA256)
+	}
+	return s
+}
+
+// Limits are the profile's values (ARCHITECTURE §3.4) and how the
+// resource limits were enforced. Memory and Pids are present only when a
+// delegated cgroup enforced them.
+type Limits struct {
+	WallNs     int64  `json:"wallNs"`
+	GraceNs    int64  `json:"graceNs"`
+	CPUSeconds uint64 `json:"cpuSeconds"`
+	Retain     int64  `json:"retain"`
+	HardOutput int64  `json:"hardOutput"`
+	FileSize   uint64 `json:"fileSize"`
+	OpenFiles  int    `json:"openFiles"`
+	Memory     int64  `json:"memory,omitempty"`
+	Pids       int64  `json:"pids,omitempty"`
+	EnforcedBy string `json:"enforcedBy"` // "rlimit" or "rlimit+cgroup"
+}
+
+// LimitsOf returns p's limits; cgroup says whether a delegated cgroup
+// enforced memory and pids.
+func LimitsOf(p wire.Profile, cgroup bool) Limits {
+	l := profile.Of(p)
+	out := Limits{WallNs: int64(l.Wall), GraceNs: int64(profile.Grace), CPUSeconds: l.CPUSeconds,
+		Retain: l.Retain, HardOutput: l.HardOutput, FileSize: l.FileSize, OpenFiles: profile.OpenFiles,
+		EnforcedBy: "rlimit"}
+	if cgroup {
+		out.Memory, out.Pids, out.EnforcedBy = l.Memory, l.Pids, "rlimit+cgroup"
+	}
+	return out
+}
+
+// Time is one instant on both clocks: the broker's monotonic clock (for
+// durations and ordering) and the wall clock (for people).
+type Time struct {
+	MonoNs     int64 `json:"monoNs"`
+	WallUnixNs int64 `json:"wallUnixNs"`
+}
+
+// Stamp returns t on both clocks; mono is the broker's monotonic reading
+// for t (for example time.Since(brokerStart)).
+func Stamp(mono time.Duration, wall time.Time) Time {
+	return Time{MonoNs: int64(mono), WallUnixNs: wall.UnixNano()}
+}

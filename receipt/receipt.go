@@ -1,0 +1,255 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"warrant/wire"
+)
+
+// Format names the predicate's shape.
+const Format = "command-receipt.v1"
+
+// EventType is one transition of an action (ARCHITECTURE §2.9).
+type EventType uint8
+
+// The event types, in the only order they may occur.
+const (
+	EventRequested EventType = iota + 1
+	EventApproved
+	EventExecuting
+	EventStarted
+	EventTermSent
+	EventKillSent
+	EventTerminated
+	EventUnknownTermination
+)
+
+var eventNames = []string{"", "REQUESTED", "APPROVED", "EXECUTING", "STARTED", "TERM_SENT",
+	"KILL_SENT", "TERMINATED", "UNKNOWN_TERMINATION"}
+
+func (e EventType) String() string                { return name(eventNames, e) }
+func (e EventType) MarshalText() ([]byte, error)  { return marshalName(eventNames, e) }
+func (e *EventType) UnmarshalText(b []byte) error { return unmarshalName(eventNames, b, e) }
+
+// Event is one journalled transition with its time.
+type Event struct {
+	Type EventType `json:"type"`
+	At   Time      `json:"at"`
+}
+
+// GoneMethod is how the broker confirmed that the whole group was gone.
+type GoneMethod uint8
+
+// The methods.
+const (
+	GoneCgroupEmpty GoneMethod = iota + 1 // cgroup.events says populated 0
+	GonePgidESRCH                         // kill(-pgid, 0) == ESRCH, setsid denied
+)
+
+var goneNames = []string{"", "cgroup_populated_0", "pgid_esrch"}
+
+func (g GoneMethod) String() string                { return name(goneNames, g) }
+func (g GoneMethod) MarshalText() ([]byte, error)  { return marshalName(goneNames, g) }
+func (g *GoneMethod) UnmarshalText(b []byte) error { return unmarshalName(goneNames, b, g) }
+
+// GroupGone is the evidence that no process of the action remained.
+type GroupGone struct {
+	Method GoneMethod `json:"method"`
+	At     Time       `json:"at"`
+}
+
+// Refusal is the stable code and sentence of a refusal or failure.
+type Refusal struct {
+	Code    wire.Code `json:"code"`
+	Message string    `json:"message"`
+}
+
+// Receipt is the command-receipt.v1 predicate. A field the broker did not
+// observe is absent, never zero: pointers and omitempty mark everything
+// that an outcome may lack, and Validate refuses a receipt that claims
+// more than its outcome allows.
+type Receipt struct {
+	Format       string           `json:"format"`
+	ID           string           `json:"receiptId"`
+	Action       string           `json:"action"`
+	Session      string           `json:"session,omitempty"`
+	Goal         string           `json:"goal,omitempty"`
+	GoalRevision *uint64          `json:"goalRevision,omitempty"`
+	Step         string           `json:"step,omitempty"`
+	LeaseID      string           `json:"leaseId,omitempty"`
+	ApprovalID   string           `json:"approvalId,omitempty"`
+	Identity     Identity         `json:"identity"`
+	Fingerprint  string           `json:"fingerprint"`
+	Limits       Limits           `json:"limits"`
+	Sandbox      *Sandbox         `json:"sandbox,omitempty"`
+	Issued       Time             `json:"issued"`
+	Start        *Time            `json:"start,omitempty"`
+	End          *Time            `json:"end,omitempty"`
+	Pid          *int64           `json:"pid,omitempty"`
+	ExitCode     *int32           `json:"exitCode,omitempty"`
+	Signal       *uint8           `json:"signal,omitempty"`
+	ExecErrno    *uint32          `json:"execErrno,omitempty"`
+	GroupGone    *GroupGone       `json:"groupGone,omitempty"`
+	Outcome      wire.Outcome     `json:"outcome"`
+	Error        *Refusal         `json:"error,omitempty"`
+	Streams      []StreamEvidence `json:"streams,omitempty"`
+	Events       []Event          `json:"events"`
+	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
+	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
+}
+
+func executed(o wire.Outcome) bool { return o >= wire.Exited && o <= wire.OutputLimitReaped }
+
+// Validate checks that r is well formed and claims no more than its
+// outcome allows.
+func (r *Receipt) Validate() error {
+	if err := r.validateShape(); err != nil {
+		return err
+	}
+	ev := map[EventType]bool{}
+	for _, e := range r.Events {
+		ev[e.Type] = true
+	}
+	o := r.Outcome
+	switch {
+	case r.ExitCode != nil && o != wire.Exited:
+		return errorf("exit code present for outcome %s", o)
+	case o == wire.Exited && (r.ExitCode == nil || r.Signal != nil):
+		return errorf("outcome exited needs an exit code and no signal")
+	case o == wire.Signaled && r.Signal == nil:
+		return errorf("outcome signaled needs the signal")
+	case r.Signal != nil && !executed(o) && o != wire.OutcomeUnknown:
+		return errorf("signal present for outcome %s", o)
+	case executed(o) && (r.Pid == nil || r.Start == nil || r.End == nil || r.Sandbox == nil || r.GroupGone == nil):
+		return errorf("outcome %s needs pid, start, end, sandbox facts and group-gone evidence", o)
+	case executed(o) && (!ev[EventStarted] || !ev[EventTerminated]):
+		return errorf("outcome %s needs STARTED and TERMINATED events", o)
+	case (o == wire.TimedOutReaped || o == wire.CancelledReaped || o == wire.OutputLimitReaped) &&
+		!ev[EventTermSent] && !ev[EventKillSent]:
+		return errorf("outcome %s needs a TERM_SENT or KILL_SENT event", o)
+	case o == wire.OutputLimitReaped && !r.overLimit():
+		return errorf("outcome output_limit_reaped without a stream past its budget")
+	case (o == wire.KnownNotExecuted || o == wire.SpawnFailed) &&
+		(r.Pid != nil || r.Start != nil || r.GroupGone != nil || ev[EventStarted] || ev[EventTermSent] ||
+			ev[EventKillSent] || ev[EventTerminated] || r.observedOutput()):
+		return errorf("outcome %s claims a process or its output", o)
+	case o == wire.KnownNotExecuted && (r.Error == nil || r.Sandbox != nil):
+		return errorf("outcome known_not_executed needs the refusal and no sandbox facts")
+	case (o == wire.SpawnFailed) != (r.ExecErrno != nil):
+		return errorf("exec errno present exactly for outcome spawn_failed")
+	case (o == wire.OutcomeUnknown) != ev[EventUnknownTermination]:
+		return errorf("UNKNOWN_TERMINATION present exactly for outcome unknown")
+	case r.End != nil && r.Start != nil && r.End.MonoNs < r.Start.MonoNs:
+		return errorf("end before start")
+	}
+	return nil
+}
+
+func (r *Receipt) validateShape() error {
+	if r.Format != Format {
+		return errorf("format %q, want %q", r.Format, Format)
+	}
+	if r.ID == "" || len(r.ID) > 256 || r.Action == "" || len(r.Action) > 256 {
+		return errorf("receipt id and action are required (at most 256 bytes)")
+	}
+	if _, err := r.Outcome.MarshalText(); err != nil {
+		return errorf("invalid outcome %d", r.Outcome)
+	}
+	err := firstErr(checkHex("fingerprint", r.Fingerprint),
+		checkHex("identity.executable.sha256", r.Identity.Executable.SHA256),
+		checkHex("identity.policyDigest", r.Identity.PolicyDigest))
+	if err == nil && r.Previous != "" {
+		err = checkHex("previousReceiptDigest", r.Previous)
+	}
+	if err == nil && r.Sandbox != nil {
+		err = firstErr(checkHex("sandbox.seccompDigest", r.Sandbox.SeccompDigest),
+			checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256))
+	}
+	if err != nil {
+		return err
+	}
+	var last EventType
+	var lastMono int64
+	for i, e := range r.Events {
+		if e.Type <= last || int(e.Type) >= len(eventNames) ||
+			(e.Type == EventUnknownTermination && last == EventTerminated) || (i > 0 && e.At.MonoNs < lastMono) {
+			return errorf("events[%d]: %s out of order", i, e.Type)
+		}
+		last, lastMono = e.Type, e.At.MonoNs
+	}
+	seen := map[StreamName]bool{}
+	for i := range r.Streams {
+		s := &r.Streams[i]
+		if err := s.validate(); err != nil {
+			return err
+		}
+		if seen[s.Stream] {
+			return errorf("stream %s twice", s.Stream)
+		}
+		seen[s.Stream] = true
+	}
+	if r.Error != nil && (r.Error.Code == 0 || r.Error.Message == "") {
+		return errorf("error needs a code and a sentence")
+	}
+	return nil
+}
+
+func (r *Receipt) overLimit() bool {
+	for _, s := range r.Streams {
+		if s.ObservedBytes > s.Budget {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Receipt) observedOutput() bool {
+	for _, s := range r.Streams {
+		if s.ObservedBytes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Encode returns the canonical encoding of r: encoding/json of the Go
+// value, whose field order is fixed by the struct and which holds no maps
+// and no floats, so equal receipts give equal bytes.
+func (r *Receipt) Encode() ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("encode receipt: %w", err)
+	}
+	return json.Marshal(r)
+}
+
+// DecodeReceipt strictly decodes a canonical receipt: unknown fields,
+// trailing data and any encoding other than Encode's are refused.
+func DecodeReceipt(b []byte) (*Receipt, error) {
+	var r Receipt
+	if err := strictJSON(b, &r); err != nil {
+		return nil, fmt.Errorf("decode receipt: %w", err)
+	}
+	again, err := r.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("decode receipt: %w", err)
+	}
+	if !bytes.Equal(again, b) {
+		return nil, fmt.Errorf("decode receipt: %w: not in canonical form", ErrInvalid)
+	}
+	return &r, nil
+}
+
+// strictJSON decodes exactly one JSON value with no unknown fields.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: trailing data", ErrInvalid)
+	}
+	return nil
+}

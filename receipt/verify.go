@@ -1,0 +1,307 @@
+package receipt
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// ProblemKind classifies what Verify found wrong.
+type ProblemKind uint8
+
+// The problem kinds.
+const (
+	ProblemMalformed    ProblemKind = iota + 1 // not a canonical envelope/statement/predicate
+	ProblemBadSignature                        // signed by this key id, but the signature fails: edited
+	ProblemForeignKey                          // signed by another key: re-signed or forged
+	ProblemMoved                               // signed log index differs from its position: deleted, inserted or reordered
+	ProblemChain                               // previous-digest link broken
+	ProblemTree                                // a checkpoint's root differs from the log's
+	ProblemTruncated                           // a checkpoint covers more entries than the log holds
+	ProblemCheckpoint                          // a checkpoint is malformed or its signature fails
+	ProblemBody                                // a stored body does not match the receipt's digests
+	ProblemBodyMissing                         // a body is gone without a deletion record
+	ProblemDeletion                            // a deletion record names a receipt it does not match
+)
+
+var problemNames = []string{"", "malformed", "bad_signature", "foreign_key", "moved", "chain",
+	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion"}
+
+func (k ProblemKind) String() string               { return name(problemNames, k) }
+func (k ProblemKind) MarshalText() ([]byte, error) { return marshalName(problemNames, k) }
+
+// Problem is one finding, located by log index (-1 when it concerns the
+// log as a whole) or by checkpoint number.
+type Problem struct {
+	Index      int64       `json:"index"`
+	Checkpoint int         `json:"checkpoint,omitempty"` // 1-based; 0 when not about a checkpoint
+	Kind       ProblemKind `json:"kind"`
+	Detail     string      `json:"detail"`
+}
+
+// Pruned reports a body deleted by retention, and the record that says so.
+type Pruned struct {
+	Index     int64  `json:"index"`
+	ReceiptID string `json:"receiptId"`
+	Record    int64  `json:"deletionRecord"`
+	At        Time   `json:"at"`
+	Policy    string `json:"policy"`
+}
+
+// Report is the result of Verify.
+type Report struct {
+	Entries    int64      `json:"entries"`
+	Receipts   int        `json:"receipts"`
+	Deletions  int        `json:"deletions"`
+	Checkpoint *tlog.Tree `json:"checkpoint,omitempty"` // the latest verified one
+	Unanchored int64      `json:"unanchored"`           // entries after the latest checkpoint
+	Pruned     []Pruned   `json:"pruned,omitempty"`
+	Problems   []Problem  `json:"problems,omitempty"`
+}
+
+// OK reports whether no problem was found. Entries after the latest
+// checkpoint are chained and signed but could be cut off without trace;
+// Unanchored says how many there are.
+func (r *Report) OK() bool { return len(r.Problems) == 0 }
+
+func (r *Report) add(i int64, k ProblemKind, format string, args ...any) {
+	r.Problems = append(r.Problems, Problem{Index: i, Kind: k, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Verify checks a whole log: every envelope's canonical form and
+// signature, every statement and predicate, the position and previous
+// digest of every entry, every stored body against its digests or a
+// deletion record, and every checkpoint's signature and tree root. It
+// reports each problem with its index and kind and never stops early.
+func Verify(entries []Entry, checkpoints [][]byte, pub ed25519.PublicKey) *Report {
+	return NewVerifier(pub).Verify(entries, checkpoints)
+}
+
+// Verifier verifies logs under one key. It remembers the per-entry result
+// of the exact bytes it last saw at each position, so verifying a log
+// again after an append (or one edit) re-checks only what changed.
+type Verifier struct {
+	pub  ed25519.PublicKey
+	memo map[int64]*checked
+}
+
+type checked struct {
+	envelope []byte
+	leaf     tlog.Hash
+	payload  string // chain digest of the statement
+	receipt  *Receipt
+	deletion *Deletion
+	kind     ProblemKind
+	err      error
+}
+
+// NewVerifier returns a verifier for pub.
+func NewVerifier(pub ed25519.PublicKey) *Verifier {
+	return &Verifier{pub: pub, memo: map[int64]*checked{}}
+}
+
+// entry checks one envelope on its own, or returns the remembered result.
+func (v *Verifier) entry(pos int64, env []byte) *checked {
+	if c := v.memo[pos]; c != nil && bytes.Equal(c.envelope, env) {
+		return c
+	}
+	c := checkEntry(env, v.pub)
+	v.memo[pos] = c
+	return c
+}
+
+// checkEntry is everything that can be checked of one envelope alone.
+func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
+	c := &checked{envelope: bytes.Clone(env), leaf: tlog.RecordHash(env)}
+	payload, kind, err := openEnvelope(env, pub)
+	if err != nil {
+		c.kind, c.err = kind, err
+		return c
+	}
+	c.payload = digest(payload)
+	st, err := decodeStatement(payload)
+	if err == nil {
+		switch st.PredicateType {
+		case ReceiptPredicate:
+			if c.receipt, err = DecodeReceipt(st.Predicate); err == nil && !subjectsMatch(st.Subject, c.receipt) {
+				err = fmt.Errorf("%w: subject is not the receipt's executable", ErrInvalid)
+			}
+		case DeletionPredicate:
+			c.deletion, err = decodeDeletion(st.Predicate)
+		default:
+			err = fmt.Errorf("%w: predicate type %q", ErrInvalid, st.PredicateType)
+		}
+	}
+	if err != nil {
+		c.receipt, c.deletion, c.kind, c.err = nil, nil, ProblemMalformed, err
+	}
+	return c
+}
+
+func subjectsMatch(got []Subject, r *Receipt) bool {
+	want := receiptSubjects(r)
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i].Name != want[i].Name || len(got[i].Digest) != 1 || got[i].Digest["sha256"] != want[i].Digest["sha256"] {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify verifies one log; see the package function Verify.
+func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
+	rep := &Report{Entries: int64(len(entries))}
+	var stored []tlog.Hash
+	prev := ""
+	done := make([]*checked, len(entries))
+	for i := range entries {
+		pos := int64(i)
+		c := v.entry(pos, entries[i].Envelope)
+		done[i] = c
+		h, err := tlog.StoredHashesForRecordHash(pos, c.leaf, hashReader(stored))
+		if err != nil {
+			panic("receipt: internal error: " + err.Error())
+		}
+		stored = append(stored, h...)
+		if entries[i].Index != pos {
+			rep.add(pos, ProblemMoved, "stored with index %d at position %d", entries[i].Index, pos)
+		}
+		if c.err != nil {
+			rep.add(pos, c.kind, "%v", c.err)
+			prev = c.payload
+			continue
+		}
+		idx, back := c.links()
+		if idx != pos {
+			rep.add(pos, ProblemMoved, "entry signed as #%d found at position %d", idx, pos)
+		}
+		if pos > 0 && done[i-1].err == nil && back != prev {
+			rep.add(pos, ProblemChain, "previous digest %.16s… does not match entry %d (%.16s…)", back, pos-1, prev)
+		}
+		if pos == 0 && back != "" {
+			rep.add(pos, ProblemChain, "first entry names a previous entry %.16s…", back)
+		}
+		prev = c.payload
+		if c.receipt != nil {
+			rep.Receipts++
+		} else {
+			rep.Deletions++
+		}
+	}
+	v.checkBodies(rep, entries, done)
+	v.checkCheckpoints(rep, checkpoints, stored)
+	return rep
+}
+
+func (c *checked) links() (int64, string) {
+	if c.receipt != nil {
+		return c.receipt.LogIndex, c.receipt.Previous
+	}
+	return c.deletion.LogIndex, c.deletion.Previous
+}
+
+type hashReader []tlog.Hash
+
+func (h hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) { return readHashes(h, indexes) }
+
+func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored []tlog.Hash) {
+	nv, err := NoteVerifier(v.pub)
+	if err != nil {
+		rep.add(-1, ProblemCheckpoint, "%v", err)
+		return
+	}
+	for i, msg := range checkpoints {
+		p := Problem{Index: -1, Checkpoint: i + 1}
+		t, err := openCheckpoint(msg, nv)
+		switch {
+		case err != nil:
+			p.Kind, p.Detail = ProblemCheckpoint, err.Error()
+		case t.N > rep.Entries:
+			p.Kind, p.Detail = ProblemTruncated, fmt.Sprintf("checkpoint covers %d entries; the log holds %d", t.N, rep.Entries)
+		default:
+			root, err := tlog.TreeHash(t.N, hashReader(stored))
+			if err != nil {
+				panic("receipt: internal error: " + err.Error())
+			}
+			if root != t.Hash {
+				p.Kind, p.Detail = ProblemTree, fmt.Sprintf("root of the first %d entries differs from the checkpoint", t.N)
+			} else if rep.Checkpoint == nil || t.N >= rep.Checkpoint.N {
+				rep.Checkpoint = &t
+			}
+		}
+		if p.Kind != 0 {
+			rep.Problems = append(rep.Problems, p)
+		}
+	}
+	if rep.Checkpoint != nil {
+		rep.Unanchored = rep.Entries - rep.Checkpoint.N
+	} else {
+		rep.Unanchored = rep.Entries
+	}
+}
+
+// checkBodies matches each stored body against its receipt's digests, and
+// each missing body against a later deletion record naming it.
+func (v *Verifier) checkBodies(rep *Report, entries []Entry, done []*checked) {
+	deleted := map[int64]Pruned{}
+	for i, c := range done {
+		if c.deletion == nil {
+			continue
+		}
+		for _, b := range c.deletion.Bodies {
+			if b.Index < 0 || b.Index >= int64(i) || done[b.Index].receipt == nil ||
+				done[b.Index].payload != b.ReceiptDigest || done[b.Index].receipt.ID != b.ReceiptID {
+				rep.add(int64(i), ProblemDeletion, "deletion record names receipt #%d (%s) it does not match", b.Index, b.ReceiptID)
+				continue
+			}
+			deleted[b.Index] = Pruned{Index: b.Index, ReceiptID: b.ReceiptID, Record: int64(i),
+				At: c.deletion.At, Policy: c.deletion.Policy}
+		}
+	}
+	for i, c := range done {
+		if c.receipt == nil {
+			continue
+		}
+		pos := int64(i)
+		if p, ok := deleted[pos]; ok {
+			if entries[i].Body != nil {
+				rep.add(pos, ProblemBody, "body present after deletion record #%d", p.Record)
+			}
+			rep.Pruned = append(rep.Pruned, p)
+			continue
+		}
+		if err := checkBody(c.receipt, entries[i].Body); err != nil {
+			kind := ProblemBody
+			if entries[i].Body == nil {
+				kind = ProblemBodyMissing
+			}
+			rep.add(pos, kind, "%v", err)
+		}
+	}
+}
+
+// checkBody checks body against the streams' retained sizes and digests.
+func checkBody(r *Receipt, body []byte) error {
+	var want uint64
+	for _, s := range r.Streams {
+		want += s.RetainedBytes
+	}
+	if uint64(len(body)) != want {
+		return fmt.Errorf("body is %d bytes; the receipt retained %d", len(body), want)
+	}
+	for _, s := range r.Streams {
+		part := body[:s.RetainedBytes]
+		body = body[s.RetainedBytes:]
+		if sum := sha256.Sum256(part); hex.EncodeToString(sum[:]) != s.RetainedSHA256 {
+			return fmt.Errorf("%s body does not match its retained digest", s.Stream)
+		}
+	}
+	return nil
+}

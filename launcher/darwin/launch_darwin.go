@@ -9,6 +9,14 @@ import (
 	"warrant/wire"
 )
 
+// Exit statuses of the launcher process. The broker decides from the reply
+// and from EOF, never from these; they only keep a refusal from looking
+// like a target's own exit status to a human reading ps.
+const (
+	exitRefused    = 125 // nothing was executed
+	exitExecFailed = 127 // every check passed; execve returned an error (as on Linux)
+)
+
 // requestFD is the broker's socket: the request arrives on it, and the
 // reply goes back on it. It is close-on-exec, so EOF after Ready means the
 // exec succeeded.
@@ -102,6 +110,10 @@ func prepare() (*prepared, *wire.Error) {
 		} else {
 			ready.InterpreterSHA256 = sum
 		}
+	}
+	last := len(pinned) - 1 // the file execve runs
+	if e := refuseScript(pfds[last], pinned[last]); e != nil {
+		return nil, e
 	}
 	return &prepared{plan: p, ready: ready}, nil
 }

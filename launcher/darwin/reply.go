@@ -6,14 +6,6 @@ import (
 	"warrant/wire"
 )
 
-// Exit statuses of the launcher process. The broker decides from the reply
-// and from EOF, never from these; they only keep a refusal from looking
-// like a target's own exit status to a human reading ps.
-const (
-	exitRefused    = 125 // nothing was executed
-	exitExecFailed = 126 // every check passed; execve returned an error
-)
-
 // maxDetail keeps a Refused detail under wire's cap for human sentences
 // even when it quotes a long path.
 const maxDetail = 4000

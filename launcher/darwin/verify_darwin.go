@@ -11,8 +11,10 @@ import (
 
 // openFlags opens by path without following a symlink in any component:
 // the file opened is the file execve will find at the same path, and the
-// path is the one the Seatbelt rules name.
-const openFlags = unix.O_RDONLY | unix.O_NOFOLLOW_ANY | unix.O_CLOEXEC
+// path is the one the Seatbelt rules name. O_NONBLOCK keeps a FIFO planted
+// at an approved path from blocking the launcher; O_NOCTTY keeps a
+// terminal from becoming its controlling one.
+const openFlags = unix.O_RDONLY | unix.O_NOFOLLOW_ANY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 
 // checkWorkspace verifies the received workspace descriptor against the
 // approved identity and, because Seatbelt rules name the workspace by
@@ -93,4 +95,20 @@ func measure(fd int, want wire.FileIdentity) ([]byte, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeIdentityDrift, "%q does not hash to the approved digest", want.Path)
 	}
 	return got.SHA256, nil
+}
+
+// refuseScript refuses to hand execve a file that starts with "#!": the
+// kernel would then run whatever interpreter its first line names, which
+// nobody pinned. A script runs only through its pinned interpreter, and
+// that interpreter must not be a script itself.
+func refuseScript(fd int, want wire.FileIdentity) *wire.Error {
+	var magic [2]byte
+	n, err := unix.Pread(fd, magic[:], 0)
+	if err != nil {
+		return wire.Errorf(wire.CodeIOFailed, "read %q: %v", want.Path, err)
+	}
+	if n == 2 && string(magic[:]) == "#!" {
+		return wire.Errorf(wire.CodeArgumentsInvalid, "%q is a #! script but no interpreter is pinned for it", want.Path)
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ type ActionRequest struct {
 
 func (r *ActionRequest) validate() error {
 	return firstErr(checkName("executable", r.Executable),
-		checkArgs("argv", r.Argv, MaxArgs),
+		checkArgs("argv", r.Argv, 0),
 		checkText("cwd", r.Cwd, maxPath),
 		checkEnum(r.Profile),
 		checkText("goal", r.Goal, maxName),

@@ -125,7 +125,7 @@ type CommandIdentity struct {
 
 func (c *CommandIdentity) validate() error {
 	return firstErr(c.Executable.validate(),
-		checkArgs("argv", c.Argv, MaxArgs),
+		checkArgs("argv", c.Argv, 0),
 		CheckRelPath(c.Cwd.Path),
 		checkAbs("workspace.path", c.Workspace.Path),
 		checkEnum(c.Profile),

@@ -36,7 +36,8 @@ func (r *SpawnRequest) validate() error {
 	if len(r.Argv) == 0 {
 		return fmt.Errorf("argv: empty")
 	}
-	err := firstErr(checkArgs("argv", r.Argv, MaxArgs+1),
+	err := firstErr(checkText("argv[0]", r.Argv[0], maxPath),
+		checkArgs("argv", r.Argv[1:], 1),
 		checkEnv(r.Env),
 		checkAbs("workspace.path", r.Workspace.Path),
 		CheckRelPath(r.Cwd.Path),

@@ -89,14 +89,15 @@ func CheckRelPath(p string) error {
 	return nil
 }
 
-// checkArgs applies the argv caps of ARCHITECTURE §2.1.
-func checkArgs(field string, args []string, maxCount int) error {
-	if len(args) > maxCount {
-		return fmt.Errorf("%s: %d elements exceeds the cap of %d", field, len(args), maxCount)
+// checkArgs applies the argv caps of ARCHITECTURE §2.1 to the arguments
+// after argv[0]; first is the index of args[0] in argv, for messages.
+func checkArgs(field string, args []string, first int) error {
+	if len(args) > MaxArgs {
+		return fmt.Errorf("%s: %d arguments exceeds the cap of %d", field, len(args), MaxArgs)
 	}
 	total := 0
 	for i, a := range args {
-		if err := checkText(fmt.Sprintf("%s[%d]", field, i), a, MaxArgBytes); err != nil {
+		if err := checkText(fmt.Sprintf("%s[%d]", field, first+i), a, MaxArgBytes); err != nil {
 			return err
 		}
 		total += len(a)

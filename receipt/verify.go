@@ -1,7 +1,6 @@
 package receipt
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -81,16 +80,23 @@ func Verify(entries []Entry, checkpoints [][]byte, pub ed25519.PublicKey) *Repor
 	return NewVerifier(pub).Verify(entries, checkpoints)
 }
 
-// Verifier verifies logs under one key. It remembers the per-entry result
-// of the exact bytes it last saw at each position, so verifying a log
-// again after an append (or one edit) re-checks only what changed.
+// Verifier verifies logs under one key. It remembers the result of each
+// envelope and checkpoint it saw in its last run, keyed by their exact
+// bytes, so verifying a log again after an append (or an edit, or a
+// reordering) re-checks only what changed. The memory is bounded by the
+// last log verified.
 type Verifier struct {
-	pub  ed25519.PublicKey
-	memo map[int64]*checked
+	pub       ed25519.PublicKey
+	memo, now map[string]*checked
+	cps, cpn  map[string]checkpointResult
+}
+
+type checkpointResult struct {
+	tree tlog.Tree
+	err  error
 }
 
 type checked struct {
-	envelope []byte
 	leaf     tlog.Hash
 	payload  string // chain digest of the statement
 	receipt  *Receipt
@@ -101,22 +107,22 @@ type checked struct {
 
 // NewVerifier returns a verifier for pub.
 func NewVerifier(pub ed25519.PublicKey) *Verifier {
-	return &Verifier{pub: pub, memo: map[int64]*checked{}}
+	return &Verifier{pub: pub}
 }
 
 // entry checks one envelope on its own, or returns the remembered result.
-func (v *Verifier) entry(pos int64, env []byte) *checked {
-	if c := v.memo[pos]; c != nil && bytes.Equal(c.envelope, env) {
-		return c
+func (v *Verifier) entry(env []byte) *checked {
+	c := v.memo[string(env)]
+	if c == nil {
+		c = checkEntry(env, v.pub)
 	}
-	c := checkEntry(env, v.pub)
-	v.memo[pos] = c
+	v.now[string(env)] = c
 	return c
 }
 
 // checkEntry is everything that can be checked of one envelope alone.
 func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
-	c := &checked{envelope: bytes.Clone(env), leaf: tlog.RecordHash(env)}
+	c := &checked{leaf: tlog.RecordHash(env)}
 	payload, kind, err := openEnvelope(env, pub)
 	if err != nil {
 		c.kind, c.err = kind, err
@@ -157,13 +163,15 @@ func subjectsMatch(got []Subject, r *Receipt) bool {
 
 // Verify verifies one log; see the package function Verify.
 func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
+	v.now, v.cpn = map[string]*checked{}, map[string]checkpointResult{}
+	defer func() { v.memo, v.cps = v.now, v.cpn }()
 	rep := &Report{Entries: int64(len(entries))}
 	var stored []tlog.Hash
 	prev := ""
 	done := make([]*checked, len(entries))
 	for i := range entries {
 		pos := int64(i)
-		c := v.entry(pos, entries[i].Envelope)
+		c := v.entry(entries[i].Envelope)
 		done[i] = c
 		h, err := tlog.StoredHashesForRecordHash(pos, c.leaf, hashReader(stored))
 		if err != nil {
@@ -219,7 +227,12 @@ func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored []
 	}
 	for i, msg := range checkpoints {
 		p := Problem{Index: -1, Checkpoint: i + 1}
-		t, err := openCheckpoint(msg, nv)
+		cr, ok := v.cps[string(msg)]
+		if !ok {
+			cr.tree, cr.err = openCheckpoint(msg, nv)
+		}
+		v.cpn[string(msg)] = cr
+		t, err := cr.tree, cr.err
 		switch {
 		case err != nil:
 			p.Kind, p.Detail = ProblemCheckpoint, err.Error()

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
@@ -145,25 +146,29 @@ type launch struct {
 	Second     bool                  // queue a second copy of the datagram
 	Snapshots  bool                  // the broker passes sealed snapshots (cache hit)
 	Env        []string              // the launcher's own environment (default empty)
+	Wrap       []string              // a command line in front of the launcher
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
 }
 
-// splice encodes req and replaces the one CBOR text string placeholder in
-// it with replacement (same length), giving a frame that wire would never
-// encode itself: how the tests speak for a hostile broker.
+// splice encodes req and replaces the one occurrence of placeholder with
+// replacement, re-framing the result: a frame that wire would never encode
+// itself, which is how the tests speak for a hostile broker.
 func splice(t *testing.T, req *wire.SpawnRequest, placeholder, replacement string) []byte {
 	t.Helper()
-	if len(placeholder) != len(replacement) {
-		t.Fatal("splice: placeholder and replacement must have the same length")
-	}
 	frame, err := wire.EncodeFrame(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Count(frame, []byte(placeholder)) != 1 {
+	body := frame[4:]
+	if bytes.Count(body, []byte(placeholder)) != 1 {
 		t.Fatalf("splice: %q is not unique in the frame", placeholder)
 	}
-	return bytes.Replace(frame, []byte(placeholder), []byte(replacement), 1)
+	return reframe(bytes.Replace(body, []byte(placeholder), []byte(replacement), 1))
+}
+
+// reframe puts a 4-byte big-endian length in front of body.
+func reframe(body []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
 }
 
 // result is what the broker observed.
@@ -191,8 +196,15 @@ func (a *action) Launch(l launch) *result {
 			t.Fatal(err)
 		}
 	}
+	toClose := map[int]bool{}
+	for _, fd := range fds {
+		toClose[fd] = true
+	}
 	if l.FDs != nil {
 		fds = l.FDs(fds)
+	}
+	for _, fd := range fds {
+		toClose[fd] = true
 	}
 	sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -205,6 +217,7 @@ func (a *action) Launch(l launch) *result {
 	if l.Second {
 		sends = 2
 	}
+	unix.SetsockoptInt(sv[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 4<<20) // oversized datagrams
 	for range sends {
 		if err := unix.Sendmsg(sv[0], frame, unix.UnixRights(fds...), nil, 0); err != nil {
 			t.Fatalf("send the request: %v", err)
@@ -212,14 +225,15 @@ func (a *action) Launch(l launch) *result {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), launchSafety)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.launcher)
+	argv := append(append([]string{}, l.Wrap...), bins.launcher)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{}, l.Env...)
 	cmd.ExtraFiles = append([]*os.File{theirs}, l.ExtraFiles...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	theirs.Close()
-	for _, fd := range fds { // the kernel holds its own copies in flight
+	for fd := range toClose { // the kernel holds its own copies in flight
 		unix.Close(fd)
 	}
 	r := &result{}
@@ -289,6 +303,11 @@ func drain(wg *sync.WaitGroup, r io.Reader, into *string) {
 func readReply(t *testing.T, fd int) (wire.Message, bool) {
 	buf := make([]byte, wire.MaxLauncherFrame)
 	n, err := unix.Read(fd, buf)
+	if err == unix.ECONNRESET {
+		// The launcher exited with our request unread; the error is
+		// reported (and cleared) before the queued reply.
+		n, err = unix.Read(fd, buf)
+	}
 	if err != nil {
 		t.Fatalf("read the reply: %v", err)
 	}

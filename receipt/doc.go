@@ -1,4 +1,92 @@
-// Package receipt builds, signs, chains and verifies command receipts, and
-// records output streams with streaming redaction and exact truncation
-// accounting.
+// Package receipt records what a target printed and signs what happened:
+// the evidence half of warrant (ARCHITECTURE §2.8–2.9). It is a library;
+// the broker wires it to its pipes, journal and CLI.
+//
+// # Streams
+//
+// A Recorder takes one output stream (stdout or stderr) as it is read. For
+// every chunk it counts raw bytes exactly, feeds an HMAC-SHA256 under a
+// broker-only key (never a bare hash of raw output, which would let
+// low-entropy secrets be enumerated), and redacts. Redacted output is
+// digested (SHA-256), retained as a head and a tail (profile.Retain each)
+// and optionally shown live. Each chunk record carries the running HMAC
+// and SHA-256 at its end, so each commits to every byte before it. The
+// evidence states observed, redacted, retained and dropped bytes, the
+// retained ranges, and a closed truncation reason; OverBudget tells the
+// supervisor when the hard output budget is passed. Memory is bounded by
+// Retain, the ruleset's window and MaxChunk, whatever the target writes.
+//
+// # Redaction
+//
+// Rules are built-in credential shapes (cloud keys, GitHub/GitLab, sk-
+// keys, Slack, JWTs, bearer tokens, PEM private keys) and exact values the
+// broker knows are secret. Every rule starts with a literal and looks at
+// most W bytes (its window). A literal prefilter finds candidates with
+// SIMD byte search; text with no literal is released at once, except the
+// last few bytes a literal could still start in. A candidate is decided
+// only when W bytes past it have arrived or the stream ended, so the
+// output is the same however the stream was cut: streaming redaction
+// equals whole-buffer redaction (a fuzz target checks it). A token longer
+// than its rule's cap and a PEM block without its END line stay redacted
+// window after window until they end. Evidence records the ruleset id (a
+// digest of the built-in rules), the number of exact values (never their
+// digest), and hit counts per type — never a secret. If a rule fails, the
+// stream is blocked (EVIDENCE_BLOCKED): nothing held or read afterwards is
+// ever released. Redaction is for accidental disclosure; a hostile target
+// can always encode a secret past any rule.
+//
+// # Receipts
+//
+// A Receipt is the command-receipt.v1 predicate: ids, goal, identity and
+// fingerprint (environment names only, never values), policy, profile
+// limits, launcher-measured sandbox facts, times on the monotonic and wall
+// clocks, pid, root exit or signal, group-gone evidence, outcome, stream
+// evidence, events and the previous entry's digest. Unobserved facts are
+// absent, not zero, and Validate refuses a receipt that claims more than
+// its outcome allows (an exit code only for exited; no process for
+// known_not_executed or spawn_failed; group-gone evidence for every
+// executed outcome; UNKNOWN_TERMINATION exactly for unknown).
+//
+// # Format
+//
+// The predicate is canonical JSON: encoding/json of the Go structs, whose
+// field order is fixed, with no maps or floats; decoders refuse unknown
+// fields and any bytes that do not re-encode identically. It is the
+// predicate of an in-toto Statement v1 (subject: the executable and any
+// interpreter by approved SHA-256; predicateType ReceiptPredicate, under
+// the reserved .invalid domain so it claims no one's name), in a DSSE
+// envelope (payloadType application/vnd.in-toto+json) signed with the
+// broker's ed25519 key over PAE. Deletion records use DeletionPredicate.
+// The log is a hash chain (each statement names its log index and the
+// SHA-256 of the previous statement) and an RFC 6962 Merkle tree (leaves:
+// envelope bytes) whose roots are signed as checkpoints in the signed-note
+// format. ExportDSSEJSONL writes one envelope per line.
+//
+// # Verification and retention
+//
+// Verify checks every envelope, signature, statement, position, chain
+// link, stored body and checkpoint and reports each problem by index and
+// kind: edits, deletions, insertions and reorderings (moved, chain), a
+// signature by another key (foreign_key), and truncation below a
+// checkpoint. Entries after the latest checkpoint can be cut off without
+// trace; Report.Unanchored says how many, so the broker should checkpoint
+// after appends and keep a copy of the latest checkpoint elsewhere.
+// Retention (Chain.Prune) deletes retained output bodies but keeps the
+// receipts with their digests and counters, and appends a signed, chained
+// deletion record; Verify then lists which bodies were deleted, when and
+// under what policy. This proves deletion by policy, not physical erasure.
+//
+// # Threat model
+//
+// Targets are hostile and control their output: they may flood it, split
+// secrets across reads, emit invalid UTF-8 or terminal escapes (the
+// agent-facing Project escapes them), or stall. Whoever can edit the
+// store but not read keys/ can delete, reorder or alter entries; Verify
+// detects it. The keys (keys/, 0700; files 0600; signing and HMAC keys
+// separate) are outside every target's sandbox. Someone holding the
+// signing key can forge anything; receipts do not defend against the
+// broker's own uid.
+//
+// This package imports neither golang.org/x/sys/unix nor unsafe; a test
+// enforces that.
 package receipt

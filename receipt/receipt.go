@@ -218,6 +218,23 @@ func (r *Receipt) observedOutput() bool {
 // value, whose field order is fixed by the struct and which holds no maps
 // and no floats, so equal receipts give equal bytes.
 func (r *Receipt) Encode() ([]byte, error) {
+	b, err := r.encode()
+	if err != nil {
+		return nil, err
+	}
+	// Text that JSON cannot carry exactly (invalid UTF-8 becomes an
+	// escaped U+FFFD) would sign one thing and decode as another.
+	var back Receipt
+	if err := strictJSON(b, &back); err != nil {
+		return nil, fmt.Errorf("encode receipt: %w", err)
+	}
+	if again, err := back.encode(); err != nil || !bytes.Equal(again, b) {
+		return nil, fmt.Errorf("encode receipt: %w: text is not valid UTF-8", ErrInvalid)
+	}
+	return b, nil
+}
+
+func (r *Receipt) encode() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("encode receipt: %w", err)
 	}
@@ -231,7 +248,7 @@ func DecodeReceipt(b []byte) (*Receipt, error) {
 	if err := strictJSON(b, &r); err != nil {
 		return nil, fmt.Errorf("decode receipt: %w", err)
 	}
-	again, err := r.Encode()
+	again, err := r.encode()
 	if err != nil {
 		return nil, fmt.Errorf("decode receipt: %w", err)
 	}

@@ -57,6 +57,7 @@ type litRef struct {
 	lit  string
 	off  int // offset of the anchor byte in lit
 	rule int
+	nb   int // a neighbour of the anchor in lit, tested first
 }
 
 // Ruleset is an immutable set of redaction rules: the built-in credential
@@ -109,7 +110,11 @@ func (rs *Ruleset) add(m matcher) {
 			rs.isAnchor[b] = true
 			rs.anchors = append(rs.anchors, b)
 		}
-		rs.byAnchor[b] = append(rs.byAnchor[b], litRef{lit: l, off: m.anchor, rule: idx})
+		nb := m.anchor + 1
+		if nb == len(l) {
+			nb = max(0, m.anchor-1)
+		}
+		rs.byAnchor[b] = append(rs.byAnchor[b], litRef{lit: l, off: m.anchor, rule: idx, nb: nb})
 		rs.maxOff = max(rs.maxOff, m.anchor)
 		rs.maxLit = max(rs.maxLit, len(l))
 	}
@@ -328,8 +333,12 @@ func (e *engine) candidate(c, a int) (int, int) {
 // earliestFrom returns the smallest start >= c of a literal anchored at q,
 // if it is below best (or best < 0); otherwise best.
 func (e *engine) earliestFrom(q, c, best int) int {
-	for _, ref := range e.rs.byAnchor[e.buf[q]] {
+	buf := e.buf
+	for _, ref := range e.rs.byAnchor[buf[q]] {
 		s := q - ref.off
+		if k := s + ref.nb; k < 0 || k >= len(buf) || buf[k] != ref.lit[ref.nb] {
+			continue
+		}
 		if s >= c && (best < 0 || s < best) && e.litAt(s, ref.lit) {
 			best = s
 		}

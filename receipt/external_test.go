@@ -1,0 +1,60 @@
+//go:build dssecheck
+
+package receipt
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"encoding/json"
+	"testing"
+
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+)
+
+// This check needs golang.org/x/crypto (imported by go-securesystemslib's
+// dsse package), which is not in go.sum; run it with -tags dssecheck once
+// `go get github.com/secure-systems-lab/go-securesystemslib/dsse@v0.11.1`
+// has added it.
+
+type edVerifier struct{ pub ed25519.PublicKey }
+
+func (v edVerifier) Verify(_ context.Context, data, sig []byte) error {
+	if !ed25519.Verify(v.pub, data, sig) {
+		return dsse.ErrNoSignature
+	}
+	return nil
+}
+func (v edVerifier) KeyID() (string, error)   { return KeyID(v.pub), nil }
+func (v edVerifier) Public() crypto.PublicKey { return v.pub }
+
+// Exported envelopes verify with an independent DSSE implementation.
+func TestExternalDSSEVerifier(t *testing.T) {
+	k := testKeys(t)
+	entries, _ := testLog(t, k, 3)
+	var buf bytes.Buffer
+	if err := ExportDSSEJSONL(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := dsse.NewEnvelopeVerifier(edVerifier{k.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var env dsse.Envelope
+		if err := json.Unmarshal(line, &env); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ev.Verify(context.Background(), &env); err != nil {
+			t.Fatalf("envelope %d: %v", i, err)
+		}
+		line[len(line)/2] ^= 1
+		var bad dsse.Envelope
+		if json.Unmarshal(line, &bad) == nil {
+			if _, err := ev.Verify(context.Background(), &bad); err == nil {
+				t.Fatalf("envelope %d: an edited envelope verified", i)
+			}
+		}
+	}
+}

@@ -39,12 +39,12 @@ const launchSafety = 2 * time.Minute
 // action is the host side of one action: a workspace and the private HOME
 // and TMPDIR beside it, and a directory outside all of them.
 type action struct {
-	t                    *testing.T
+	t                    testing.TB
 	Workspace, Home, Tmp string
 	Outside              string // neither granted nor beneath a grant
 }
 
-func newAction(t *testing.T) *action {
+func newAction(t testing.TB) *action {
 	t.Helper()
 	root := t.TempDir()
 	a := &action{t: t}
@@ -79,7 +79,7 @@ func (a *action) Request(exe string, args ...string) *wire.SpawnRequest {
 }
 
 // lookPath resolves name on the sanitized PATH, as the broker does.
-func lookPath(t *testing.T, name string) string {
+func lookPath(t testing.TB, name string) string {
 	t.Helper()
 	for _, dir := range filepath.SplitList(envpolicy.SanitizedPath) {
 		p := filepath.Join(dir, name)
@@ -100,7 +100,7 @@ func (a *action) Helper(args ...string) *wire.SpawnRequest {
 func (a *action) Path(name string) string { return filepath.Join(a.Workspace, name) }
 
 // fileIdentity measures the canonical file behind path.
-func fileIdentity(t *testing.T, path string) wire.FileIdentity {
+func fileIdentity(t testing.TB, path string) wire.FileIdentity {
 	t.Helper()
 	canon, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -120,7 +120,7 @@ func fileIdentity(t *testing.T, path string) wire.FileIdentity {
 
 // dirIdentity measures the directory rel beneath base (rel may be
 // absolute, for the workspace itself) and records it under rel.
-func dirIdentity(t *testing.T, base, rel string) wire.DirIdentity {
+func dirIdentity(t testing.TB, base, rel string) wire.DirIdentity {
 	t.Helper()
 	p := rel
 	if !filepath.IsAbs(rel) {
@@ -145,6 +145,7 @@ type launch struct {
 	FDs        func(def []int) []int // rewrites the descriptors sent
 	Second     bool                  // queue a second copy of the datagram
 	Snapshots  bool                  // the broker passes sealed snapshots (cache hit)
+	Cached     []int                 // pre-made snapshots, duplicated for each launch (cache hit)
 	Env        []string              // the launcher's own environment (default empty)
 	Wrap       []string              // a command line in front of the launcher
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
@@ -267,6 +268,13 @@ func (a *action) descriptors(l launch) (fds []int, stdout, stderr *os.File) {
 		t.Cleanup(func() { (*r).Close() })
 		fds = append(fds, p[1])
 	}
+	for _, fd := range l.Cached {
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, dup)
+	}
 	if l.Snapshots && l.Req != nil {
 		l.Req.Snapshots = true
 		fds = append(fds, makeSnapshot(t, l.Req.Executable))
@@ -278,7 +286,7 @@ func (a *action) descriptors(l launch) (fds []int, stdout, stderr *os.File) {
 }
 
 // makeSnapshot is the broker's snapshot cache: a sealed copy of id.
-func makeSnapshot(t *testing.T, id wire.FileIdentity) int {
+func makeSnapshot(t testing.TB, id wire.FileIdentity) int {
 	f, err := os.Open(id.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +308,7 @@ func drain(wg *sync.WaitGroup, r io.Reader, into *string) {
 
 // readReply reads the launcher's one reply datagram and reports whether
 // the socket reached EOF right after it (the exec closed it).
-func readReply(t *testing.T, fd int) (wire.Message, bool) {
+func readReply(t testing.TB, fd int) (wire.Message, bool) {
 	buf := make([]byte, wire.MaxLauncherFrame)
 	n, err := unix.Read(fd, buf)
 	if err == unix.ECONNRESET {

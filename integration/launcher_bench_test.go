@@ -1,0 +1,77 @@
+package integration
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/wire"
+)
+
+// BenchmarkLaunchTrue measures launcher start → /bin/true exit, the whole
+// broker-side round trip (socketpair, pipes, request, reply, output EOF,
+// wait), interleaved with a bare os/exec of /bin/true in the same loop so
+// that the ratio compares like with like. cache-hit passes a pre-made
+// sealed snapshot (the launcher verifies and hashes it); cache-miss lets
+// the launcher copy the file into a new memfd.
+func BenchmarkLaunchTrue(b *testing.B) {
+	truePath, err := filepath.EvalSymlinks("/bin/true")
+	if err != nil {
+		b.Skipf("skip: no /bin/true: %v", err)
+	}
+	a := newAction(b)
+	req := a.Request(truePath)
+	snap := makeSnapshot(b, req.Executable)
+	b.Cleanup(func() { unix.Close(snap) })
+	cases := []struct {
+		name string
+		l    launch
+	}{
+		{"cache-miss", launch{Req: req}},
+		{"cache-hit", launch{Req: withSnapshots(req), Cached: []int{snap}}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			a.t = b
+			var launcher, bare []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				r := a.Launch(c.l)
+				launcher = append(launcher, time.Since(start))
+				if _, ok := r.Reply.(*wire.Ready); !ok || r.State.ExitCode() != 0 {
+					b.Fatalf("launch failed: %#v", r.Reply)
+				}
+				start = time.Now()
+				if err := exec.Command(truePath).Run(); err != nil {
+					b.Fatal(err)
+				}
+				bare = append(bare, time.Since(start))
+			}
+			lp50, lp95 := percentiles(launcher)
+			bp50, bp95 := percentiles(bare)
+			b.ReportMetric(lp50, "launcher-p50-µs")
+			b.ReportMetric(lp95, "launcher-p95-µs")
+			b.ReportMetric(bp50, "os/exec-p50-µs")
+			b.ReportMetric(bp95, "os/exec-p95-µs")
+			b.ReportMetric(lp50/bp50, "ratio-p50")
+		})
+	}
+}
+
+func withSnapshots(req *wire.SpawnRequest) *wire.SpawnRequest {
+	r := *req
+	r.Snapshots = true
+	return &r
+}
+
+// percentiles returns p50 and p95 in microseconds.
+func percentiles(d []time.Duration) (p50, p95 float64) {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	at := func(q float64) float64 { return float64(s[int(q*float64(len(s)-1))]) / 1e3 }
+	return at(0.50), at(0.95)
+}

@@ -30,7 +30,10 @@ func TestPAEVector(t *testing.T) {
 	y, _ := new(big.Int).SetString("5640078356564379163099075877009565129882514886557779369047442380624545832820", 10)
 	sig, _ := base64.StdEncoding.DecodeString("A3JqsQGtVsJ2O2xqrI5IcnXip5GToJ3F+FnZ+O88SjtR6rDAajabZKciJTfUiHqJPcIAriEGAHTVeCUjW2JIZA==")
 	sum := sha256.Sum256(pae)
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x.FillBytes(make([]byte, 32))...), y.FillBytes(make([]byte, 32))...))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		t.Fatal("the published signature does not verify over our PAE")
 	}

@@ -12,5 +12,5 @@ func birthNs(f *os.File) (int64, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return 0, err
 	}
-	return st.Birthtimespec.Nano(), nil
+	return st.Btim.Nano(), nil
 }

@@ -47,7 +47,9 @@ func init() {
 			select {}
 		}
 	}
-	crashtestExecutor = func(stateDir string) Executor { return &crashtestRecorder{path: filepath.Join(stateDir, "crashtest-started")} }
+	crashtestExecutor = func(stateDir string) Executor {
+		return &crashtestRecorder{path: filepath.Join(stateDir, "crashtest-started")}
+	}
 }
 
 type crashtestRecorder struct {

@@ -61,8 +61,11 @@ func (cl *Client) Close() error {
 }
 
 func (c *conn) connect() error {
-	if c.c != nil {
+	if c.c != nil && alive(c.c) {
 		return nil
+	}
+	if c.c != nil {
+		c.c.Close()
 	}
 	nc, err := net.DialTimeout("unix", c.path, 5*time.Second)
 	if err != nil {

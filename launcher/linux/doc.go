@@ -43,8 +43,10 @@
 //     the workspace (granted by its verified descriptor), HOME, TMPDIR and
 //     any extra read-write path; read+write on listed character devices;
 //     no network rule; abstract unix sockets and signals scoped.
-//  9. seccomp, last: two libseccomp programs loaded as exported, whose
-//     SHA-256 goes into Ready. The main one kills a foreign architecture
+//  9. seccomp, last: two programs compiled by libseccomp at build time
+//     (seccompgen; a test proves the embedded bytes are libseccomp's
+//     output, seccomp_GOARCH.txt disassembles them), loaded as embedded;
+//     the SHA-256 of both goes into Ready. No cgo at run time. The main one kills a foreign architecture
 //     or an x32 entry, allows a Docker-like list, returns EPERM for the
 //     named denials (socket, ptrace, process_vm_*, io_uring_*, bpf,
 //     perf_event_open, userfaultfd, keyrings, every mount call, unshare,

@@ -1,5 +1,3 @@
-//go:build dssecheck
-
 package receipt
 
 import (
@@ -12,11 +10,6 @@ import (
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
-
-// This check needs golang.org/x/crypto (imported by go-securesystemslib's
-// dsse package), which is not in go.sum; run it with -tags dssecheck once
-// `go get github.com/secure-systems-lab/go-securesystemslib/dsse@v0.11.1`
-// has added it.
 
 type edVerifier struct{ pub ed25519.PublicKey }
 

@@ -306,35 +306,33 @@ func drain(wg *sync.WaitGroup, r io.Reader, into *string) {
 	*into = b.String()
 }
 
-// readReply reads the launcher's one reply datagram and reports whether
-// the socket reached EOF right after it (the exec closed it).
+// readReply reads the launcher's reply: one datagram, or Ready followed
+// by ExecFailed. It returns the last message and whether the socket
+// reached EOF right after Ready (the exec closed it).
 func readReply(t testing.TB, fd int) (wire.Message, bool) {
 	buf := make([]byte, wire.MaxLauncherFrame)
-	n, err := unix.Read(fd, buf)
-	if err == unix.ECONNRESET {
-		// The launcher exited with our request unread; the error is
-		// reported (and cleared) before the queued reply.
-		n, err = unix.Read(fd, buf)
+	var last wire.Message
+	for i := 0; ; i++ {
+		n, err := unix.Read(fd, buf)
+		if err == unix.ECONNRESET {
+			// The launcher exited with a datagram of ours unread; the
+			// error is reported (and cleared) before anything queued.
+			n, err = unix.Read(fd, buf)
+		}
+		if err != nil {
+			t.Fatalf("read the reply: %v", err)
+		}
+		if n == 0 {
+			_, isReady := last.(*wire.Ready)
+			return last, isReady && i == 1
+		}
+		if i == 2 {
+			t.Fatal("the launcher sent more than two datagrams")
+		}
+		if last, err = wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel); err != nil {
+			t.Fatalf("decode the reply: %v", err)
+		}
 	}
-	if err != nil {
-		t.Fatalf("read the reply: %v", err)
-	}
-	if n == 0 {
-		return nil, false
-	}
-	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel)
-	if err != nil {
-		t.Fatalf("decode the reply: %v", err)
-	}
-	more, err := unix.Read(fd, buf)
-	if err == unix.ECONNRESET { // the launcher exited with a datagram unread
-		return m, false
-	}
-	if err != nil {
-		t.Fatalf("read after the reply: %v", err)
-	}
-	_, isReady := m.(*wire.Ready)
-	return m, isReady && more == 0
 }
 
 // Ready requires that the launcher sent Ready and executed the target.

@@ -157,3 +157,29 @@ func TestLauncherScriptInterpreterDrift(t *testing.T) {
 	a.Run(req).Refused(t, wire.CodeIdentityDrift)
 	noMarker(t, a.Workspace)
 }
+
+// A snapshot that passes every check but that the kernel will not execute
+// (MFD_NOEXEC_SEAL) ends in ExecFailed after Ready, exit 127, nothing run.
+func TestLauncherExecFailedIsReported(t *testing.T) {
+	a := newAction(t)
+	req := a.Helper("write", "marker", "x")
+	req.Snapshots = true
+	content, _ := os.ReadFile(bins.helper)
+	noexec := func(def []int) []int {
+		fd, err := unix.MemfdCreate("noexec", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
+		if err != nil {
+			t.Skipf("skip: this kernel has no MFD_NOEXEC_SEAL: %v", err)
+		}
+		unix.Pwrite(fd, content, 0)
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, snapshot.Seals); err != nil {
+			t.Fatal(err)
+		}
+		return append(def, fd)
+	}
+	r := a.Launch(launch{Req: req, FDs: noexec})
+	failed, ok := r.Reply.(*wire.ExecFailed)
+	if !ok || unix.Errno(failed.Errno) != unix.EACCES || r.State.ExitCode() != 127 || r.Execed {
+		t.Fatalf("want ExecFailed EACCES and exit 127, got %#v, %v", r.Reply, r.State)
+	}
+	noMarker(t, a.Workspace)
+}

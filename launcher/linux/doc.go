@@ -39,10 +39,12 @@
 //  8. Landlock: ABI ≥ max(4, policy floor) or refuse; every fs, net and
 //     scope right the running ABI knows is handled (up to ABI 10, whose
 //     rights this package knows; a newer kernel is treated as ABI 10 and
-//     the reply says so); read+execute on the runtime paths, read+write on
-//     the workspace (granted by its verified descriptor), HOME, TMPDIR and
-//     any extra read-write path; read+write on listed character devices;
-//     no network rule; abstract unix sockets and signals scoped.
+//     the reply says so); read+execute on the runtime paths; every right
+//     except making devices or sockets, ioctl on devices and connecting to
+//     pathname sockets on the workspace (granted by its verified
+//     descriptor), HOME, TMPDIR and any extra read-write path; read+write
+//     on listed character devices; no network rule; abstract unix sockets
+//     and signals scoped (ABI 6 and later).
 //  9. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's
 //     output, seccomp_GOARCH.txt disassembles them), loaded as embedded;
@@ -77,8 +79,13 @@
 // is hostile: it starts with fds 0–2 only, no capabilities, no_new_privs,
 // an allowlisted environment, and the Landlock and seccomp domain of
 // steps 8–9, which its descendants inherit. Out of scope: the kernel
-// itself, a root user outside the action, and shared libraries, which are
-// read from the read-only runtime paths, not bound by digest.
+// itself, a root user outside the action, and shared libraries and the
+// ELF interpreter, which are read from the read-only runtime paths, not
+// bound by digest. Known gaps: below Landlock ABI 6 signals to processes
+// outside the action are not scoped (the broker's MinLandlockABI decides
+// whether that is acceptable); a directory identity is (dev, ino, mnt_id),
+// so a cwd removed and recreated on a reused inode number is not told
+// apart.
 //
 // go-landlock is not used: its syscall package needs the libcap psx
 // module, which this repository does not vendor; the three Landlock system

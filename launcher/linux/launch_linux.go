@@ -95,7 +95,11 @@ func refusal(err error) *wire.Refused {
 const maxDetail = 1024
 
 // reply sends m as the one datagram of the reply on the request socket.
+// When fd 3 is not a SOCK_SEQPACKET socket, nothing is written to it.
 func reply(m wire.Message) bool {
+	if typ, err := unix.GetsockoptInt(requestFD, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		return false
+	}
 	buf, err := wire.EncodeFrame(m)
 	if err != nil {
 		// Only a message that fails its own validation cannot be encoded.

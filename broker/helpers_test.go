@@ -48,7 +48,7 @@ func (h *holdExecutor) Cancel(string, string) wire.CancelResult { return wire.Ca
 // rig is a broker serving real sockets on a temporary state directory,
 // with a workspace and an executable copied into it that tests may replace.
 type rig struct {
-	t         *testing.T
+	t         testing.TB
 	b         *Broker
 	cl        *client.Client
 	clock     *fakeClock
@@ -58,7 +58,9 @@ type rig struct {
 	tool      string // absolute path of a copy of /bin/true outside the workspace
 }
 
-func newRig(t *testing.T, mutate ...func(*Config)) *rig {
+func newRig(t *testing.T, mutate ...func(*Config)) *rig { return newRigTB(t, mutate...) }
+
+func newRigTB(t testing.TB, mutate ...func(*Config)) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, clock: &fakeClock{t: time.Unix(1_700_000_000, 0)}, exec: &holdExecutor{},
@@ -68,7 +70,7 @@ func newRig(t *testing.T, mutate ...func(*Config)) *rig {
 	r.tool = filepath.Join(dir, "bin", "tool")
 	copyFile(t, "/bin/true", r.tool)
 	cfg := Config{StateDir: r.state, Executor: r.exec, Now: r.clock.Now, Environ: []string{"LANG=C.UTF-8", "SECRET_TOKEN=x"},
-		Logf: t.Logf}
+		Logf: func(string, ...any) {}}
 	for _, m := range mutate {
 		m(&cfg)
 	}
@@ -160,7 +162,7 @@ func (r *rig) lease(id string) wire.LeaseView {
 	return wire.LeaseView{}
 }
 
-func wantCode(t *testing.T, err error, code wire.Code) {
+func wantCode(t testing.TB, err error, code wire.Code) {
 	t.Helper()
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != code {

@@ -1,0 +1,86 @@
+package broker
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+// BenchmarkAdmitAndCheckpoint measures the decision path of one approved
+// action in process: admission, identity (fd opens, fstat, SHA-256 of the
+// executable), the snapshot cache (warm), the exact lease match and the
+// fsync'd EXECUTING checkpoint. Beside it, in the same run, it measures a
+// bare single-row INSERT committed with synchronous=FULL on the same
+// filesystem: the floor any durable checkpoint pays. It reports p50 and
+// p99 of both, and their ratio.
+func BenchmarkAdmitAndCheckpoint(b *testing.B) {
+	r := newRigTB(b)
+	ctx := context.Background()
+	s := &wire.Submit{Workspace: r.workspace, Request: r.request()}
+	_, err := r.b.Submit(ctx, s)
+	must(b, err)
+	pending, err := r.b.j.PendingApprovals(ctx, 1)
+	must(b, err)
+	_, err = r.b.j.Approve(ctx, pending[0].ID, MaxLeaseUses, time.Hour)
+	must(b, err)
+	if m, err := r.b.Submit(ctx, s); err != nil || m.Type() != wire.TypeAccepted { // warms the snapshot cache
+		b.Fatalf("warm-up submit: %v %v", m, err)
+	}
+	bare := bareCommitter(b, filepath.Join(b.TempDir(), "bare.db"))
+	defer bare.Close()
+
+	var ours, floor []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%(MaxLeaseUses-2) == MaxLeaseUses-3 {
+			b.StopTimer()
+			r.reapprove(b, s)
+			b.StartTimer()
+		}
+		t0 := time.Now()
+		m, err := r.b.Submit(ctx, s)
+		if err != nil || m.Type() != wire.TypeAccepted {
+			b.Fatalf("submit: %v %v", m, err)
+		}
+		t1 := time.Now()
+		if _, err := bare.Exec(`INSERT INTO t (v) VALUES (?)`, i); err != nil {
+			b.Fatal(err)
+		}
+		floor = append(floor, time.Since(t1))
+		ours = append(ours, t1.Sub(t0))
+	}
+	b.StopTimer()
+	p := func(d []time.Duration, q float64) float64 {
+		slices.Sort(d)
+		return float64(d[int(q*float64(len(d)-1))].Microseconds())
+	}
+	b.ReportMetric(p(ours, 0.50), "p50-µs")
+	b.ReportMetric(p(ours, 0.99), "p99-µs")
+	b.ReportMetric(p(floor, 0.50), "bare-commit-p50-µs")
+	b.ReportMetric(p(floor, 0.99), "bare-commit-p99-µs")
+	b.ReportMetric(p(ours, 0.50)/max(p(floor, 0.50), 1), "p50-ratio")
+}
+
+// reapprove grants a fresh lease when the benchmark has used up the last.
+func (r *rig) reapprove(tb testing.TB, s *wire.Submit) {
+	ctx := context.Background()
+	must(tb, r.b.j.Revoke(ctx, r.mustLeaseID()))
+	m, err := r.b.Submit(ctx, s)
+	must(tb, err)
+	_, err = r.b.j.Approve(ctx, m.(*wire.ApprovalRequired).Request.ID, MaxLeaseUses, time.Hour)
+	must(tb, err)
+}
+
+func bareCommitter(tb testing.TB, path string) *sql.DB {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	must(tb, err)
+	db.SetMaxOpenConns(1)
+	_, err = db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)`)
+	must(tb, err)
+	return db
+}

@@ -1,53 +1,38 @@
 package linux
 
 import (
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"warrant/wire"
 )
 
-// Landlock ABI facts. maxKnownABI is the newest ABI whose rights this file
-// knows; on a newer kernel the rights of maxKnownABI are handled and the
-// reply says so. minABI is the floor: TCP rules need ABI 4.
+// minABI is the Landlock floor: TCP rules need ABI 4. erratumSignalScope
+// is the errata bit saying that ABI 6 signal scoping is fixed (go-landlock
+// does not export it).
 const (
-	maxKnownABI        = 10
 	minABI             = 4
-	erratumSignalScope = 1 << 1 // errata bit: ABI 6 signal scoping fixed
+	erratumSignalScope = 1 << 1
 )
+
+// knownABIs[n] is go-landlock's preset for ABI n: every fs, net and scope
+// right that ABI knows. Only its three masks are read; its Restrict (best
+// effort, all threads) is never used. A kernel newer than the last preset
+// is treated as that ABI and the reply says so.
+var knownABIs = [...]landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3,
+	4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7, 8: landlock.V8,
+	9: landlock.V9, 10: landlock.V10, 11: landlock.V11}
 
 // Rights granted per kind of path, before masking with what is handled.
 const (
-	llRead      = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
-	llReadExec  = llRead | unix.LANDLOCK_ACCESS_FS_EXECUTE
-	llFileOnly  = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
-	llDevice    = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE
-	llNeverRW   = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+	llRead      = ll.AccessFSReadFile | ll.AccessFSReadDir
+	llReadExec  = llRead | ll.AccessFSExecute
+	llFileOnly  = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	llDevice    = ll.AccessFSReadFile | ll.AccessFSWriteFile
+	llNeverRW   = ll.AccessFSMakeChar | ll.AccessFSMakeBlock | ll.AccessFSMakeSock | ll.AccessFSIoctlDev | ll.AccessFSResolveUnix
 	llReadWrite = ^uint64(0) &^ llNeverRW
 )
-
-// handled returns every fs, net and scope right Landlock ABI abi knows.
-func handled(abi int) (fs, net, scoped uint64) {
-	fsBits := 0
-	if abi >= 1 {
-		fsBits = 13 // execute … make_sym
-	}
-	for _, step := range []int{2, 3, 5, 9} { // refer, truncate, ioctl_dev, resolve_unix
-		if abi >= step {
-			fsBits++
-		}
-	}
-	fs = 1<<fsBits - 1
-	if abi >= 4 {
-		net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
-	}
-	if abi >= 10 {
-		net |= unix.LANDLOCK_ACCESS_NET_BIND_UDP | unix.LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP
-	}
-	if abi >= 6 {
-		scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-	}
-	return fs, net, scoped
-}
 
 // restrictFS performs step 8: a Landlock domain handling every right the
 // running ABI knows, with read+execute on the runtime paths, read+write on
@@ -60,14 +45,18 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	if abi < floor {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", abi, floor)
 	}
-	abi = min(abi, maxKnownABI)
-	fs, net, scoped := handled(abi)
-	ruleset, err := llCreateRuleset(&unix.LandlockRulesetAttr{Handled_access_fs: fs, Handled_access_net: net, Scoped: scoped})
+	abi = min(abi, len(knownABIs)-1)
+	known := knownABIs[abi]
+	attr := ll.RulesetAttr{HandledAccessFS: uint64(known.HandledAccessFS),
+		HandledAccessNet: uint64(known.HandledAccessNet), Scoped: uint64(known.Scoped)}
+	fs := attr.HandledAccessFS
+	// The kernel makes the ruleset descriptor close-on-exec.
+	ruleset, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "create the Landlock ruleset: %v", err)
 	}
 	defer unix.Close(ruleset)
-	if err := llAddRule(ruleset, ws, llReadWrite&fs); err != nil {
+	if err := addRule(ruleset, ws, llReadWrite&fs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "grant the workspace: %v", err)
 	}
 	grants := []struct {
@@ -88,26 +77,35 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 			}
 		}
 	}
-	if err := llRestrictSelf(ruleset); err != nil {
+	// Only the calling thread is confined, not every thread as go-landlock's
+	// AllThreads variant would: Main locked it, and the execveat of step 10
+	// runs on it, so the target starts inside the domain (exec ends the
+	// runtime's other threads).
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "enforce Landlock: %v", err)
 	}
-	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, net, scoped
+	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, attr.HandledAccessNet, attr.Scoped
 	return nil
 }
 
 // landlockABI returns the running ABI, counting a kernel whose ABI-6
 // signal scoping lacks its erratum fix as ABI 5 (as go-landlock does).
 func landlockABI() int {
-	abi, err := llVersion(unix.LANDLOCK_CREATE_RULESET_VERSION)
+	abi, err := ll.LandlockGetABIVersion()
 	if err != nil {
 		return 0
 	}
 	if abi >= 6 {
-		if errata, err := llVersion(unix.LANDLOCK_CREATE_RULESET_ERRATA); err != nil || errata&erratumSignalScope == 0 {
+		if errata, err := ll.LandlockGetErrata(); err != nil || errata&erratumSignalScope == 0 {
 			return 5
 		}
 	}
 	return abi
+}
+
+// addRule grants rights beneath the directory or file open as fd.
+func addRule(ruleset, fd int, rights uint64) error {
+	return ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: fd}, 0)
 }
 
 // grant is what one policy path receives.
@@ -139,7 +137,7 @@ func grantPath(ruleset int, p string, g grant) error {
 	if typ != unix.S_IFDIR {
 		g.rights &= llFileOnly
 	}
-	if err := llAddRule(ruleset, fd, g.rights); err != nil {
+	if err := addRule(ruleset, fd, g.rights); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "grant %s: %v", p, err)
 	}
 	return nil

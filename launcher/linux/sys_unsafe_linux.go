@@ -11,42 +11,6 @@ import (
 // to the kernel by hand. Each wrapper keeps its Go values alive for the
 // duration of the call and nothing else.
 
-func llVersion(flag uintptr) (int, error) {
-	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, flag)
-	if e != 0 {
-		return 0, e
-	}
-	return int(v), nil
-}
-
-func llCreateRuleset(attr *unix.LandlockRulesetAttr) (int, error) {
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET,
-		uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr), 0)
-	if e != 0 {
-		return -1, e
-	}
-	unix.CloseOnExec(int(fd))
-	return int(fd), nil
-}
-
-func llAddRule(ruleset, parent int, rights uint64) error {
-	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(parent)}
-	_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
-		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	return nil
-}
-
-// llRestrictSelf confines the calling thread only; the exec happens on it.
-func llRestrictSelf(ruleset int) error {
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
 // seccompLoad installs one classic BPF program on the calling thread
 // (no TSYNC: the exec happens on it).
 func seccompLoad(prog []unix.SockFilter) error {

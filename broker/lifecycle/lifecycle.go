@@ -70,8 +70,11 @@ type Result struct {
 	RootExited bool   // the root's exit was observed
 	ExitCode   *int   // set when the root exited normally
 	Signal     int    // set when a signal ended the root
-	GroupGone  bool   // every other member confirmed gone
-	Evidence   string // how GroupGone was confirmed, or why it was not
+	GroupGone  bool          // the whole group was confirmed gone
+	ByCgroup   bool          // confirmed by cgroup.events (else by /proc and kill(-pgid, 0) == ESRCH)
+	GoneAt     time.Time     // wall clock when it was confirmed
+	GoneMono   time.Duration // the same, from the launch
+	Evidence   string        // how GroupGone was confirmed, or why it was not
 
 	StdoutBytes, StderrBytes uint64 // observed bytes per stream
 	StreamsComplete          bool   // both streams were drained to EOF

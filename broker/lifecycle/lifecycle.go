@@ -67,9 +67,9 @@ type Result struct {
 	Ended    time.Time // wall clock when the outcome was decided
 	Duration time.Duration
 
-	RootExited bool   // the root's exit was observed
-	ExitCode   *int   // set when the root exited normally
-	Signal     int    // set when a signal ended the root
+	RootExited bool          // the root's exit was observed
+	ExitCode   *int          // set when the root exited normally
+	Signal     int           // set when a signal ended the root
 	GroupGone  bool          // the whole group was confirmed gone
 	ByCgroup   bool          // confirmed by cgroup.events (else by /proc and kill(-pgid, 0) == ESRCH)
 	GoneAt     time.Time     // wall clock when it was confirmed

@@ -12,12 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// member is one process found in a group by a /proc scan.
-type member struct {
-	pid, ppid int
-	zombie    bool
-}
-
 // groupMembers returns every process in process group pgid except the
 // process pgid itself (the root, which supervise keeps as a zombie).
 // Processes that vanish during the scan are skipped.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"syscall"
 	"time"
@@ -14,114 +13,56 @@ import (
 	"warrant/wire"
 )
 
-// replyBound bounds each wait for a launcher reply. The launcher does
-// bounded work (at most hashing a 512 MiB executable) before it replies.
-const replyBound = 30 * time.Second
+// handle is the launcher's pidfd.
+type handle struct{ pidfd int }
 
-// launcher is a started launcher process and the broker's ends of its fds.
-type launcher struct {
-	pid    int
-	pidfd  int
-	sock   *net.UnixConn
-	stdout *os.File
-	stderr *os.File
+// requestSocket is a close-on-exec SOCK_SEQPACKET pair: one request is one
+// message, and so is each reply.
+func requestSocket() ([2]int, error) {
+	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 }
 
-// start creates the request socketpair and the output pipes, starts the
-// launcher with fd 3 = its end of the socket, an empty environment and
-// /dev/null as stdio, and sends the request with its fds. On error nothing
-// is left running.
-func start(spec *Spec, cg *actionCgroup) (l *launcher, err error) {
-	frame, err := wire.EncodeFrame(spec.Request)
-	if err != nil {
-		return nil, err
-	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("create request socket: %w", err)
-	}
-	ours, theirs := os.NewFile(uintptr(pair[0]), "launcher-request"), os.NewFile(uintptr(pair[1]), "launcher-request")
-	defer theirs.Close()
-	outR, outW, err := pipe()
-	if err != nil {
-		ours.Close()
-		return nil, err
-	}
-	defer outW.Close()
-	errR, errW, err := pipe()
-	if err != nil {
-		ours.Close()
-		outR.Close()
-		return nil, err
-	}
-	defer errW.Close()
-	defer func() {
-		if err != nil {
-			ours.Close()
-			outR.Close()
-			errR.Close()
-		}
-	}()
+func pipeCloexec() (p [2]int, err error) {
+	err = unix.Pipe2(p[:], unix.O_CLOEXEC)
+	return p, err
+}
 
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
-	}
-	defer devnull.Close()
+// spawn starts the launcher, inside the action's cgroup when it has one,
+// and takes a pidfd for it.
+func spawn(path string, files []*os.File, o *osState) (int, handle, error) {
 	pidfd := -1
 	sys := &syscall.SysProcAttr{PidFD: &pidfd}
-	if cg != nil {
-		sys.UseCgroupFD, sys.CgroupFD = true, cg.fd
+	if o.cg != nil {
+		sys.UseCgroupFD, sys.CgroupFD = true, o.cg.fd
 	}
-	p, err := os.StartProcess(spec.Launcher, []string{"warrant-launcher"}, &os.ProcAttr{
-		Dir: "/", Env: []string{}, Sys: sys,
-		Files: []*os.File{devnull, devnull, devnull, theirs},
-	})
+	pid, err := startProcess(path, files, sys)
 	if err != nil {
-		return nil, fmt.Errorf("start launcher: %w", err)
+		return 0, handle{}, err
 	}
-	pid := p.Pid
-	p.Release() // the pidfd below is the handle; os keeps no duplicate
 	if pidfd < 0 {
 		unix.Kill(pid, unix.SIGKILL)
 		unix.Wait4(pid, nil, 0, nil)
-		return nil, errors.New("start launcher: the kernel gave no pidfd")
+		return 0, handle{}, errors.New("start launcher: the kernel gave no pidfd")
 	}
-	l = &launcher{pid: pid, pidfd: pidfd, stdout: outR, stderr: errR}
-
-	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
-	for _, s := range spec.Snapshots {
-		fds = append(fds, int(s.Fd()))
-	}
-	if err := unix.Sendmsg(int(ours.Fd()), frame, unix.UnixRights(fds...), nil, 0); err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("send spawn request: %w", err)
-	}
-	conn, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("wrap request socket: %w", err)
-	}
-	l.sock = conn.(*net.UnixConn)
-	return l, nil
+	return pid, handle{pidfd: pidfd}, nil
 }
 
-// pipe returns a pipe whose read end is non-blocking (pollable, so reads
-// can have deadlines) and whose write end, handed to the target, is
-// blocking: O_NONBLOCK is per open file description, so the target's
-// writes behave normally.
-func pipe() (r, w *os.File, err error) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, fmt.Errorf("create output pipe: %w", err)
+func (h handle) kill() { unix.PidfdSendSignal(h.pidfd, unix.SIGKILL, nil, 0) }
+
+func (h handle) release() { unix.Close(h.pidfd) }
+
+// watch closes exited when the process has exited. It does not reap it
+// (WNOWAIT): the zombie keeps the process group id from being reused while
+// the rest of the group is signalled.
+func (h handle) watch(exited chan<- struct{}) {
+	defer close(exited)
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PIDFD, h.pidfd, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
 	}
-	if err := unix.SetNonblock(p[0], true); err != nil {
-		unix.Close(p[0])
-		unix.Close(p[1])
-		return nil, nil, fmt.Errorf("create output pipe: %w", err)
-	}
-	return os.NewFile(uintptr(p[0]), "output"), os.NewFile(uintptr(p[1]), "output"), nil
 }
 
 // reply reads one launcher message. io.EOF means the launcher's end of the
@@ -145,49 +86,4 @@ func (l *launcher) reply() (wire.Message, error) {
 		return nil, io.EOF
 	}
 	return wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel)
-}
-
-// closeRights closes every descriptor carried in a control message.
-func closeRights(oob []byte) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return
-	}
-	for _, m := range msgs {
-		if fds, err := unix.ParseUnixRights(&m); err == nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-		}
-	}
-}
-
-// abandon kills and reaps a launcher that never reached exec, and closes
-// everything. Only for a launcher that has not sent Ready: before Ready it
-// has not called setsid, and it has started nothing.
-func (l *launcher) abandon() {
-	unix.PidfdSendSignal(l.pidfd, unix.SIGKILL, nil, 0)
-	l.reap()
-	l.close()
-}
-
-// reap waits for the launcher (or the target it became) and returns its
-// wait status.
-func (l *launcher) reap() unix.WaitStatus {
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(l.pid, &ws, 0, nil)
-		if err != unix.EINTR {
-			return ws
-		}
-	}
-}
-
-func (l *launcher) close() {
-	if l.sock != nil {
-		l.sock.Close()
-	}
-	l.stdout.Close()
-	l.stderr.Close()
-	unix.Close(l.pidfd)
 }

@@ -1,29 +1,15 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package lifecycle
 
-import (
-	"errors"
+import "warrant/wire"
 
-	"warrant/wire"
-)
-
-// Cgroups exists only on Linux.
-type Cgroups struct{}
-
-// DetectCgroups reports that there are no cgroups on this platform.
-func DetectCgroups() (*Cgroups, error) { return nil, errors.New("cgroups exist only on Linux") }
-
-// Dir is empty on this platform.
-func (*Cgroups) Dir() string { return "" }
-
-// BecomeSubreaper is a no-op outside Linux; the darwin lifecycle will
-// track descendants by enumeration instead.
+// BecomeSubreaper is a no-op: nothing is ever launched on this platform.
 func BecomeSubreaper() error { return nil }
 
-// Run refuses: supervision on this platform is not built yet, and warrant
+// Run refuses: warrant supervises actions only on Linux and macOS, and
 // never runs anything it cannot supervise.
 func Run(Spec) Result {
 	return Result{Outcome: wire.KnownNotExecuted,
-		Err: wire.Errorf(wire.CodeSandboxUnavailable, "supervision is not implemented on this platform yet")}
+		Err: wire.Errorf(wire.CodeSandboxUnavailable, "supervision is not implemented on this platform")}
 }

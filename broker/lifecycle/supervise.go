@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package lifecycle
 
 import (
@@ -12,24 +14,6 @@ import (
 	"warrant/wire"
 )
 
-// Bounds on the end of an action. They bound waiting on the kernel, not
-// the target: a target is always ended within its profile's wall time plus
-// profile.Grace plus these.
-const (
-	killBound    = 5 * time.Second // root must die this long after SIGKILL
-	confirmBound = 5 * time.Second // the rest of the group must be gone within this
-	drainBound   = 2 * time.Second // pipes must reach EOF within this after that
-)
-
-// BecomeSubreaper makes this process the reaper of every orphaned
-// descendant (PR_SET_CHILD_SUBREAPER). The broker calls it once at start.
-func BecomeSubreaper() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("become child subreaper: %w", err)
-	}
-	return nil
-}
-
 // Run launches spec and supervises it to its end. It returns only once the
 // outcome is decided from observed facts.
 func Run(spec Spec) Result {
@@ -40,14 +24,16 @@ func Run(spec Spec) Result {
 	return s.r
 }
 
+// supervisor is one action's supervision. The platform's containment
+// (a cgroup on Linux, nothing on macOS) lives in osState, behind setup,
+// spawn, killContainer, survey and goneEvidence.
 type supervisor struct {
 	spec *Spec
 	t0   time.Time
 	r    Result
-	cg   *actionCgroup
 	l    *launcher
+	osState
 
-	exited   chan struct{} // closed when the root has exited (not reaped)
 	over     chan struct{} // closed when a stream exceeds the hard budget
 	overOnce sync.Once
 	out, err *capture
@@ -67,24 +53,19 @@ func (s *supervisor) fail(o wire.Outcome, code wire.Code, format string, args ..
 }
 
 func (s *supervisor) run() {
-	if s.spec.Cgroup != nil {
-		cg, err := s.spec.Cgroup.create(s.spec.ID)
-		if err != nil {
-			s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "create the action's cgroup: %v", err)
-			return
-		}
-		s.cg = cg
-		defer cg.remove()
+	undo, err := s.setup()
+	if err != nil {
+		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
+		return
 	}
-	l, err := start(s.spec, s.cg)
+	defer undo()
+	l, err := start(s.spec, &s.osState)
 	if err != nil {
 		s.fail(wire.SpawnFailed, wire.CodeIOFailed, "%v", err)
 		return
 	}
 	s.l = l
 	defer l.close()
-	s.exited = make(chan struct{})
-	go watchExit(l.pidfd, s.exited)
 	s.over = make(chan struct{})
 	budget := s.spec.Limits.HardOutput
 	s.out = newCapture(l.stdout, s.spec.Stdout, budget, s.signalOver)
@@ -109,7 +90,7 @@ func (s *supervisor) handshake() bool {
 	case *wire.Ready:
 		s.r.Ready = m
 	default:
-		unix.PidfdSendSignal(s.l.pidfd, unix.SIGKILL, nil, 0)
+		s.l.h.kill()
 		s.notStarted(wire.SpawnFailed, wire.CodeInternal, "the launcher gave no valid reply before Ready: %v", errOr(err, m))
 		return false
 	}
@@ -125,7 +106,7 @@ func (s *supervisor) handshake() bool {
 		if unix.Errno(f.Errno) == unix.ENOENT {
 			code = wire.CodeExecutableNotFound
 		}
-		s.notStarted(wire.SpawnFailed, code, "execveat failed: %v", unix.Errno(f.Errno))
+		s.notStarted(wire.SpawnFailed, code, "exec failed: %v", unix.Errno(f.Errno))
 		return false
 	}
 	// Past Ready the launcher has called setsid and may exec at any moment:
@@ -152,7 +133,7 @@ func (s *supervisor) supervise() {
 	defer timer.Stop()
 	why := reasonNone
 	select {
-	case <-s.exited:
+	case <-s.l.exited:
 	case <-timer.C:
 		why = reasonTimeout
 	case <-s.spec.Cancel:

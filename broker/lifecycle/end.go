@@ -1,7 +1,10 @@
+//go:build linux || darwin
+
 package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -9,23 +12,25 @@ import (
 	"warrant/internal/profile"
 )
 
-// watchExit closes exited when the process behind pidfd has exited. It
-// does not reap it (WNOWAIT): the zombie keeps the process group id from
-// being reused while the rest of the group is signalled.
-func watchExit(pidfd int, exited chan<- struct{}) {
-	defer close(exited)
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
+// Bounds on the end of an action. They bound waiting on the kernel, not
+// the target: a target is always ended within its profile's wall time plus
+// profile.Grace plus these.
+const (
+	killBound    = 5 * time.Second // root must die this long after SIGKILL
+	confirmBound = 5 * time.Second // the rest of the group must be gone within this
+	drainBound   = 2 * time.Second // pipes must reach EOF within this after that
+)
+
+// snapshot is what one survey of the host found left of an action.
+type snapshot struct {
+	group     []member // processes of the group other than the root
+	leavers   []member // descendants found outside the group (macOS only)
+	populated bool     // the action's cgroup still has members (Linux only)
 }
 
 func (s *supervisor) rootExited() bool {
 	select {
-	case <-s.exited:
+	case <-s.l.exited:
 		return true
 	default:
 		return false
@@ -43,7 +48,7 @@ func (s *supervisor) endGroup() {
 	grace := time.NewTimer(profile.Grace)
 	defer grace.Stop()
 	select {
-	case <-s.exited:
+	case <-s.l.exited:
 		return
 	case <-grace.C:
 	}
@@ -51,22 +56,20 @@ func (s *supervisor) endGroup() {
 	bound := time.NewTimer(killBound)
 	defer bound.Stop()
 	select {
-	case <-s.exited:
+	case <-s.l.exited:
 	case <-bound.C:
 	}
 }
 
-// killGroup sends SIGKILL to every member, by cgroup.kill when the action
-// has a cgroup and by the process group in every case, and records
-// KILL_SENT the first time.
+// killGroup sends SIGKILL to every member, through the platform's
+// container when there is one and by the process group in every case, and
+// records KILL_SENT the first time.
 func (s *supervisor) killGroup(format string, args ...any) {
 	if !s.killSent {
 		s.killSent = true
 		s.emit(KillSent, format, args...)
 	}
-	if s.cg != nil {
-		s.cg.kill()
-	}
+	s.killContainer()
 	unix.Kill(-s.l.pid, unix.SIGKILL)
 }
 
@@ -89,16 +92,6 @@ func (s *supervisor) settle(why reason) {
 		case ws.Signaled():
 			s.r.Signal = int(ws.Signal())
 		}
-		// With the root reaped the group has no member left; the kernel
-		// must agree.
-		if s.r.GroupGone {
-			if err := unix.Kill(-s.l.pid, 0); err != unix.ESRCH {
-				s.r.GroupGone = false
-				s.r.Evidence = fmt.Sprintf("kill(-%d, 0) after the last reap returned %v, not ESRCH", s.l.pid, err)
-			} else {
-				s.r.GoneAt, s.r.GoneMono = time.Now(), time.Since(s.t0)
-			}
-		}
 	} else {
 		go s.l.reap() // whenever it finally dies
 	}
@@ -106,52 +99,66 @@ func (s *supervisor) settle(why reason) {
 }
 
 // confirmGone kills and reaps every member of the group but the root
-// zombie, until a /proc scan finds none left (and, with a cgroup,
-// cgroup.events says populated 0), or confirmBound passes.
+// zombie, until a survey finds none left (and no leaver, and, with a
+// cgroup, cgroup.events says populated 0), or confirmBound passes. A
+// leaver, once seen, is killed by pid but keeps the group from being
+// called gone: what it started after leaving cannot be traced.
 func (s *supervisor) confirmGone() {
 	pgid, self := s.l.pid, unix.Getpid()
 	deadline := time.Now().Add(confirmBound)
 	pause := time.Millisecond
+	var left []int // pids of leavers seen, in order
 	for {
-		others, err := groupMembers(pgid)
+		snap, err := s.survey(pgid)
 		if err != nil {
-			s.r.Evidence = fmt.Sprintf("scan /proc for group %d: %v", pgid, err)
+			s.r.Evidence = err.Error()
 			return
 		}
-		alive := 0
-		for _, p := range others {
-			if p.zombie && p.ppid == self {
-				unix.Wait4(p.pid, nil, unix.WNOHANG, nil)
-			} else if !p.zombie {
-				alive++
+		alive := reapOrCount(snap.group, self)
+		for _, p := range snap.leavers {
+			if !slices.Contains(left, p.pid) {
+				left = append(left, p.pid)
 			}
 		}
-		populated := false
-		if s.cg != nil {
-			if populated, err = s.cg.populated(); err != nil {
-				s.r.Evidence = fmt.Sprintf("read cgroup.events: %v", err)
+		leaversAlive := reapOrCount(snap.leavers, self)
+		if len(snap.group) == 0 && len(snap.leavers) == 0 && !snap.populated {
+			if len(left) > 0 {
+				s.r.Evidence = fmt.Sprintf("process(es) %v left process group %d, so what they started cannot be traced; the group itself is gone", left, pgid)
 				return
 			}
-		}
-		if len(others) == 0 && !populated {
 			s.r.GroupGone = true
-			s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
-			if s.cg != nil {
-				s.r.ByCgroup = true
-				s.r.Evidence += " and cgroup.events says populated 0"
-			}
+			s.r.Evidence = s.goneEvidence(pgid)
 			return
 		}
 		if time.Now().After(deadline) {
-			s.r.Evidence = fmt.Sprintf("%d process(es) of group %d remained %s after SIGKILL (%d alive)", len(others), pgid, confirmBound, alive)
+			s.r.Evidence = fmt.Sprintf("%d process(es) of group %d and %d that left it remained %s after SIGKILL (%d alive)",
+				len(snap.group), pgid, len(snap.leavers), confirmBound, alive+leaversAlive)
 			return
 		}
-		if alive > 0 || populated {
+		if alive > 0 || snap.populated {
 			s.killGroup("SIGKILL to %d remaining member(s) of process group %d", alive, pgid)
+		}
+		for _, p := range snap.leavers {
+			// The pid is held by a live or zombie process whose parent is
+			// a member of the action; it is killed within the same pass.
+			unix.Kill(p.pid, unix.SIGKILL)
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
 	}
+}
+
+// reapOrCount reaps the zombies among ms that are this process's children
+// (orphans re-parented to the broker) and returns how many are alive.
+func reapOrCount(ms []member, self int) (alive int) {
+	for _, p := range ms {
+		if p.zombie && p.ppid == self {
+			unix.Wait4(p.pid, nil, unix.WNOHANG, nil)
+		} else if !p.zombie {
+			alive++
+		}
+	}
+	return alive
 }
 
 // drain lets both captures reach EOF within drainBound. Once the group is

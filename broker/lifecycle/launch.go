@@ -1,0 +1,191 @@
+//go:build linux || darwin
+
+package lifecycle
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/wire"
+)
+
+// replyBound bounds each wait for a launcher reply. The launcher does
+// bounded work (at most hashing a 512 MiB executable) before it replies.
+const replyBound = 30 * time.Second
+
+// launcher is a started launcher process and the broker's ends of its fds.
+type launcher struct {
+	pid    int
+	h      handle        // the platform's hold on the unreaped process
+	exited chan struct{} // closed when the root has exited (not reaped)
+	sock   *net.UnixConn
+	stdout *os.File
+	stderr *os.File
+}
+
+// start creates the request socket and the output pipes, starts the
+// launcher with fd 3 = its end of the socket, an empty environment and
+// /dev/null as stdio, and sends the request with its fds. On error nothing
+// is left running.
+func start(spec *Spec, o *osState) (l *launcher, err error) {
+	frame, err := wire.EncodeFrame(spec.Request)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := requestSocket()
+	if err != nil {
+		return nil, fmt.Errorf("create request socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), "launcher-request"), os.NewFile(uintptr(pair[1]), "launcher-request")
+	defer theirs.Close()
+	outR, outW, err := pipe()
+	if err != nil {
+		ours.Close()
+		return nil, err
+	}
+	defer outW.Close()
+	errR, errW, err := pipe()
+	if err != nil {
+		ours.Close()
+		outR.Close()
+		return nil, err
+	}
+	defer errW.Close()
+	defer func() {
+		if err != nil {
+			ours.Close()
+			outR.Close()
+			errR.Close()
+		}
+	}()
+
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer devnull.Close()
+	pid, h, err := spawn(spec.Launcher, []*os.File{devnull, devnull, devnull, theirs}, o)
+	if err != nil {
+		return nil, err
+	}
+	l = &launcher{pid: pid, h: h, exited: make(chan struct{}), stdout: outR, stderr: errR}
+	go h.watch(l.exited)
+
+	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
+	for _, s := range spec.Snapshots {
+		fds = append(fds, int(s.Fd()))
+	}
+	if err := sendRequest(int(ours.Fd()), frame, unix.UnixRights(fds...)); err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("send spawn request: %w", err)
+	}
+	conn, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("wrap request socket: %w", err)
+	}
+	l.sock = conn.(*net.UnixConn)
+	return l, nil
+}
+
+// startProcess starts the launcher binary with no arguments but its name,
+// an empty environment, cwd "/" and exactly files as fds 0…n-1, and
+// returns its pid. The caller owns the unreaped child.
+func startProcess(path string, files []*os.File, sys *syscall.SysProcAttr) (int, error) {
+	p, err := os.StartProcess(path, []string{"warrant-launcher"}, &os.ProcAttr{
+		Dir: "/", Env: []string{}, Sys: sys, Files: files,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start launcher: %w", err)
+	}
+	pid := p.Pid
+	p.Release() // the platform handle is the hold; os keeps no duplicate
+	return pid, nil
+}
+
+// sendRequest sends frame with rights attached to its first byte, then the
+// rest of the frame if a stream socket took only part of it (a
+// SOCK_SEQPACKET socket takes all or nothing).
+func sendRequest(fd int, frame, rights []byte) error {
+	n, err := unix.SendmsgN(fd, frame, rights, nil, 0)
+	for err == unix.EINTR {
+		n, err = unix.SendmsgN(fd, frame, rights, nil, 0)
+	}
+	for err == nil && n < len(frame) {
+		var k int
+		k, err = unix.Write(fd, frame[n:])
+		if err == unix.EINTR {
+			err = nil
+		}
+		n += k
+	}
+	return err
+}
+
+// pipe returns a close-on-exec pipe whose read end is non-blocking
+// (pollable, so reads can have deadlines) and whose write end, handed to
+// the target, is blocking: O_NONBLOCK is per open file description, so the
+// target's writes behave normally.
+func pipe() (r, w *os.File, err error) {
+	p, err := pipeCloexec()
+	if err != nil {
+		return nil, nil, fmt.Errorf("create output pipe: %w", err)
+	}
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil, fmt.Errorf("create output pipe: %w", err)
+	}
+	return os.NewFile(uintptr(p[0]), "output"), os.NewFile(uintptr(p[1]), "output"), nil
+}
+
+// closeRights closes every descriptor carried in a control message.
+func closeRights(oob []byte) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if fds, err := unix.ParseUnixRights(&m); err == nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}
+	}
+}
+
+// abandon kills and reaps a launcher that never reached exec, and closes
+// everything. Only for a launcher that has not sent Ready: before Ready it
+// has not called setsid, and it has started nothing.
+func (l *launcher) abandon() {
+	l.h.kill()
+	l.reap()
+	l.close()
+}
+
+// reap waits for the launcher (or the target it became) and returns its
+// wait status.
+func (l *launcher) reap() unix.WaitStatus {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(l.pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			return ws
+		}
+	}
+}
+
+func (l *launcher) close() {
+	if l.sock != nil {
+		l.sock.Close()
+	}
+	l.stdout.Close()
+	l.stderr.Close()
+	l.h.release()
+}

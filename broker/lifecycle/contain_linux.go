@@ -59,10 +59,12 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 	return snap, nil
 }
 
-func (s *supervisor) goneEvidence(pgid int) string {
-	e := fmt.Sprintf("no process of group %d remains in /proc", pgid)
+// markGone records the group as gone and how that was confirmed.
+func (s *supervisor) markGone(pgid int) {
+	s.r.GroupGone = true
+	s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
 	if s.cg != nil {
-		e += " and cgroup.events says populated 0"
+		s.r.ByCgroup = true
+		s.r.Evidence += " and cgroup.events says populated 0"
 	}
-	return e
 }

@@ -92,6 +92,16 @@ func (s *supervisor) settle(why reason) {
 		case ws.Signaled():
 			s.r.Signal = int(ws.Signal())
 		}
+		// With the root reaped the group has no member left; the kernel
+		// must agree.
+		if s.r.GroupGone {
+			if err := unix.Kill(-s.l.pid, 0); err != unix.ESRCH {
+				s.r.GroupGone = false
+				s.r.Evidence = fmt.Sprintf("kill(-%d, 0) after the last reap returned %v, not ESRCH", s.l.pid, err)
+			} else {
+				s.r.GoneAt, s.r.GoneMono = time.Now(), time.Since(s.t0)
+			}
+		}
 	} else {
 		go s.l.reap() // whenever it finally dies
 	}
@@ -126,8 +136,7 @@ func (s *supervisor) confirmGone() {
 				s.r.Evidence = fmt.Sprintf("process(es) %v left process group %d, so what they started cannot be traced; the group itself is gone", left, pgid)
 				return
 			}
-			s.r.GroupGone = true
-			s.r.Evidence = s.goneEvidence(pgid)
+			s.markGone(pgid)
 			return
 		}
 		if time.Now().After(deadline) {

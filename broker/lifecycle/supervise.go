@@ -26,7 +26,7 @@ func Run(spec Spec) Result {
 
 // supervisor is one action's supervision. The platform's containment
 // (a cgroup on Linux, nothing on macOS) lives in osState, behind setup,
-// spawn, killContainer, survey and goneEvidence.
+// spawn, killContainer, survey and markGone.
 type supervisor struct {
 	spec *Spec
 	t0   time.Time

@@ -73,6 +73,9 @@ type Broker struct {
 	snaps *SnapCache
 	base  wire.Policy
 	env   []wire.EnvVar
+	rlog  *receiptLog
+	// opened is when Open ran: the origin of the receipts' monotonic clock.
+	opened time.Time
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced whenever an action changes state
@@ -94,8 +97,8 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 30 * time.Second
 	}
-	if crashtestExecutor != nil && cfg.Executor == nil {
-		cfg.Executor = crashtestExecutor(cfg.StateDir)
+	if crashtestExecutor != nil {
+		cfg.Executor = crashtestExecutor(cfg.StateDir) // only in -tags warrant_crashtest builds
 	}
 	base, err := basePolicy(cfg.ExtraReadPaths)
 	if err != nil {
@@ -115,8 +118,19 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}),
-		snaps: NewSnapCache(64, 1<<30), env: actionEnv(cfg.Environ)}
+		snaps: NewSnapCache(64, 1<<30), env: actionEnv(cfg.Environ), opened: cfg.Now()}
+	keys, err := loadKeys(dirs)
+	if err == nil {
+		b.rlog, err = openReceiptLog(ctx, j, keys)
+	}
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
+	}
 	unknown, err := j.RecoverInterrupted(ctx)
+	if err == nil {
+		err = b.sealUnknownReceipts(ctx)
+	}
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open broker: %w", err)

@@ -35,6 +35,10 @@ var commands = map[string]command{
 	"revoke":    {"revoke LEASE", runRevoke},
 	"actions":   {"actions [--unknown] [--json]", runActions},
 	"resolve":   {"resolve HANDLE success|failed|stop [--note N]", runResolve},
+	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--json] -- EXECUTABLE [ARG...]", runRun},
+	"status":    {"status HANDLE [--json]", runStatus},
+	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},
+	"cancel":    {"cancel HANDLE [--reason R] [--json]", runCancel},
 }
 
 // env is one invocation's parsed common flags and outputs.
@@ -73,9 +77,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	err := cmd.run(e, args[1:])
 	var ue usageError
 	var we *wire.Error
+	var status exitStatus
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &status):
+		return int(status)
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "broker %s: %s\nusage: broker %s\n", args[0], ue.msg, cmd.usage)
 		return exitUsage

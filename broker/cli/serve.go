@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
-	"warrant/broker"
 	"warrant/broker/client"
 )
 
@@ -21,18 +19,18 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func runServe(e *env, args []string) error {
 	var extras stringList
 	e.fs.Var(&extras, "read-path", "an extra read+execute path for every policy (repeatable)")
+	launcher := e.fs.String("launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
 	if _, err := e.parse(args, 0); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "broker: "+format+"\n", a...) }
-	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: extras, Environ: os.Environ(), Logf: logf})
+	d, err := openDaemon(ctx, e, *launcher, extras, e.stderr, nil)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer d.close()
 	agent, operator := client.SocketPaths(e.state)
-	logf("serving %s and %s", agent, operator)
-	return b.Serve(ctx)
+	fmt.Fprintf(e.stderr, "broker: serving %s and %s\n", agent, operator)
+	return d.b.Serve(ctx)
 }

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +40,35 @@ func buildBroker(t *testing.T, flags ...string) string {
 	return bin
 }
 
+var launcherOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// buildLauncher builds the real launcher once per test binary; `broker
+// serve` pins it at start.
+func buildLauncher(t *testing.T) string {
+	t.Helper()
+	launcherOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "warrant-launcher")
+		if err != nil {
+			launcherOnce.err = err
+			return
+		}
+		launcherOnce.path = filepath.Join(dir, "launcher")
+		cmd := exec.Command("go", "build", "-o", launcherOnce.path, "warrant/cmd/launcher")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			launcherOnce.err = fmt.Errorf("build launcher: %v\n%s", err, out)
+		}
+	})
+	if launcherOnce.err != nil {
+		t.Fatal(launcherOnce.err)
+	}
+	return launcherOnce.path
+}
+
 // daemon is one running `broker serve`.
 type daemon struct {
 	cmd    *exec.Cmd
@@ -48,7 +79,7 @@ type daemon struct {
 func startDaemon(t *testing.T, bin, state, pause string) *daemon {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--state", state)
-	cmd.Env = append(os.Environ(), "WARRANT_CRASHTEST_PAUSE="+pause)
+	cmd.Env = append(os.Environ(), "WARRANT_CRASHTEST_PAUSE="+pause, "WARRANT_LAUNCHER="+buildLauncher(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"warrant/broker/client"
+	"warrant/receipt"
+)
+
+// embedded is a broker that `broker run` serves in-process because no
+// daemon answered on the state directory. It holds the state lock and
+// serves the usual sockets, so `broker approve` from another terminal
+// reaches it.
+type embedded struct {
+	d      *daemon
+	cancel context.CancelFunc
+	served chan error
+}
+
+// connect dials the daemon on the state directory, or starts an embedded
+// broker there when none answers.
+func (e *env) connect(ctx context.Context, launcher string, live *liveSink) (*client.Client, *embedded, error) {
+	if cl, err := client.Dial(e.state); err == nil {
+		return cl, nil, nil
+	}
+	d, err := openDaemon(ctx, e, launcher, nil, io.Discard, live.write)
+	if err != nil {
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	em := &embedded{d: d, cancel: cancel, served: make(chan error, 1)}
+	go func() { em.served <- d.b.Serve(sctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cl, err := client.Dial(e.state)
+		if err == nil {
+			return cl, em, nil
+		}
+		select {
+		case serr := <-em.served:
+			d.close()
+			return nil, nil, fmt.Errorf("embedded broker: %w", errors.Join(serr, err))
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			em.stop()
+			return nil, nil, fmt.Errorf("embedded broker: its sockets did not answer: %w", err)
+		}
+	}
+}
+
+// stop ends serving, waits for actions in flight and releases the state.
+func (em *embedded) stop() {
+	em.cancel()
+	<-em.served
+	em.d.close()
+}
+
+// liveSink shows the redacted output of one action as it is released.
+// Output of an action that arrives before its handle is known is held
+// (bounded), then shown or dropped once the handle is.
+type liveSink struct {
+	out, errw io.Writer
+	on        bool
+
+	mu      sync.Mutex
+	want    string
+	pending map[string][]livePart
+	held    int
+}
+
+type livePart struct {
+	stream receipt.StreamName
+	data   []byte
+}
+
+const maxHeld = 1 << 20
+
+func newLiveSink(out, errw io.Writer, on bool) *liveSink {
+	return &liveSink{out: out, errw: errw, on: on, pending: map[string][]livePart{}}
+}
+
+func (l *liveSink) emit(s receipt.StreamName, p []byte) {
+	if s == receipt.Stderr {
+		l.errw.Write(p)
+	} else {
+		l.out.Write(p)
+	}
+}
+
+// write is the runner's Live callback.
+func (l *liveSink) write(handle string, s receipt.StreamName, p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !l.on:
+	case l.want == handle:
+		l.emit(s, p)
+	case l.want == "" && l.held+len(p) <= maxHeld:
+		l.pending[handle] = append(l.pending[handle], livePart{s, append([]byte(nil), p...)})
+		l.held += len(p)
+	}
+}
+
+// follow shows handle's held output and everything it prints from now on.
+func (l *liveSink) follow(handle string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.want = handle
+	for _, part := range l.pending[handle] {
+		l.emit(part.stream, part.data)
+	}
+	l.pending, l.held = nil, 0
+}
+
+// done stops showing output.
+func (l *liveSink) done() {
+	l.mu.Lock()
+	l.on = false
+	l.mu.Unlock()
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"warrant/wire"
+)
+
+// runStatus prints the state of one action.
+func runStatus(e *env, args []string) error {
+	pos, err := e.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := e.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	st, err := cl.Query(pos[0])
+	if err != nil {
+		return err
+	}
+	return e.printStatus(pos[0], st, 0)
+}
+
+// runWait waits for an action to end, or for --timeout. Running out of
+// time is not a failure of the action: it prints wait_timeout and the
+// state, and exits 0.
+func runWait(e *env, args []string) error {
+	timeout := e.fs.Duration("timeout", time.Minute, "how long to wait")
+	pos, err := e.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := e.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	st, state, err := cl.Wait(pos[0], *timeout)
+	if err != nil {
+		return err
+	}
+	return e.printStatus(pos[0], st, state)
+}
+
+// runCancel asks the broker to end an action. Nothing is undone.
+func runCancel(e *env, args []string) error {
+	reason := e.fs.String("reason", "", "why, for the journal")
+	pos, err := e.parse(args, 1)
+	if err != nil {
+		return err
+	}
+	cl, err := e.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	res, err := cl.Cancel(pos[0], *reason)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]string{"handle": pos[0], "result": res.String()})
+	}
+	fmt.Fprintf(e.stdout, "cancel %s: %s\n", pos[0], res)
+	return nil
+}
+
+// printStatus prints a status, or (st nil) a wait that ran out of time in
+// state.
+func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState) error {
+	if st == nil {
+		if e.json {
+			return e.printJSON(map[string]string{"handle": handle, "state": state.String(), "wait": "wait_timeout"})
+		}
+		fmt.Fprintf(e.stdout, "%s: wait_timeout (still %s)\n", handle, state)
+		return nil
+	}
+	r := runReport{handle: handle, status: st}
+	if e.json {
+		j := r.toJSON()
+		return e.printJSON(struct {
+			State string `json:"state"`
+			runJSON
+		}{st.State.String(), j})
+	}
+	fmt.Fprintf(e.stdout, "%s: %s", handle, st.State)
+	if res := st.Result; res != nil {
+		fmt.Fprintf(e.stdout, ", %s", res.Outcome)
+		if res.ExitCode != nil {
+			fmt.Fprintf(e.stdout, " (exit %d)", *res.ExitCode)
+		}
+		if res.Signal != 0 {
+			fmt.Fprintf(e.stdout, " (signal %d)", res.Signal)
+		}
+		if res.ReceiptID != "" {
+			fmt.Fprintf(e.stdout, ", receipt %s", res.ReceiptID)
+		}
+		if res.Error != nil {
+			fmt.Fprintf(e.stdout, "\n  %s: %s", res.Error.Code, res.Error.Message)
+		}
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"warrant/broker"
+	"warrant/broker/runner"
+	"warrant/receipt"
+)
+
+// launcherPath finds the launcher: --launcher, else $WARRANT_LAUNCHER,
+// else "launcher" beside this broker binary (how `make build` lays them
+// out).
+func launcherPath(flagValue string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	if p := os.Getenv("WARRANT_LAUNCHER"); p != "" {
+		return filepath.Abs(p)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the launcher: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(self), "launcher")
+	if _, err := os.Stat(p); err != nil {
+		return "", errors.New("find the launcher: pass --launcher PATH or set WARRANT_LAUNCHER (none beside the broker binary)")
+	}
+	return p, nil
+}
+
+// daemon is an open broker with its runner.
+type daemon struct {
+	b *broker.Broker
+	r *runner.Runner
+}
+
+// openDaemon opens the broker on the state directory with a runner that
+// executes through the pinned launcher. live, when set, receives each
+// action's redacted output as it is released.
+func openDaemon(ctx context.Context, e *env, launcher string, extras []string, logw io.Writer,
+	live func(string, receipt.StreamName, []byte)) (*daemon, error) {
+	path, err := launcherPath(launcher)
+	if err != nil {
+		return nil, err
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(logw, "broker: "+format+"\n", a...) }
+	r, err := runner.New(runner.Options{Launcher: path, Live: live}, logf)
+	if err != nil {
+		return nil, err
+	}
+	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: extras,
+		Environ: os.Environ(), Logf: logf, Executor: r})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.Attach(b)
+	return &daemon{b: b, r: r}, nil
+}
+
+// close waits for the actions in flight, then closes the broker.
+func (d *daemon) close() {
+	d.r.Close()
+	d.b.Close()
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"warrant/broker/client"
+	"warrant/wire"
+)
+
+// Exit statuses of `broker run` (ARCHITECTURE §3.2). Outcomes the
+// architecture leaves open get their own codes so that exit code, signal,
+// timeout, cancel and refusal stay distinct.
+const (
+	exitUnknown     = 123 // outcome unknown
+	exitTimedOut    = 124 // timed_out_reaped, as coreutils timeout
+	exitNotExecuted = 125 // any refusal, usage error or drift, as docker run
+	exitCannotExec  = 126 // spawn_failed other than "not found"
+	exitNotFound    = 127 // EXECUTABLE_NOT_FOUND
+	exitOutputLimit = 122 // output_limit_reaped
+	exitCancelled   = 130 // cancelled_reaped, as an interrupted shell command
+)
+
+// exitStatus is an error that only carries the status Main returns.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// runOptions are the flags of `broker run`.
+type runOptions struct {
+	workspace, cwd, profile, session, goal, launcher string
+	approve                                          bool
+}
+
+func runRun(e *env, args []string) error {
+	var o runOptions
+	e.fs.StringVar(&o.workspace, "workspace", "", "the workspace root (default: the current directory)")
+	e.fs.StringVar(&o.cwd, "cwd", ".", "the working directory, relative to the workspace")
+	e.fs.StringVar(&o.profile, "profile", "short", "short, standard or long")
+	e.fs.StringVar(&o.session, "session", "", "the agent session")
+	e.fs.StringVar(&o.goal, "goal", "", "the goal (default: the default goal)")
+	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
+	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
+	flags, command, ok := strings.Cut(strings.Join(args, "\x00"), "\x00--\x00")
+	if !ok && len(args) > 0 && args[0] == "--" {
+		flags, command, ok = "", strings.Join(args[1:], "\x00"), true
+	}
+	if !ok || command == "" {
+		return usageError{"put the command after --"}
+	}
+	if _, err := e.parse(splitNonEmpty(flags), 0); err != nil {
+		return err
+	}
+	argv := strings.Split(command, "\x00")
+	profile, err := wire.ParseEnum[wire.Profile](o.profile)
+	if err != nil {
+		return usageError{fmt.Sprintf("--profile must be short, standard or long, not %q", o.profile)}
+	}
+	if o.workspace == "" {
+		if o.workspace, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if o.workspace, err = filepath.Abs(o.workspace); err != nil {
+		return err
+	}
+	req := wire.ActionRequest{Executable: argv[0], Argv: argv[1:], Cwd: o.cwd, Profile: profile,
+		Goal: o.goal, Session: o.session}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	live := newLiveSink(e.stdout, e.stderr, !e.json)
+	cl, d, err := e.connect(ctx, o.launcher, live)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cl.Close()
+		if d != nil {
+			d.stop()
+		}
+	}()
+	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.approve)
+	if err != nil {
+		return e.report(runReport{err: err}, d != nil)
+	}
+	live.follow(handle)
+	st, err := waitEnd(ctx, cl, handle)
+	live.done()
+	return e.report(runReport{handle: handle, status: st, err: err}, d != nil)
+}
+
+// splitNonEmpty splits a NUL-joined list, where "" is the empty list.
+func splitNonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x00")
+}
+
+// submitApproved submits req until it is accepted, asking for approval as
+// ARCHITECTURE §3.2 says: --approve grants one use through the operator
+// channel; on a terminal the card is shown and the operator asked;
+// otherwise the exact approve command is printed and the submit retried
+// until someone approves or denies it.
+func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, approve bool) (string, error) {
+	told := ""
+	for {
+		s, err := cl.Submit(ws, req)
+		if err != nil {
+			return "", err
+		}
+		if s.Approval == nil {
+			return s.Handle, nil
+		}
+		id := s.Approval.ID
+		switch {
+		case approve:
+			if _, err := cl.Approve(id, 1, 10*time.Minute); err != nil {
+				return "", err
+			}
+			approve = false // one grant per run; a second request means the identity moved
+			continue
+		case told != id && isTerminal(os.Stdin):
+			writeCard(e.stderr, s.Approval)
+			yes, err := ask(os.Stdin, e.stderr, "Approve one run of exactly this command? [y/N] ")
+			if err != nil {
+				return "", err
+			}
+			if !yes {
+				if err := cl.Deny(id, "denied at the broker run prompt"); err != nil {
+					return "", err
+				}
+				return "", wire.Errorf(wire.CodeApprovalDenied, "approval request %s was denied", id)
+			}
+			if _, err := cl.Approve(id, 1, 10*time.Minute); err != nil {
+				return "", err
+			}
+		case told != id:
+			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s --state %s\n  to deny:    broker deny %s --state %s\nwaiting…\n",
+				id, id, e.state, id, e.state)
+		}
+		told = id
+		select {
+		case <-ctx.Done():
+			return "", wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s", id)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// waitEnd waits for handle to be terminal or unknown. An interrupt cancels
+// the action and keeps waiting for its end: cancel is not abandon.
+func waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Status, error) {
+	cancelled := false
+	for {
+		st, _, err := cl.Wait(handle, time.Second)
+		if err != nil || st != nil {
+			return st, err
+		}
+		if ctx.Err() != nil && !cancelled {
+			cancelled = true
+			if _, err := cl.Cancel(handle, "interrupted at the broker run prompt"); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// ask reads a yes/no answer from in.
+func ask(in io.Reader, out io.Writer, prompt string) (bool, error) {
+	fmt.Fprint(out, prompt)
+	var line [64]byte
+	n, err := in.Read(line[:])
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	a := strings.ToLower(strings.TrimSpace(string(line[:n])))
+	return a == "y" || a == "yes", nil
+}

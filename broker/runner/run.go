@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"context"
+
+	"warrant/broker"
+	"warrant/broker/lifecycle"
+	"warrant/internal/profile"
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// run launches and supervises one action, then records its receipt and
+// result. It never returns before the outcome is recorded.
+func (r *Runner) run(l *broker.Launch, cancel <-chan struct{}) {
+	ctx := context.Background()
+	out, err := r.recorder(l, receipt.Stdout)
+	var errs *receipt.Recorder
+	if err == nil {
+		errs, err = r.recorder(l, receipt.Stderr)
+	}
+	if err != nil {
+		why := wire.Errorf(wire.CodeEvidenceBlocked, "the output recorder could not be built, so nothing was started: %v", err)
+		r.finish(ctx, l, &wire.Result{Outcome: wire.KnownNotExecuted, Error: why},
+			&lifecycle.Result{Outcome: wire.KnownNotExecuted, Err: why}, nil, nil)
+		return
+	}
+	var events []lifecycle.Event
+	res := lifecycle.Run(r.spec(l, out, errs, cancel, func(e lifecycle.Event) {
+		events = append(events, e)
+		r.journal(ctx, l.Handle, e)
+	}))
+	outC, outErr := out.Close()
+	errC, errErr := errs.Close()
+
+	result := &wire.Result{Outcome: res.Outcome, Error: res.Err, GroupGone: res.GroupGone}
+	if res.ExitCode != nil {
+		code := int32(*res.ExitCode)
+		result.ExitCode = &code
+	}
+	result.Signal = uint8(res.Signal)
+	started := res.Ready != nil && !res.Started.IsZero()
+	if started {
+		result.Stdout, result.Stderr = outC.Projection(projectChars), errC.Projection(projectChars)
+		if outErr != nil || errErr != nil {
+			// The facts of the run stand; its output is withheld.
+			result.Error = wire.Errorf(wire.CodeEvidenceBlocked, "output redaction failed; no output is shown or kept")
+			result.Stdout.Text, result.Stderr.Text = "", ""
+		}
+	}
+	var streams []*receipt.Captured
+	if started {
+		streams = []*receipt.Captured{outC, errC}
+	}
+	r.finish(ctx, l, result, &res, events, streams)
+}
+
+// finish seals the action's receipt and records its result in one
+// transaction. If that fails the action stays in flight in the journal and
+// becomes unknown at the next start: the honest answer.
+func (r *Runner) finish(ctx context.Context, l *broker.Launch, result *wire.Result, res *lifecycle.Result,
+	events []lifecycle.Event, streams []*receipt.Captured) {
+	rc, err := r.b.NewReceipt(ctx, l)
+	if err == nil {
+		r.fillReceipt(rc, res, events)
+		for _, c := range streams {
+			rc.Streams = append(rc.Streams, c.Evidence)
+		}
+		_, err = r.b.FinishWithReceipt(ctx, result, rc, streams...)
+	}
+	if err != nil {
+		r.b.Logf("action %s: record its end: %v", l.Handle, err)
+	}
+}
+
+// journal records a lifecycle event as it happens. TERMINATED and
+// UNKNOWN_TERMINATION are recorded with the result.
+func (r *Runner) journal(ctx context.Context, handle string, e lifecycle.Event) {
+	var err error
+	switch e.Kind {
+	case lifecycle.Started:
+		err = r.b.MarkRunning(ctx, handle)
+	case lifecycle.TermSent, lifecycle.KillSent:
+		err = r.b.RecordEvent(ctx, handle, e.Kind.String(), e.Detail)
+	}
+	if err != nil {
+		r.b.Logf("action %s: journal %s: %v", handle, e.Kind, err)
+	}
+}
+
+func (r *Runner) recorder(l *broker.Launch, s receipt.StreamName) (*receipt.Recorder, error) {
+	lim := profile.Of(l.Resolved.Identity.Profile)
+	cfg := receipt.RecorderConfig{Stream: s, Retain: lim.Retain, Budget: lim.HardOutput,
+		MACKey: r.b.Keys().MACKey(), Rules: r.rules}
+	if r.live != nil {
+		handle := l.Handle
+		cfg.Live = func(p []byte) { r.live(handle, s, p) }
+	}
+	return receipt.NewRecorder(cfg)
+}
+
+// fillReceipt adds what the lifecycle observed to a receipt the broker
+// pre-filled with the action's ids, identity and admission events.
+func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events []lifecycle.Event) {
+	if res.Ready != nil {
+		rc.Sandbox = receipt.SandboxOf(res.Ready)
+	}
+	rc.Outcome = res.Outcome
+	if res.Err != nil {
+		rc.Error = &receipt.Refusal{Code: res.Err.Code, Message: res.Err.Message}
+	}
+	if res.Errno != 0 {
+		errno := res.Errno
+		rc.ExecErrno = &errno
+	}
+	for _, e := range events {
+		rc.Events = append(rc.Events, receipt.Event{Type: eventType(e.Kind), At: r.b.Stamp(e.Wall)})
+		if e.Kind == lifecycle.Started {
+			at := r.b.Stamp(e.Wall)
+			pid := int64(res.Pid)
+			rc.Start, rc.Pid = &at, &pid
+		}
+	}
+	if rc.Start != nil {
+		end := r.b.Stamp(res.Ended)
+		rc.End = &end
+	}
+	if res.ExitCode != nil {
+		code := int32(*res.ExitCode)
+		rc.ExitCode = &code
+	}
+	if res.Signal != 0 {
+		sig := uint8(res.Signal)
+		rc.Signal = &sig
+	}
+	if res.GroupGone {
+		m := receipt.GonePgidESRCH
+		if res.ByCgroup {
+			m = receipt.GoneCgroupEmpty
+		}
+		rc.GroupGone = &receipt.GroupGone{Method: m, At: r.b.Stamp(res.GoneAt)}
+	}
+}
+
+func eventType(k lifecycle.EventKind) receipt.EventType {
+	switch k {
+	case lifecycle.Started:
+		return receipt.EventStarted
+	case lifecycle.TermSent:
+		return receipt.EventTermSent
+	case lifecycle.KillSent:
+		return receipt.EventKillSent
+	case lifecycle.Terminated:
+		return receipt.EventTerminated
+	case lifecycle.UnknownTermination:
+		return receipt.EventUnknownTermination
+	}
+	panic("runner: internal error: unknown lifecycle event")
+}

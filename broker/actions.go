@@ -80,33 +80,35 @@ func (j *Journal) MarkRunning(ctx context.Context, handle string) error {
 // Finish records how an executing or running action ended. An unknown
 // outcome leaves the action unknown; anything else makes it terminal.
 func (j *Journal) Finish(ctx context.Context, handle string, r *wire.Result) error {
+	err := j.tx(ctx, func(tx *sql.Tx) error { return j.finish(ctx, tx, handle, r) })
+	return wrapUnlessCoded("finish action", err)
+}
+
+func (j *Journal) finish(ctx context.Context, tx *sql.Tx, handle string, r *wire.Result) error {
 	state, kind := "terminal", "TERMINATED"
 	if r.Outcome == wire.OutcomeUnknown {
 		state, kind = "unknown", "UNKNOWN_TERMINATION"
 	}
 	blob, err := wire.Canonical(r)
 	if err != nil {
-		return fmt.Errorf("finish action: %w", err)
+		return fmt.Errorf("encode result: %w", err)
 	}
-	err = j.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
-			WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("action %s is not in flight", handle)
-		}
-		return j.event(ctx, tx, handle, kind, r.Outcome.String())
-	})
-	return wrapUnlessCoded("finish action", err)
+	res, err := tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
+		WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("action %s is not in flight", handle)
+	}
+	return j.event(ctx, tx, handle, kind, r.Outcome.String())
 }
 
 // Status returns what query and wait report about handle.
 func (j *Journal) Status(ctx context.Context, handle string) (*wire.Status, error) {
-	var state string
+	var state, receiptID string
 	var blob []byte
-	err := j.db.QueryRowContext(ctx, `SELECT state, result FROM actions WHERE handle = ?`, handle).Scan(&state, &blob)
+	err := j.db.QueryRowContext(ctx, `SELECT state, result, receipt_id FROM actions WHERE handle = ?`, handle).Scan(&state, &blob, &receiptID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
 	}
@@ -121,6 +123,9 @@ func (j *Journal) Status(ctx context.Context, handle string) (*wire.Status, erro
 		st.Result = new(wire.Result)
 		if err := decodeStored(blob, st.Result); err != nil {
 			return nil, fmt.Errorf("decode result of %s: %w", handle, err)
+		}
+		if receiptID != "" {
+			st.Result.ReceiptID = receiptID // linked when the receipt was stored
 		}
 	}
 	return st, nil

@@ -111,6 +111,28 @@ CREATE TABLE receipts (
 	created_unix INTEGER NOT NULL
 );
 `,
+	// 2: the receipt log (receipt_log, receipt_checkpoints) and each
+	// action's receipt id. The receipts table of migration 1 was never
+	// written by any broker; its NOT NULL body could not hold a pruned
+	// entry, so it is replaced.
+	`
+DROP TABLE receipts;
+CREATE TABLE receipt_log (
+	idx          INTEGER PRIMARY KEY CHECK (idx >= 0),
+	receipt_id   TEXT UNIQUE,                      -- NULL for a deletion record
+	handle       TEXT UNIQUE REFERENCES actions(handle), -- NULL for a deletion record
+	envelope     BLOB NOT NULL,                    -- the signed DSSE envelope
+	body         BLOB,                             -- retained redacted output; NULL once pruned
+	created_unix INTEGER NOT NULL
+);
+CREATE TABLE receipt_checkpoints (
+	seq          INTEGER PRIMARY KEY,
+	size         INTEGER NOT NULL,
+	note         BLOB NOT NULL,                    -- signed note over the tree of the first size entries
+	created_unix INTEGER NOT NULL
+);
+ALTER TABLE actions ADD COLUMN receipt_id TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

@@ -79,11 +79,20 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 }
 
 // notStarted records a checkpointed action that was never started as
-// known_not_executed. Its use stays spent: the checkpoint is final. If
-// even that record fails, the action stays executing and becomes unknown
-// at the next start, which is the honest answer.
+// known_not_executed, with its receipt, in one transaction. Its use stays
+// spent: the checkpoint is final. If the receipt cannot be made, the
+// outcome alone is recorded; if even that fails, the action stays
+// executing and becomes unknown (with an unknown receipt) at the next
+// start, which is the honest answer.
 func (b *Broker) notStarted(ctx context.Context, handle string, cause error) {
 	res := &wire.Result{Outcome: wire.KnownNotExecuted, Error: b.asWireError(cause)}
+	r, err := b.unexecutedReceipt(ctx, handle, wire.KnownNotExecuted, res.Error)
+	if err == nil {
+		if _, err = b.FinishWithReceipt(ctx, res, r); err == nil {
+			return
+		}
+	}
+	b.cfg.Logf("action %s: seal its known_not_executed receipt: %v", handle, err)
 	if err := b.j.Finish(ctx, handle, res); err != nil {
 		b.cfg.Logf("action %s: record that it was not started: %v", handle, err)
 	}

@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"warrant/broker"
+	"warrant/receipt"
+)
+
+// receiptCommands are the subcommands of `broker receipts`. All but
+// prune read the journal directly, read-only and without the state lock,
+// so they work beside a running broker.
+var receiptCommands = map[string]func(e *env, args []string) error{
+	"list":   receiptsList,
+	"show":   receiptsShow,
+	"verify": receiptsVerify,
+	"export": receiptsExport,
+	"pubkey": receiptsPubkey,
+	"prune":  receiptsPrune,
+}
+
+func runReceipts(e *env, args []string) error {
+	if len(args) == 0 {
+		return usageError{"which receipts command?"}
+	}
+	sub, ok := receiptCommands[args[0]]
+	if !ok {
+		return usageError{fmt.Sprintf("unknown receipts command %q", args[0])}
+	}
+	return sub(e, args[1:])
+}
+
+// readLog parses the flags and reads the state directory's receipt log.
+func (e *env) readLog(args []string, positional int) (*broker.ReceiptLog, []string, error) {
+	pos, err := e.parse(args, positional)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := broker.ReadReceiptLog(context.Background(), e.state)
+	return l, pos, err
+}
+
+// listed is one log entry as `receipts list --json` prints it.
+type listed struct {
+	Index      int64  `json:"index"`
+	Kind       string `json:"kind"` // receipt, deletion or unreadable
+	ReceiptID  string `json:"receipt_id,omitempty"`
+	Action     string `json:"action,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	Executable string `json:"executable,omitempty"`
+	Issued     string `json:"issued,omitempty"`
+	Body       string `json:"body,omitempty"` // retained, deleted or none
+	Deleted    int    `json:"deleted_bodies,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+func receiptsList(e *env, args []string) error {
+	l, _, err := e.readLog(args, 0)
+	if err != nil {
+		return err
+	}
+	out := make([]listed, 0, len(l.Entries))
+	for _, en := range l.Entries {
+		o := openEntry(en)
+		v := listed{Index: en.Index}
+		switch {
+		case o.receipt != nil:
+			r := o.receipt
+			v.Kind, v.ReceiptID, v.Action, v.Outcome = "receipt", r.ID, r.Action, r.Outcome.String()
+			v.Executable, v.Issued, v.Body = r.Identity.Executable.Path, wall(r.Issued), bodyState(r, en)
+		case o.deletion != nil:
+			v.Kind, v.Issued, v.Deleted = "deletion", wall(o.deletion.At), len(o.deletion.Bodies)
+		default:
+			v.Kind, v.Error = "unreadable", o.err.Error()
+		}
+		out = append(out, v)
+	}
+	if e.json {
+		return e.printJSON(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(e.stdout, "No receipts.")
+	}
+	for _, v := range out {
+		switch v.Kind {
+		case "receipt":
+			fmt.Fprintf(e.stdout, "#%-4d %s  %-18s %s  action %s  %s  body %s\n",
+				v.Index, v.ReceiptID, v.Outcome, strconv.Quote(v.Executable), v.Action, v.Issued, v.Body)
+		case "deletion":
+			fmt.Fprintf(e.stdout, "#%-4d deletion record: %d retained bod(ies) deleted by policy  %s\n", v.Index, v.Deleted, v.Issued)
+		default:
+			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, v.Error)
+		}
+	}
+	return nil
+}
+
+func bodyState(r *receipt.Receipt, en receipt.Entry) string {
+	var retained uint64
+	for _, s := range r.Streams {
+		retained += s.RetainedBytes
+	}
+	switch {
+	case en.Body != nil:
+		return "retained"
+	case retained > 0:
+		return "deleted"
+	}
+	return "none"
+}
+
+func receiptsVerify(e *env, args []string) error {
+	l, _, err := e.readLog(args, 0)
+	if err != nil {
+		return err
+	}
+	rep := l.Verify()
+	if e.json {
+		if err := e.printJSON(struct {
+			KeyID string `json:"keyid"`
+			OK    bool   `json:"ok"`
+			*receipt.Report
+		}{receipt.KeyID(l.Public), rep.OK(), rep}); err != nil {
+			return err
+		}
+	} else {
+		writeReport(e, l, rep)
+	}
+	if !rep.OK() {
+		return fmt.Errorf("the receipt log failed verification: %d problem(s)", len(rep.Problems))
+	}
+	return nil
+}
+
+func writeReport(e *env, l *broker.ReceiptLog, rep *receipt.Report) {
+	w := e.stdout
+	fmt.Fprintf(w, "Receipt log of %s under key %s\n", e.state, receipt.KeyID(l.Public))
+	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s); %d checkpoint(s)\n",
+		rep.Entries, rep.Receipts, rep.Deletions, len(l.Checkpoints))
+	if cp := rep.Checkpoint; cp != nil {
+		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, cp.Hash)
+	}
+	if rep.Unanchored > 0 {
+		fmt.Fprintf(w, "  %d entries after the latest checkpoint are signed and chained but could be cut off without trace\n", rep.Unanchored)
+	}
+	for _, p := range rep.Pruned {
+		fmt.Fprintf(w, "  body of #%d (%s) deleted %s by deletion record #%d under policy %q (deletion by policy, not physical erasure)\n",
+			p.Index, p.ReceiptID, wall(p.At), p.Record, p.Policy)
+	}
+	for _, p := range rep.Problems {
+		where := fmt.Sprintf("entry #%d", p.Index)
+		switch {
+		case p.Checkpoint > 0:
+			where = fmt.Sprintf("checkpoint %d", p.Checkpoint)
+		case p.Index < 0:
+			where = "log"
+		}
+		fmt.Fprintf(w, "  PROBLEM %s: %s: %s\n", where, p.Kind, p.Detail)
+	}
+	if rep.OK() {
+		fmt.Fprintln(w, "OK: every signature, chain link, stored body and checkpoint verifies.")
+		if n := len(l.Checkpoints); n > 0 {
+			fmt.Fprintf(w, "Keep a copy of the latest checkpoint elsewhere; it anchors the log against truncation:\n%s", l.Checkpoints[n-1])
+		}
+	}
+}
+
+func receiptsExport(e *env, args []string) error {
+	format := e.fs.String("format", "dsse-jsonl", "export format (dsse-jsonl: one DSSE envelope per line)")
+	l, _, err := e.readLog(args, 0)
+	if err != nil {
+		return err
+	}
+	if *format != "dsse-jsonl" {
+		return usageError{fmt.Sprintf("format %q is not supported; use dsse-jsonl", *format)}
+	}
+	return receipt.ExportDSSEJSONL(e.stdout, l.Entries)
+}
+
+func receiptsPubkey(e *env, args []string) error {
+	l, _, err := e.readLog(args, 0)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKIXPublicKey(l.Public)
+	if err != nil {
+		return fmt.Errorf("encode public key: %w", err)
+	}
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	vkey, err := note.NewEd25519VerifierKey(receipt.CheckpointKeyName, l.Public)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint verifier key: %w", err)
+	}
+	if e.json {
+		return e.printJSON(map[string]string{"keyid": receipt.KeyID(l.Public), "public_key_pem": pemText, "checkpoint_verifier": vkey})
+	}
+	fmt.Fprintf(e.stdout, "%skey id (DSSE keyid): %s\ncheckpoint verifier (signed note): %s\n", pemText, receipt.KeyID(l.Public), vkey)
+	return nil
+}
+
+func receiptsPrune(e *env, args []string) error {
+	older := e.fs.String("older-than", "", "delete the retained output of receipts issued longer ago than this (e.g. 720h or 30d)")
+	if _, err := e.parse(args, 0); err != nil {
+		return err
+	}
+	age, err := parseAge(*older)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx := context.Background()
+	b, err := broker.Open(ctx, broker.Config{StateDir: e.state})
+	if err != nil {
+		return fmt.Errorf("%w (prune needs the state directory to itself: stop `broker serve` first)", err)
+	}
+	defer b.Close()
+	cutoff := time.Now().Add(-age)
+	pruned, record, err := b.PruneReceipts(ctx, cutoff, "older-than "+*older)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(struct {
+			Cutoff string  `json:"cutoff"`
+			Pruned []int64 `json:"pruned"`
+			Record *int64  `json:"deletion_record"`
+		}{cutoff.UTC().Format(time.RFC3339), nonNil(pruned), recordPtr(pruned, record)})
+	}
+	if len(pruned) == 0 {
+		fmt.Fprintf(e.stdout, "No retained output of receipts issued before %s; nothing deleted.\n", cutoff.Format(time.RFC3339))
+		return nil
+	}
+	idx := make([]string, len(pruned))
+	for i, p := range pruned {
+		idx[i] = "#" + strconv.FormatInt(p, 10)
+	}
+	fmt.Fprintf(e.stdout, "Deleted the retained output of %d receipt(s) issued before %s: %s.\n"+
+		"Signed deletion record #%d names them; their digests and counters remain. This records deletion by policy, not physical erasure.\n",
+		len(pruned), cutoff.Format(time.RFC3339), strings.Join(idx, " "), record)
+	return nil
+}
+
+func recordPtr(pruned []int64, record int64) *int64 {
+	if len(pruned) == 0 {
+		return nil
+	}
+	return &record
+}
+
+// parseAge parses a Go duration, or a whole number of days as "30d".
+func parseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("--older-than is required")
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseUint(d, 10, 16)
+		if err != nil {
+			return 0, fmt.Errorf("--older-than %q: not a number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	age, err := time.ParseDuration(s)
+	if err != nil || age < 0 {
+		return 0, fmt.Errorf("--older-than %q: not a duration", s)
+	}
+	return age, nil
+}
+
+func wall(t receipt.Time) string {
+	return time.Unix(0, t.WallUnixNs).UTC().Format(time.RFC3339Nano)
+}

@@ -76,6 +76,10 @@ type Result struct {
 	GoneMono   time.Duration // the same, from the launch
 	Evidence   string        // how GroupGone was confirmed, or why it was not
 
+	// LeaversUntracked says GroupGone cannot cover a descendant that left
+	// the process group (macOS: no cgroups, and Seatbelt allows setsid).
+	LeaversUntracked bool
+
 	StdoutBytes, StderrBytes uint64 // observed bytes per stream
 	StreamsComplete          bool   // both streams were drained to EOF
 }

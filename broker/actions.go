@@ -18,8 +18,9 @@ var actionStates = map[string]wire.ActionState{
 
 // Checkpoint is the durable EXECUTING checkpoint (ARCHITECTURE §2.3, §3.3).
 // In ONE transaction it re-checks lease l (revocation, expiry, remaining
-// uses, goal state and revision), consumes one use, and records a new
-// action as executing. The transaction is committed, and therefore fsync'd,
+// uses, goal state and revision) and that the session has no action in
+// flight (BUSY), consumes one use, and records a new action as executing.
+// The transaction is committed, and therefore fsync'd,
 // before Checkpoint returns; only then may anything be started. A use is
 // never given back: if the broker dies after the commit the action becomes
 // unknown on restart, with its use still spent.
@@ -32,6 +33,9 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 	pausePoint("checkpoint:begin")
 	err = j.tx(ctx, func(tx *sql.Tx) error {
 		if err := j.leaseUsable(ctx, tx, l); err != nil {
+			return err
+		}
+		if err := sessionIdle(ctx, tx, session); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE leases SET uses_left = uses_left - 1 WHERE id = ? AND uses_left > 0`, l.id)
@@ -199,3 +203,23 @@ var storedDec = func() cbor.DecMode {
 }()
 
 func decodeStored(blob []byte, v any) error { return storedDec.Unmarshal(blob, v) }
+
+// sessionIdle refuses a second action in flight for one agent session
+// (ARCHITECTURE §2.6). The check runs in the checkpoint's transaction, so
+// two concurrent submits of one session cannot both pass it. Actions
+// without a session are each their own session.
+func sessionIdle(ctx context.Context, tx *sql.Tx, session string) error {
+	if session == "" {
+		return nil
+	}
+	var handle string
+	err := tx.QueryRowContext(ctx, `SELECT handle FROM actions WHERE session = ? AND state IN ('executing', 'running') LIMIT 1`,
+		session).Scan(&handle)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return wire.Errorf(wire.CodeBusy, "session %s already has action %s in flight; wait for it or cancel it", session, handle)
+}

@@ -29,8 +29,8 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, r
 	err := j.tx(ctx, func(tx *sql.Tx) error {
 		var rid, state, reason string
 		err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM approval_requests
-			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND births = ? AND state IN ('pending', 'denied')
-			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp, r.Births).Scan(&rid, &state, &reason)
+			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied')
+			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp).Scan(&rid, &state, &reason)
 		switch {
 		case err == nil && state == "denied":
 			if _, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, rid); err != nil {
@@ -54,9 +54,9 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, r
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO approval_requests
-			(id, goal, goal_revision, session, fingerprint, births, identity, limitations, created_unix, state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
-			view.ID, g.ID, g.Revision, session, fp, r.Births, blob, view.Limitations, view.CreatedUnix)
+			(id, goal, goal_revision, session, fingerprint, identity, limitations, created_unix, state)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+			view.ID, g.ID, g.Revision, session, fp, blob, view.Limitations, view.CreatedUnix)
 		return err
 	})
 	if err != nil {
@@ -136,8 +136,8 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
 		ws := v.Identity.Workspace
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
-			fingerprint, births, created_unix, expires_unix, uses_granted, uses_left)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, births, ?, ?, ?, ? FROM approval_requests WHERE id = ?`,
+			fingerprint, created_unix, expires_unix, uses_granted, uses_left)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM approval_requests WHERE id = ?`,
 			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
 			return err
 		}

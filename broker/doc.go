@@ -19,8 +19,8 @@
 // # Invariants
 //
 //   - A lease matches only by byte equality of fingerprint, goal id and
-//     current revision, workspace (dev, ino, mnt_id) and the birth times of
-//     the workspace and cwd directories. There are no wildcards.
+//     current revision, and workspace (dev, ino, mnt_id). There are no
+//     wildcards.
 //   - A lease use is consumed in the same fsync'd transaction that records
 //     the action EXECUTING, before anything may start. Triggers in the
 //     schema refuse to refund a use, un-revoke a lease, lower a goal
@@ -44,9 +44,10 @@
 //     LEASE_REVOKED, GOAL_REVISION_MISMATCH, GOAL_INACTIVE) come from the
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.
-//   - The directory birth times are bound beside the fingerprint because
-//     ext4 reuses a freed inode number at once: rm + mkdir of the cwd gives
-//     the same (dev, ino, mnt_id).
+//   - Directory identities (wire.DirIdentity) include the birth time, so
+//     the fingerprint covers it: ext4 reuses a freed inode number at once,
+//     and rm + mkdir of the cwd gives the same (dev, ino, mnt_id). The
+//     launcher compares the same identity again before exec.
 //   - The policy grants the executable's (and interpreter's) own directory
 //     when the runtime paths do not cover it, never a parent; operators
 //     widen it with configured read paths. The Landlock floor is 4, or 6

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -25,7 +24,6 @@ const maxHops = 40
 type Resolved struct {
 	Identity    wire.CommandIdentity
 	Fingerprint []byte
-	Births      Births   // of the workspace and cwd directories
 	Workspace   *os.File // the workspace root
 	Cwd         *os.File // the cwd beneath it
 	Exe         *os.File // the executable, open for reading
@@ -65,9 +63,6 @@ func (b *Broker) resolve(s *wire.Submit) (_ *Resolved, err error) {
 	if id.Cwd, err = fsid.Dir(int(r.Cwd.Fd()), s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the cwd: %v", err)
 	}
-	if r.Births, err = births(r.Workspace, r.Cwd); err != nil {
-		return nil, wire.Errorf(wire.CodePathInvalid, "cannot read the birth time of the workspace or cwd: %v", err)
-	}
 	exe, sb, err := identify(s.Request.Executable)
 	if err != nil {
 		return nil, err
@@ -93,26 +88,6 @@ func (b *Broker) resolve(s *wire.Submit) (_ *Resolved, err error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// Births are the birth times of the workspace and cwd directories. They
-// are bound into approval requests and leases beside the fingerprint
-// because (dev, ino, mnt_id) alone does not tell a directory from one
-// removed and recreated at the same path: filesystems such as ext4 reuse
-// the freed inode number at once. Zero means the filesystem records no
-// birth time, and then (dev, ino, mnt_id) is all there is.
-type Births string
-
-func births(ws, cwd *os.File) (Births, error) {
-	w, err := birthNs(ws)
-	if err != nil {
-		return "", err
-	}
-	c, err := birthNs(cwd)
-	if err != nil {
-		return "", err
-	}
-	return Births(fmt.Sprintf("workspace %d cwd %d", w, c)), nil
 }
 
 // identified is one program file pinned by descriptor.

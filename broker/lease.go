@@ -24,19 +24,18 @@ func (l *Lease) ID() string { return l.id }
 // MatchLease returns a usable lease for exactly this goal revision,
 // workspace and fingerprint, or nil when there is none. Matching is byte
 // equality of the fingerprint (which covers the whole identity) plus the
-// goal id, its current revision, the workspace identity and the directory
-// birth times (see Births): there are no
+// goal id, its current revision and the workspace identity: there are no
 // wildcards, prefixes or folders. Revoked, expired and exhausted leases
 // never match. When several match, the one expiring first is used.
 func (j *Journal) MatchLease(ctx context.Context, g Goal, r *Resolved) (*Lease, error) {
 	ws, fp := r.Identity.Workspace, r.Fingerprint
 	l := &Lease{goal: g.ID, revision: g.Revision, fingerprint: fp}
 	err := j.db.QueryRowContext(ctx, `SELECT id, approval_id FROM leases
-		WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND births = ?
+		WHERE goal = ? AND goal_revision = ? AND fingerprint = ?
 		  AND workspace_dev = ? AND workspace_ino = ? AND workspace_mnt = ?
 		  AND revoked_unix IS NULL AND uses_left > 0 AND expires_unix > ?
 		ORDER BY expires_unix, rowid LIMIT 1`,
-		g.ID, g.Revision, fp, r.Births, ws.Dev, ws.Ino, ws.MntID, j.now().Unix()).Scan(&l.id, &l.approvalID)
+		g.ID, g.Revision, fp, ws.Dev, ws.Ino, ws.MntID, j.now().Unix()).Scan(&l.id, &l.approvalID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -34,7 +34,6 @@ CREATE TABLE approval_requests (
 	goal_revision INTEGER NOT NULL,
 	session       TEXT NOT NULL,
 	fingerprint   BLOB NOT NULL,
-	births        TEXT NOT NULL,
 	identity      BLOB NOT NULL,
 	limitations   TEXT NOT NULL,
 	created_unix  INTEGER NOT NULL,
@@ -42,7 +41,7 @@ CREATE TABLE approval_requests (
 	decided_unix  INTEGER,
 	reason        TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX approval_requests_lookup ON approval_requests (goal, goal_revision, fingerprint, births, state);
+CREATE INDEX approval_requests_lookup ON approval_requests (goal, goal_revision, fingerprint, state);
 
 CREATE TABLE leases (
 	id             TEXT PRIMARY KEY,
@@ -53,7 +52,6 @@ CREATE TABLE leases (
 	workspace_ino  INTEGER NOT NULL,
 	workspace_mnt  INTEGER NOT NULL,
 	fingerprint    BLOB NOT NULL,
-	births         TEXT NOT NULL,
 	created_unix   INTEGER NOT NULL,
 	expires_unix   INTEGER NOT NULL,
 	uses_granted   INTEGER NOT NULL CHECK (uses_granted >= 1),

@@ -20,19 +20,23 @@ func (f *FileIdentity) validate(field string) error {
 	return firstErr(checkAbs(field+".path", f.Path), checkDigest(field+".sha256", f.SHA256))
 }
 
-// DirIdentity pins one directory by (dev, ino, mnt_id). For a workspace the
-// path is absolute; for a cwd it is the requested path relative to the
+// DirIdentity pins one directory by (dev, ino, mnt_id) and its birth time.
+// The birth time matters: ext4 hands a freed inode number to the next
+// directory created, so rm + mkdir gives the same (dev, ino, mnt_id); it
+// is zero only where the filesystem records none. For a workspace the path
+// is absolute; for a cwd it is the requested path relative to the
 // workspace.
 type DirIdentity struct {
-	Path  string `cbor:"path"`
-	Dev   uint64 `cbor:"dev"`
-	Ino   uint64 `cbor:"ino"`
-	MntID uint64 `cbor:"mnt_id"`
+	Path    string `cbor:"path"`
+	Dev     uint64 `cbor:"dev"`
+	Ino     uint64 `cbor:"ino"`
+	MntID   uint64 `cbor:"mnt_id"`
+	BirthNs int64  `cbor:"birth_ns,omitempty"`
 }
 
 // Same reports whether d and o name the same directory object.
 func (d DirIdentity) Same(o DirIdentity) bool {
-	return d.Dev == o.Dev && d.Ino == o.Ino && d.MntID == o.MntID
+	return d.Dev == o.Dev && d.Ino == o.Ino && d.MntID == o.MntID && d.BirthNs == o.BirthNs
 }
 
 // Interpreter pins the interpreter of a "#!" script. Script and interpreter

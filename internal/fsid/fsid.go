@@ -51,7 +51,7 @@ func Stat(fd int, path string) (wire.FileIdentity, error) {
 }
 
 // Dir returns the identity of the directory open at fd (O_PATH is enough),
-// recorded under path.
+// recorded under path: (dev, ino), the mount id and the birth time.
 func Dir(fd int, path string) (wire.DirIdentity, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -60,11 +60,11 @@ func Dir(fd int, path string) (wire.DirIdentity, error) {
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR {
 		return wire.DirIdentity{}, fmt.Errorf("%s: not a directory", path)
 	}
-	mnt, err := mountID(fd)
+	mnt, birth, err := dirFacts(fd, &st)
 	if err != nil {
 		return wire.DirIdentity{}, fmt.Errorf("mount id of %s: %w", path, err)
 	}
-	return wire.DirIdentity{Path: path, Dev: uint64(st.Dev), Ino: uint64(st.Ino), MntID: mnt}, nil
+	return wire.DirIdentity{Path: path, Dev: uint64(st.Dev), Ino: uint64(st.Ino), MntID: mnt, BirthNs: birth}, nil
 }
 
 // SameFile reports whether a and b have the same fstat identity: dev, ino,

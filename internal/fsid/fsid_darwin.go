@@ -13,6 +13,8 @@ func fileIdentity(st *unix.Stat_t, path string) wire.FileIdentity {
 	}
 }
 
-// mountID is 0 on macOS, which has no mount ids; (dev, ino) identify a
-// directory there.
-func mountID(int) (uint64, error) { return 0, nil }
+// dirFacts returns no mount id (macOS has none; (dev, ino) identify a
+// directory there) and the birth time fstat reported.
+func dirFacts(_ int, st *unix.Stat_t) (mnt uint64, birthNs int64, err error) {
+	return 0, st.Btim.Nano(), nil
+}

@@ -13,20 +13,24 @@ func fileIdentity(st *unix.Stat_t, path string) wire.FileIdentity {
 	}
 }
 
-// mountID returns the unique mount id (STATX_MNT_ID_UNIQUE where the
-// kernel has it, else STATX_MNT_ID) of the file open at fd.
-func mountID(fd int) (uint64, error) {
+// dirFacts returns the unique mount id (STATX_MNT_ID_UNIQUE where the
+// kernel has it, else STATX_MNT_ID) and the birth time (0 where the
+// filesystem records none) of the file open at fd.
+func dirFacts(fd int, _ *unix.Stat_t) (mnt uint64, birthNs int64, err error) {
 	var sx unix.Statx_t
-	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_MNT_ID_UNIQUE, &sx)
-	if err == nil && sx.Mask&unix.STATX_MNT_ID_UNIQUE != 0 {
-		return sx.Mnt_id, nil
+	const flags = unix.AT_EMPTY_PATH | unix.AT_STATX_DONT_SYNC
+	err = unix.Statx(fd, "", flags, unix.STATX_MNT_ID_UNIQUE|unix.STATX_BTIME, &sx)
+	if err == nil && sx.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
+		err = unix.Statx(fd, "", flags, unix.STATX_MNT_ID|unix.STATX_BTIME, &sx)
+		if err == nil && sx.Mask&unix.STATX_MNT_ID == 0 {
+			err = unix.ENOSYS
+		}
 	}
-	err = unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_MNT_ID, &sx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	if sx.Mask&unix.STATX_MNT_ID == 0 {
-		return 0, unix.ENOSYS
+	if sx.Mask&unix.STATX_BTIME != 0 {
+		birthNs = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
 	}
-	return sx.Mnt_id, nil
+	return sx.Mnt_id, birthNs, nil
 }

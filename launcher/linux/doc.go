@@ -84,9 +84,10 @@
 // ELF interpreter, which are read from the read-only runtime paths, not
 // bound by digest. Known gaps: below Landlock ABI 6 signals to processes
 // outside the action are not scoped (the broker's MinLandlockABI decides
-// whether that is acceptable); a directory identity is (dev, ino, mnt_id),
-// so a cwd removed and recreated on a reused inode number is not told
-// apart.
+// whether that is acceptable); a directory's identity is (dev, ino,
+// mnt_id, birth time), so a cwd removed and recreated on a reused inode
+// number is told apart only where the filesystem records birth times
+// (ext4, xfs, btrfs, tmpfs do).
 //
 // # Dependencies and size
 //

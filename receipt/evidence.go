@@ -1,6 +1,9 @@
 package receipt
 
-import "warrant/wire"
+import (
+	"warrant/internal/closed"
+	"warrant/wire"
+)
 
 // StreamName names one output stream of a target.
 type StreamName uint8
@@ -13,10 +16,10 @@ const (
 
 var streamNames = []string{"", "stdout", "stderr"}
 
-func (s StreamName) String() string               { return name(streamNames, s) }
-func (s StreamName) MarshalText() ([]byte, error) { return marshalName(streamNames, s) }
+func (s StreamName) String() string               { return closed.String(streamNames, s) }
+func (s StreamName) MarshalText() ([]byte, error) { return closed.Marshal(streamNames, s) }
 func (s *StreamName) UnmarshalText(b []byte) error {
-	return unmarshalName(streamNames, b, s)
+	return closed.Unmarshal(streamNames, b, s)
 }
 
 // Truncation says why a stream's evidence does not hold all of it. The
@@ -38,10 +41,10 @@ const (
 
 var truncationNames = []string{"", "retention_limit", "output_limit", "evidence_blocked"}
 
-func (t Truncation) String() string               { return name(truncationNames, t) }
-func (t Truncation) MarshalText() ([]byte, error) { return marshalName(truncationNames, t) }
+func (t Truncation) String() string               { return closed.String(truncationNames, t) }
+func (t Truncation) MarshalText() ([]byte, error) { return closed.Marshal(truncationNames, t) }
 func (t *Truncation) UnmarshalText(b []byte) error {
-	return unmarshalName(truncationNames, b, t)
+	return closed.Unmarshal(truncationNames, b, t)
 }
 
 // Chunk is the record of one Write: its raw and redacted sizes and the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"warrant/internal/closed"
 	"warrant/wire"
 )
 
@@ -29,9 +30,9 @@ const (
 var eventNames = []string{"", "REQUESTED", "APPROVED", "EXECUTING", "STARTED", "TERM_SENT",
 	"KILL_SENT", "TERMINATED", "UNKNOWN_TERMINATION"}
 
-func (e EventType) String() string                { return name(eventNames, e) }
-func (e EventType) MarshalText() ([]byte, error)  { return marshalName(eventNames, e) }
-func (e *EventType) UnmarshalText(b []byte) error { return unmarshalName(eventNames, b, e) }
+func (e EventType) String() string                { return closed.String(eventNames, e) }
+func (e EventType) MarshalText() ([]byte, error)  { return closed.Marshal(eventNames, e) }
+func (e *EventType) UnmarshalText(b []byte) error { return closed.Unmarshal(eventNames, b, e) }
 
 // Event is one journalled transition with its time.
 type Event struct {
@@ -50,9 +51,9 @@ const (
 
 var goneNames = []string{"", "cgroup_populated_0", "pgid_esrch"}
 
-func (g GoneMethod) String() string                { return name(goneNames, g) }
-func (g GoneMethod) MarshalText() ([]byte, error)  { return marshalName(goneNames, g) }
-func (g *GoneMethod) UnmarshalText(b []byte) error { return unmarshalName(goneNames, b, g) }
+func (g GoneMethod) String() string                { return closed.String(goneNames, g) }
+func (g GoneMethod) MarshalText() ([]byte, error)  { return closed.Marshal(goneNames, g) }
+func (g *GoneMethod) UnmarshalText(b []byte) error { return closed.Unmarshal(goneNames, b, g) }
 
 // GroupGone is the evidence that no process of the action remained.
 type GroupGone struct {

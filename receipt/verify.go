@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"warrant/internal/closed"
+
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -30,8 +32,8 @@ const (
 var problemNames = []string{"", "malformed", "bad_signature", "foreign_key", "moved", "chain",
 	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion"}
 
-func (k ProblemKind) String() string               { return name(problemNames, k) }
-func (k ProblemKind) MarshalText() ([]byte, error) { return marshalName(problemNames, k) }
+func (k ProblemKind) String() string               { return closed.String(problemNames, k) }
+func (k ProblemKind) MarshalText() ([]byte, error) { return closed.Marshal(problemNames, k) }
 
 // Problem is one finding, located by log index (-1 when it concerns the
 // log as a whole) or by checkpoint number.

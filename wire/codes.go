@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+
+	"warrant/internal/closed"
+)
 
 // Code is a stable error code (ARCHITECTURE §4). Every refusal carries one,
 // with a human sentence beside it. The set is closed: a code not listed here
@@ -41,9 +45,9 @@ var codeNames = []string{"",
 }
 
 func (c Code) names() []string                  { return codeNames }
-func (c Code) String() string                   { return enumString(codeNames, c) }
-func (c Code) MarshalText() ([]byte, error)     { return enumMarshal(codeNames, c) }
-func (c *Code) UnmarshalText(text []byte) error { return enumUnmarshal(codeNames, text, c) }
+func (c Code) String() string                   { return closed.String(codeNames, c) }
+func (c Code) MarshalText() ([]byte, error)     { return closed.Marshal(codeNames, c) }
+func (c *Code) UnmarshalText(text []byte) error { return closed.Unmarshal(codeNames, text, c) }
 
 // Error is a refusal or failure with a stable code and a human sentence.
 // It is both a Go error and a wire value.

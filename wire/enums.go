@@ -1,5 +1,7 @@
 package wire
 
+import "warrant/internal/closed"
+
 // Outcome is how an action ended (ARCHITECTURE §2.6). It is decided from
 // facts the broker observed, never from the target's output.
 type Outcome uint8
@@ -20,9 +22,9 @@ var outcomeNames = []string{"", "known_not_executed", "spawn_failed", "exited",
 	"signaled", "timed_out_reaped", "cancelled_reaped", "output_limit_reaped", "unknown"}
 
 func (o Outcome) names() []string                  { return outcomeNames }
-func (o Outcome) String() string                   { return enumString(outcomeNames, o) }
-func (o Outcome) MarshalText() ([]byte, error)     { return enumMarshal(outcomeNames, o) }
-func (o *Outcome) UnmarshalText(text []byte) error { return enumUnmarshal(outcomeNames, text, o) }
+func (o Outcome) String() string                   { return closed.String(outcomeNames, o) }
+func (o Outcome) MarshalText() ([]byte, error)     { return closed.Marshal(outcomeNames, o) }
+func (o *Outcome) UnmarshalText(text []byte) error { return closed.Unmarshal(outcomeNames, text, o) }
 
 // Profile names one of the fixed resource bundles (ARCHITECTURE §3.4).
 // There are no free-form limits anywhere on the wire.
@@ -38,9 +40,9 @@ const (
 var profileNames = []string{"", "short", "standard", "long"}
 
 func (p Profile) names() []string                  { return profileNames }
-func (p Profile) String() string                   { return enumString(profileNames, p) }
-func (p Profile) MarshalText() ([]byte, error)     { return enumMarshal(profileNames, p) }
-func (p *Profile) UnmarshalText(text []byte) error { return enumUnmarshal(profileNames, text, p) }
+func (p Profile) String() string                   { return closed.String(profileNames, p) }
+func (p Profile) MarshalText() ([]byte, error)     { return closed.Marshal(profileNames, p) }
+func (p *Profile) UnmarshalText(text []byte) error { return closed.Unmarshal(profileNames, text, p) }
 
 // CapabilityState says whether this host has been shown to enforce the
 // required policy (ARCHITECTURE §2.5).
@@ -56,10 +58,10 @@ const (
 var capabilityNames = []string{"", "unverified", "verified", "unavailable"}
 
 func (c CapabilityState) names() []string              { return capabilityNames }
-func (c CapabilityState) String() string               { return enumString(capabilityNames, c) }
-func (c CapabilityState) MarshalText() ([]byte, error) { return enumMarshal(capabilityNames, c) }
+func (c CapabilityState) String() string               { return closed.String(capabilityNames, c) }
+func (c CapabilityState) MarshalText() ([]byte, error) { return closed.Marshal(capabilityNames, c) }
 func (c *CapabilityState) UnmarshalText(text []byte) error {
-	return enumUnmarshal(capabilityNames, text, c)
+	return closed.Unmarshal(capabilityNames, text, c)
 }
 
 // Binding says how the executed bytes were bound to the approved digest.
@@ -78,9 +80,9 @@ const (
 var bindingNames = []string{"", "sealed-snapshot", "unbound"}
 
 func (b Binding) names() []string                  { return bindingNames }
-func (b Binding) String() string                   { return enumString(bindingNames, b) }
-func (b Binding) MarshalText() ([]byte, error)     { return enumMarshal(bindingNames, b) }
-func (b *Binding) UnmarshalText(text []byte) error { return enumUnmarshal(bindingNames, text, b) }
+func (b Binding) String() string                   { return closed.String(bindingNames, b) }
+func (b Binding) MarshalText() ([]byte, error)     { return closed.Marshal(bindingNames, b) }
+func (b *Binding) UnmarshalText(text []byte) error { return closed.Unmarshal(bindingNames, text, b) }
 
 // ActionState is what query and wait report about a handle.
 type ActionState uint8
@@ -96,10 +98,10 @@ const (
 var actionStateNames = []string{"", "accepted", "running", "terminal", "unknown"}
 
 func (s ActionState) names() []string              { return actionStateNames }
-func (s ActionState) String() string               { return enumString(actionStateNames, s) }
-func (s ActionState) MarshalText() ([]byte, error) { return enumMarshal(actionStateNames, s) }
+func (s ActionState) String() string               { return closed.String(actionStateNames, s) }
+func (s ActionState) MarshalText() ([]byte, error) { return closed.Marshal(actionStateNames, s) }
 func (s *ActionState) UnmarshalText(text []byte) error {
-	return enumUnmarshal(actionStateNames, text, s)
+	return closed.Unmarshal(actionStateNames, text, s)
 }
 
 // CancelResult answers a cancel request. Cancel is not stop and stop is not
@@ -117,10 +119,10 @@ const (
 var cancelResultNames = []string{"", "accepted", "rejected", "already_terminal", "unknown"}
 
 func (c CancelResult) names() []string              { return cancelResultNames }
-func (c CancelResult) String() string               { return enumString(cancelResultNames, c) }
-func (c CancelResult) MarshalText() ([]byte, error) { return enumMarshal(cancelResultNames, c) }
+func (c CancelResult) String() string               { return closed.String(cancelResultNames, c) }
+func (c CancelResult) MarshalText() ([]byte, error) { return closed.Marshal(cancelResultNames, c) }
 func (c *CancelResult) UnmarshalText(text []byte) error {
-	return enumUnmarshal(cancelResultNames, text, c)
+	return closed.Unmarshal(cancelResultNames, text, c)
 }
 
 // Classification is the operator's statement about an unknown outcome
@@ -137,10 +139,10 @@ const (
 var classificationNames = []string{"", "success", "failed", "stop"}
 
 func (c Classification) names() []string              { return classificationNames }
-func (c Classification) String() string               { return enumString(classificationNames, c) }
-func (c Classification) MarshalText() ([]byte, error) { return enumMarshal(classificationNames, c) }
+func (c Classification) String() string               { return closed.String(classificationNames, c) }
+func (c Classification) MarshalText() ([]byte, error) { return closed.Marshal(classificationNames, c) }
 func (c *Classification) UnmarshalText(text []byte) error {
-	return enumUnmarshal(classificationNames, text, c)
+	return closed.Unmarshal(classificationNames, text, c)
 }
 
 // ListKind selects what an operator List request lists.
@@ -156,9 +158,9 @@ const (
 var listKindNames = []string{"", "approvals", "leases", "actions"}
 
 func (k ListKind) names() []string                  { return listKindNames }
-func (k ListKind) String() string                   { return enumString(listKindNames, k) }
-func (k ListKind) MarshalText() ([]byte, error)     { return enumMarshal(listKindNames, k) }
-func (k *ListKind) UnmarshalText(text []byte) error { return enumUnmarshal(listKindNames, text, k) }
+func (k ListKind) String() string                   { return closed.String(listKindNames, k) }
+func (k ListKind) MarshalText() ([]byte, error)     { return closed.Marshal(listKindNames, k) }
+func (k *ListKind) UnmarshalText(text []byte) error { return closed.Unmarshal(listKindNames, text, k) }
 
 // GoalState is the lifecycle state of a goal. Only an active goal can have
 // its leases used.
@@ -173,7 +175,9 @@ const (
 
 var goalStateNames = []string{"", "active", "paused", "cancelled"}
 
-func (g GoalState) names() []string                  { return goalStateNames }
-func (g GoalState) String() string                   { return enumString(goalStateNames, g) }
-func (g GoalState) MarshalText() ([]byte, error)     { return enumMarshal(goalStateNames, g) }
-func (g *GoalState) UnmarshalText(text []byte) error { return enumUnmarshal(goalStateNames, text, g) }
+func (g GoalState) names() []string              { return goalStateNames }
+func (g GoalState) String() string               { return closed.String(goalStateNames, g) }
+func (g GoalState) MarshalText() ([]byte, error) { return closed.Marshal(goalStateNames, g) }
+func (g *GoalState) UnmarshalText(text []byte) error {
+	return closed.Unmarshal(goalStateNames, text, g)
+}

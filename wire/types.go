@@ -1,6 +1,10 @@
 package wire
 
-import "reflect"
+import (
+	"reflect"
+
+	"warrant/internal/closed"
+)
 
 // MsgType names the body of an envelope.
 type MsgType uint8
@@ -54,9 +58,9 @@ var msgTypeNames = []string{"",
 }
 
 func (t MsgType) names() []string                  { return msgTypeNames }
-func (t MsgType) String() string                   { return enumString(msgTypeNames, t) }
-func (t MsgType) MarshalText() ([]byte, error)     { return enumMarshal(msgTypeNames, t) }
-func (t *MsgType) UnmarshalText(text []byte) error { return enumUnmarshal(msgTypeNames, text, t) }
+func (t MsgType) String() string                   { return closed.String(msgTypeNames, t) }
+func (t MsgType) MarshalText() ([]byte, error)     { return closed.Marshal(msgTypeNames, t) }
+func (t *MsgType) UnmarshalText(text []byte) error { return closed.Unmarshal(msgTypeNames, text, t) }
 
 // messageTypes maps each message type to its body's Go type.
 var messageTypes = map[MsgType]reflect.Type{
@@ -103,7 +107,7 @@ const (
 
 var channelNames = []string{"", "agent", "operator", "reply", "spawn", "launcher"}
 
-func (c Channel) String() string { return enumString(channelNames, c) }
+func (c Channel) String() string { return closed.String(channelNames, c) }
 
 func (c Channel) allows(t MsgType) bool {
 	switch c {

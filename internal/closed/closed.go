@@ -1,0 +1,33 @@
+package closed
+
+import "fmt"
+
+// Enum is the shape of every closed enum.
+type Enum interface{ ~uint8 }
+
+// String returns e's name, or "invalid(N)".
+func String[E Enum](names []string, e E) string {
+	if e == 0 || int(e) >= len(names) {
+		return fmt.Sprintf("invalid(%d)", uint8(e))
+	}
+	return names[e]
+}
+
+// Marshal returns e's name, refusing an invalid value.
+func Marshal[E Enum](names []string, e E) ([]byte, error) {
+	if e == 0 || int(e) >= len(names) {
+		return nil, fmt.Errorf("encode %T: invalid value %d", e, uint8(e))
+	}
+	return []byte(names[e]), nil
+}
+
+// Unmarshal sets *e to the value named text, refusing unknown names.
+func Unmarshal[E Enum](names []string, text []byte, e *E) error {
+	for i := 1; i < len(names); i++ {
+		if names[i] == string(text) {
+			*e = E(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("decode %T: unknown value %q", *e, text)
+}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/profile"
+	"warrant/receipt"
 )
 
 // Bounds on the end of an action. They bound waiting on the kernel, not
@@ -42,7 +43,7 @@ func (s *supervisor) rootExited() bool {
 // SIGKILL and waits for the root to die.
 func (s *supervisor) endGroup() {
 	pgid := s.l.pid
-	s.emit(TermSent, "SIGTERM to process group %d", pgid)
+	s.emit(receipt.EventTermSent, "SIGTERM to process group %d", pgid)
 	unix.Kill(-pgid, unix.SIGTERM)
 	unix.Kill(-pgid, unix.SIGCONT)
 	grace := time.NewTimer(profile.Grace)
@@ -67,7 +68,7 @@ func (s *supervisor) endGroup() {
 func (s *supervisor) killGroup(format string, args ...any) {
 	if !s.killSent {
 		s.killSent = true
-		s.emit(KillSent, format, args...)
+		s.emit(receipt.EventKillSent, format, args...)
 	}
 	s.killContainer()
 	unix.Kill(-s.l.pid, unix.SIGKILL)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"warrant/internal/profile"
+	"warrant/receipt"
 	"warrant/wire"
 )
 
@@ -24,31 +25,10 @@ type Spec struct {
 	OnEvent   func(Event) // called synchronously as each fact is observed
 }
 
-// EventKind is a lifecycle transition.
-type EventKind uint8
-
-// The lifecycle events, in the order they can happen.
-const (
-	Started EventKind = iota + 1
-	TermSent
-	KillSent
-	Terminated
-	UnknownTermination
-)
-
-var eventNames = []string{"", "STARTED", "TERM_SENT", "KILL_SENT", "TERMINATED", "UNKNOWN_TERMINATION"}
-
-func (k EventKind) String() string {
-	if k == 0 || int(k) >= len(eventNames) {
-		panic("lifecycle: internal error: invalid event kind")
-	}
-	return eventNames[k]
-}
-
 // Event is one observed transition with its wall-clock and monotonic times
 // (Mono is measured from the launch, so it is comparable within an action).
 type Event struct {
-	Kind   EventKind
+	Kind   receipt.EventType // STARTED, TERM_SENT, KILL_SENT, TERMINATED or UNKNOWN_TERMINATION
 	Wall   time.Time
 	Mono   time.Duration
 	Detail string

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/receipt"
 	"warrant/wire"
 )
 
@@ -40,7 +41,7 @@ type supervisor struct {
 	killSent bool
 }
 
-func (s *supervisor) emit(k EventKind, format string, args ...any) {
+func (s *supervisor) emit(k receipt.EventType, format string, args ...any) {
 	if s.spec.OnEvent != nil {
 		s.spec.OnEvent(Event{Kind: k, Wall: time.Now(), Mono: time.Since(s.t0), Detail: fmt.Sprintf(format, args...)})
 	}
@@ -97,7 +98,7 @@ func (s *supervisor) handshake() bool {
 	m, err = s.l.reply()
 	if errors.Is(err, io.EOF) {
 		s.r.Pid, s.r.Started = s.l.pid, time.Now()
-		s.emit(Started, "pid %d", s.l.pid)
+		s.emit(receipt.EventStarted, "pid %d", s.l.pid)
 		return true
 	}
 	if f, ok := m.(*wire.ExecFailed); ok {
@@ -146,9 +147,9 @@ func (s *supervisor) supervise() {
 	}
 	s.settle(why)
 	if s.r.Outcome == wire.OutcomeUnknown {
-		s.emit(UnknownTermination, "%s", s.r.Evidence)
+		s.emit(receipt.EventUnknownTermination, "%s", s.r.Evidence)
 	} else {
-		s.emit(Terminated, "%s", s.r.Outcome)
+		s.emit(receipt.EventTerminated, "%s", s.r.Outcome)
 	}
 }
 

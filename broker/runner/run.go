@@ -78,9 +78,9 @@ func (r *Runner) finish(ctx context.Context, l *broker.Launch, result *wire.Resu
 func (r *Runner) journal(ctx context.Context, handle string, e lifecycle.Event) {
 	var err error
 	switch e.Kind {
-	case lifecycle.Started:
+	case receipt.EventStarted:
 		err = r.b.MarkRunning(ctx, handle)
-	case lifecycle.TermSent, lifecycle.KillSent:
+	case receipt.EventTermSent, receipt.EventKillSent:
 		err = r.b.RecordEvent(ctx, handle, e.Kind.String(), e.Detail)
 	}
 	if err != nil {
@@ -114,8 +114,8 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 		rc.ExecErrno = &errno
 	}
 	for _, e := range events {
-		rc.Events = append(rc.Events, receipt.Event{Type: eventType(e.Kind), At: r.b.Stamp(e.Wall)})
-		if e.Kind == lifecycle.Started {
+		rc.Events = append(rc.Events, receipt.Event{Type: e.Kind, At: r.b.Stamp(e.Wall)})
+		if e.Kind == receipt.EventStarted {
 			at := r.b.Stamp(e.Wall)
 			pid := int64(res.Pid)
 			rc.Start, rc.Pid = &at, &pid
@@ -140,20 +140,4 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 		}
 		rc.GroupGone = &receipt.GroupGone{Method: m, At: r.b.Stamp(res.GoneAt)}
 	}
-}
-
-func eventType(k lifecycle.EventKind) receipt.EventType {
-	switch k {
-	case lifecycle.Started:
-		return receipt.EventStarted
-	case lifecycle.TermSent:
-		return receipt.EventTermSent
-	case lifecycle.KillSent:
-		return receipt.EventKillSent
-	case lifecycle.Terminated:
-		return receipt.EventTerminated
-	case lifecycle.UnknownTermination:
-		return receipt.EventUnknownTermination
-	}
-	panic("runner: internal error: unknown lifecycle event")
 }

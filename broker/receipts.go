@@ -49,7 +49,7 @@ func (l *receiptLog) reload(ctx context.Context, j *Journal) error {
 	return nil
 }
 
-// append runs fn in one journal transaction with the chain; when fn
+// appendLog runs fn in one journal transaction with the chain; when fn
 // appended (it returns true), a checkpoint of the new log is stored in
 // the same transaction.
 func (b *Broker) appendLog(ctx context.Context, fn func(tx *sql.Tx, c *receipt.Chain) (bool, error)) error {

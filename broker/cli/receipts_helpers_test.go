@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"warrant/broker"
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// sealer stands in for the runner: it records a real stream through a
+// real Recorder under the broker's HMAC key and seals the receipt of an
+// exited action through the broker, without starting a process. With
+// hold it starts nothing and seals nothing (the action stays in flight);
+// with fail it refuses to start.
+type sealer struct {
+	mu   sync.Mutex
+	b    *broker.Broker
+	t    testing.TB
+	out  string
+	hold bool
+	fail error
+}
+
+func (s *sealer) Start(ctx context.Context, l *broker.Launch) error {
+	defer l.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if s.hold {
+		return nil
+	}
+	rc, err := s.b.NewReceipt(ctx, l)
+	if err != nil {
+		return err
+	}
+	id := &l.Resolved.Identity
+	rc.Sandbox = receipt.SandboxOf(&wire.Ready{LandlockABI: 7, SeccompDigest: bytes.Repeat([]byte{0x5e}, 32),
+		Binding: wire.SealedSnapshot, ExecutedSHA256: id.Executable.File.SHA256, Workspace: id.Workspace, Cwd: id.Cwd})
+	start, end := s.b.Stamp(time.Now()), s.b.Stamp(time.Now())
+	pid, code := int64(4242), int32(0)
+	rc.Start, rc.End, rc.Pid, rc.ExitCode, rc.Outcome = &start, &end, &pid, &code, wire.Exited
+	rc.GroupGone = &receipt.GroupGone{Method: receipt.GoneCgroupEmpty, At: end}
+	rc.Events = append(rc.Events, receipt.Event{Type: receipt.EventStarted, At: start},
+		receipt.Event{Type: receipt.EventTerminated, At: end})
+	rules, err := receipt.NewRuleset()
+	if err != nil {
+		return err
+	}
+	var streams []*receipt.Captured
+	for _, st := range []receipt.StreamName{receipt.Stdout, receipt.Stderr} {
+		rec, err := receipt.NewRecorder(receipt.RecorderConfig{Stream: st, Retain: 64, Budget: 1 << 20,
+			MACKey: s.b.Keys().MACKey(), Rules: rules})
+		if err != nil {
+			return err
+		}
+		if st == receipt.Stdout {
+			io.WriteString(rec, s.out)
+		}
+		c, err := rec.Close()
+		if err != nil {
+			return err
+		}
+		streams = append(streams, c)
+	}
+	_, err = s.b.FinishWithReceipt(ctx, &wire.Result{Outcome: wire.Exited, ExitCode: &code, GroupGone: true}, rc, streams...)
+	if err != nil {
+		s.t.Errorf("seal receipt: %v", err)
+	}
+	return nil
+}
+
+func (s *sealer) Cancel(string, string) wire.CancelResult { return wire.CancelRejected }
+
+// stateRig is a broker on a temporary state directory with a workspace
+// and a tool (a copy of /bin/true) outside it.
+type stateRig struct {
+	t               testing.TB
+	b               *broker.Broker
+	exec            *sealer
+	state, ws, tool string
+	approved        bool
+}
+
+func newStateRig(t *testing.T) *stateRig {
+	t.Helper()
+	dir := t.TempDir()
+	r := &stateRig{t: t, state: filepath.Join(dir, "state"), ws: filepath.Join(dir, "ws"),
+		tool: filepath.Join(dir, "tool"), exec: &sealer{t: t, out: "hello\n"}}
+	must(t, os.Mkdir(r.ws, 0o755))
+	raw, err := os.ReadFile("/bin/true")
+	must(t, err)
+	must(t, os.WriteFile(r.tool, raw, 0o755))
+	r.open()
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *stateRig) open() {
+	r.t.Helper()
+	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf})
+	must(r.t, err)
+	r.b, r.exec.b = b, b
+}
+
+func (r *stateRig) close() {
+	if r.b != nil {
+		r.b.Close()
+		r.b = nil
+	}
+}
+
+// run submits the tool (approving the first time) and returns its handle.
+func (r *stateRig) run() string {
+	r.t.Helper()
+	ctx := context.Background()
+	s := &wire.Submit{Workspace: r.ws, Request: wire.ActionRequest{Executable: r.tool, Argv: []string{"x"}, Cwd: ".", Profile: wire.ProfileShort}}
+	m, err := r.b.Submit(ctx, s)
+	must(r.t, err)
+	if ar, ok := m.(*wire.ApprovalRequired); ok {
+		if reply := r.b.HandleOperator(ctx, &wire.Approve{RequestID: ar.Request.ID, Uses: 1000, TTLSeconds: 3600}); reply.Type() != wire.TypeLeaseGranted {
+			r.t.Fatalf("approve: %+v", reply)
+		}
+		if m, err = r.b.Submit(ctx, s); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	acc, ok := m.(*wire.Accepted)
+	if !ok {
+		r.t.Fatalf("submit: %+v", m)
+	}
+	return acc.Handle
+}
+
+// cli runs `broker ARGS --state STATE` and returns its exit status and output.
+func (r *stateRig) cli(args ...string) (int, string) {
+	var out, errs bytes.Buffer
+	code := Main(append(args, "--state", r.state), &out, &errs)
+	return code, out.String() + errs.String()
+}
+
+// journal opens the journal for tampering, with the broker closed.
+func (r *stateRig) journal() *sql.DB {
+	r.t.Helper()
+	r.close()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.state, "journal.db"))
+	must(r.t, err)
+	r.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var errRefused = errors.New("the test executor refuses to start anything")

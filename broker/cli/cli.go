@@ -140,6 +140,16 @@ func (e *env) parse(args []string, positional int) ([]string, error) {
 	return pos, nil
 }
 
+// connectArgs parses args (see parse) and dials the daemon.
+func (e *env) connectArgs(args []string, positional int) (*client.Client, []string, error) {
+	pos, err := e.parse(args, positional)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := e.dial()
+	return cl, pos, err
+}
+
 func (e *env) dial() (*client.Client, error) {
 	cl, err := client.Dial(e.state)
 	if err != nil {

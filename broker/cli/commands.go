@@ -10,10 +10,7 @@ import (
 )
 
 func runApprovals(e *env, args []string) error {
-	if _, err := e.parse(args, 0); err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}
@@ -66,11 +63,7 @@ func runApprove(e *env, args []string) error {
 
 func runDeny(e *env, args []string) error {
 	reason := e.fs.String("reason", "", "why (shown to the agent)")
-	pos, err := e.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -83,10 +76,7 @@ func runDeny(e *env, args []string) error {
 }
 
 func runLeases(e *env, args []string) error {
-	if _, err := e.parse(args, 0); err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}
@@ -120,11 +110,7 @@ func runLeases(e *env, args []string) error {
 }
 
 func runRevoke(e *env, args []string) error {
-	pos, err := e.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -138,10 +124,7 @@ func runRevoke(e *env, args []string) error {
 
 func runActions(e *env, args []string) error {
 	unknown := e.fs.Bool("unknown", false, "only unknown outcomes the operator has not classified")
-	if _, err := e.parse(args, 0); err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,7 @@ import (
 
 // runStatus prints the state of one action.
 func runStatus(e *env, args []string) error {
-	pos, err := e.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -30,11 +26,7 @@ func runStatus(e *env, args []string) error {
 // state, and exits 0.
 func runWait(e *env, args []string) error {
 	timeout := e.fs.Duration("timeout", time.Minute, "how long to wait")
-	pos, err := e.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -49,11 +41,7 @@ func runWait(e *env, args []string) error {
 // runCancel asks the broker to end an action. Nothing is undone.
 func runCancel(e *env, args []string) error {
 	reason := e.fs.String("reason", "", "why, for the journal")
-	pos, err := e.parse(args, 1)
-	if err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -90,7 +89,6 @@ type stateRig struct {
 	b               *broker.Broker
 	exec            *sealer
 	state, ws, tool string
-	approved        bool
 }
 
 func newStateRig(t *testing.T) *stateRig {
@@ -166,5 +164,3 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
-
-var errRefused = errors.New("the test executor refuses to start anything")

@@ -80,14 +80,14 @@ func newRigTB(t testing.TB, mutate ...func(*Config)) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.Serve(ctx); close(done) }()
-	agent, _ := client.SocketPaths(r.state)
+	// The socket file exists from bind(2), a moment before listen(2):
+	// dial until the broker answers.
 	for range 500 {
-		if _, err := os.Stat(agent); err == nil {
+		if r.cl, err = client.Dial(r.state); err == nil {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	r.cl, err = client.Dial(r.state)
 	must(t, err)
 	t.Cleanup(func() {
 		r.cl.Close()

@@ -24,13 +24,15 @@ import (
 // keeps running.
 func (b *Broker) Serve(ctx context.Context) error {
 	agentPath, operatorPath := client.SocketPaths(b.dirs.root)
-	agent, err := listen(agentPath)
+	// The operator socket listens first, so that a client to which the
+	// agent socket answers (client.Dial checks it) can reach both.
+	operator, err := listen(operatorPath)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	operator, err := listen(operatorPath)
+	agent, err := listen(agentPath)
 	if err != nil {
-		agent.Close()
+		operator.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
 	s := &server{b: b, conns: map[net.Conn]struct{}{}}

@@ -63,10 +63,7 @@ func (r *Runner) finish(ctx context.Context, l *broker.Launch, result *wire.Resu
 	rc, err := r.b.NewReceipt(ctx, l)
 	if err == nil {
 		r.fillReceipt(rc, res, events)
-		for _, c := range streams {
-			rc.Streams = append(rc.Streams, c.Evidence)
-		}
-		_, err = r.b.FinishWithReceipt(ctx, result, rc, streams...)
+		_, err = r.b.FinishWithReceipt(ctx, result, rc, streams...) // adds the streams' evidence
 	}
 	if err != nil {
 		r.b.Logf("action %s: record its end: %v", l.Handle, err)

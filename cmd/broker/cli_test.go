@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warrant/wire"
 )
 
 // TestCLIApprovalFlow drives a real production `broker serve` with the
-// CLI: the approval card, approve, leases --json, and the refusal a
-// broker without a launcher gives (nothing is consumed).
+// CLI: the approval card, approve, leases --json, then one run through the
+// real launcher that consumes exactly one use and is listed.
 func TestCLIApprovalFlow(t *testing.T) {
 	bin := buildBroker(t)
 	dir := t.TempDir()
@@ -48,14 +49,19 @@ func TestCLIApprovalFlow(t *testing.T) {
 	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || len(leases) != 1 || leases[0].UsesLeft != 2 {
 		t.Fatalf("leases --json: %+v %v", leases, err)
 	}
-	_, err = cl.Submit(ws, req)
-	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeSandboxUnavailable {
-		t.Fatalf("submit without a launcher: %v", err)
+	s, err = cl.Submit(ws, req)
+	if err != nil || s.Handle == "" {
+		t.Fatalf("submit with a lease: %+v %v", s, err)
 	}
-	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || leases[0].UsesLeft != 2 {
-		t.Fatalf("a refused submit consumed a use: %+v %v", leases, err)
+	st, _, err := cl.Wait(s.Handle, time.Minute)
+	if err != nil || st == nil || st.Result == nil || st.Result.Outcome != wire.Exited || *st.Result.ExitCode != 0 {
+		t.Fatalf("wait: %+v %v", st, err)
 	}
-	if out := run("actions", "--json"); strings.TrimSpace(out) != "[]" {
-		t.Fatalf("actions recorded without a launcher: %s", out)
+	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || leases[0].UsesLeft != 1 {
+		t.Fatalf("one run did not consume exactly one use: %+v %v", leases, err)
+	}
+	var actions []wire.ActionView
+	if err := json.Unmarshal([]byte(run("actions", "--json")), &actions); err != nil || len(actions) != 1 || actions[0].Handle != s.Handle {
+		t.Fatalf("actions --json: %+v %v", actions, err)
 	}
 }

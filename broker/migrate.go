@@ -131,6 +131,19 @@ CREATE TABLE receipt_checkpoints (
 );
 ALTER TABLE actions ADD COLUMN receipt_id TEXT NOT NULL DEFAULT '';
 `,
+	// 3: capability reports (broker/probe.go). Append-only; the last row
+	// is the current report.
+	`
+CREATE TABLE capability_reports (
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+	binding      TEXT NOT NULL,                    -- hex SHA-256 of the report's binding
+	state        TEXT NOT NULL CHECK (state IN ('unverified', 'verified', 'unavailable')),
+	report       TEXT NOT NULL,                    -- the whole report as JSON, with every check's evidence
+	created_unix INTEGER NOT NULL
+);
+CREATE TRIGGER capability_reports_append_only BEFORE UPDATE ON capability_reports
+	BEGIN SELECT RAISE(ABORT, 'capability reports are never changed'); END;
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,19 @@ type Config struct {
 	Executor       Executor             // launches checkpointed actions; nil: execution is refused
 	Now            func() time.Time     // the clock; time.Now when nil
 	Logf           func(string, ...any) // diagnostics; discarded when nil
+
+	// ProbeTarget is the capability probe's program and its leading
+	// arguments (internal/probeprog); the broker appends the plan. Empty:
+	// the broker cannot probe and stays unverified.
+	ProbeTarget []string
+	// Reprobe runs the probe at Open even when a verified stored report
+	// matches this host (`broker probe`).
+	Reprobe bool
+	// InsecureSkipProbeForTests marks the capability verified without a
+	// probe, for tests whose Executor is a double that starts nothing. It
+	// panics outside a test binary (testing.Testing). Nothing is unconfined
+	// by it: it can only skip the check, never the launcher.
+	InsecureSkipProbeForTests bool
 
 	// Socket limits; defaults when zero.
 	MaxConns    int           // concurrent connections per socket (64)
@@ -77,8 +91,10 @@ type Broker struct {
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced whenever an action changes state
+	mu         sync.Mutex
+	changed    chan struct{}     // closed and replaced whenever an action changes state
+	capability *CapabilityReport // decided at Open; submits are refused unless verified
+	prober     Prober            // the configured Executor, when it can run the probe
 }
 
 // Open prepares the state directory, takes its lock (one broker per state
@@ -97,10 +113,15 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 30 * time.Second
 	}
+	prober, _ := cfg.Executor.(Prober) // the real chain the probe runs through, even when a crashtest executor replaces it
 	if crashtestExecutor != nil {
 		cfg.Executor = crashtestExecutor(cfg.StateDir) // only in -tags warrant_crashtest builds
 	}
-	base, err := basePolicy(cfg.ExtraReadPaths)
+	extras := cfg.ExtraReadPaths
+	if insecureProbeTestReadPaths != nil {
+		extras = append(slices.Clone(extras), insecureProbeTestReadPaths(cfg.StateDir)...) // only in -tags warrant_insecure_probe_test builds
+	}
+	base, err := basePolicy(extras)
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
@@ -117,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}),
+	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober,
 		snaps: NewSnapCache(64, 1<<30), env: actionEnv(cfg.Environ), opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
 	if err == nil {
@@ -137,6 +158,10 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
+	}
+	if _, err := b.EnsureCapability(ctx, cfg.Reprobe); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	return b, nil
 }

@@ -70,7 +70,7 @@ func newRigTB(t testing.TB, mutate ...func(*Config)) *rig {
 	r.tool = filepath.Join(dir, "bin", "tool")
 	copyFile(t, "/bin/true", r.tool)
 	cfg := Config{StateDir: r.state, Executor: r.exec, Now: r.clock.Now, Environ: []string{"LANG=C.UTF-8", "SECRET_TOKEN=x"},
-		Logf: func(string, ...any) {}}
+		Logf: func(string, ...any) {}, InsecureSkipProbeForTests: true} // holdExecutor starts nothing
 	for _, m := range mutate {
 		m(&cfg)
 	}

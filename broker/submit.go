@@ -10,10 +10,15 @@ import (
 // admission → identity → exact lease match (or an approval request) →
 // snapshot → durable EXECUTING checkpoint (the lease use is consumed
 // there) → Executor.Start. It answers *wire.Accepted or
-// *wire.ApprovalRequired, or a *wire.Error. Without an Executor it refuses
+// *wire.ApprovalRequired, or a *wire.Error. Unless the capability probe
+// verified this host (probe.go) it refuses with SANDBOX_UNAVAILABLE before
+// anything else. Without an Executor it refuses
 // with SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
 // nothing is recorded as executed.
 func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, error) {
+	if err := b.checkCapability(); err != nil {
+		return nil, err // before anything: no approval is asked for what cannot run
+	}
 	if err := Admit(s); err != nil {
 		return nil, err
 	}

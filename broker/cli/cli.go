@@ -28,6 +28,7 @@ type command struct {
 
 var commands = map[string]command{
 	"serve":     {"serve [--read-path DIR]...", runServe},
+	"probe":     {"probe [--launcher PATH] [--json]", runProbe},
 	"approvals": {"approvals [--json]", runApprovals},
 	"approve":   {"approve ID [--uses N] [--ttl D] [--json]", runApprove},
 	"deny":      {"deny ID [--reason R]", runDeny},

@@ -7,10 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"warrant/broker"
 	"warrant/broker/runner"
+	"warrant/internal/probeprog"
 	"warrant/receipt"
+	"warrant/wire"
 )
 
 // launcherPath finds the launcher: --launcher, else $WARRANT_LAUNCHER,
@@ -42,9 +46,22 @@ type daemon struct {
 
 // openDaemon opens the broker on the state directory with a runner that
 // executes through the pinned launcher. live, when set, receives each
-// action's redacted output as it is released.
+// action's redacted output as it is released. Opening decides the
+// capability state: the capability probe runs unless a verified report
+// for this host, launcher, policy and binary is stored.
 func openDaemon(ctx context.Context, e *env, launcher string, extras []string, logw io.Writer,
 	live func(string, receipt.StreamName, []byte)) (*daemon, error) {
+	return openBroker(ctx, e, launcher, extras, logw, live, false)
+}
+
+// openBroker is openDaemon; reprobe runs the probe even when a verified
+// report is stored.
+func openBroker(ctx context.Context, e *env, launcher string, extras []string, logw io.Writer,
+	live func(string, receipt.StreamName, []byte), reprobe bool) (*daemon, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the probe program: %w", err)
+	}
 	path, err := launcherPath(launcher)
 	if err != nil {
 		return nil, err
@@ -55,12 +72,18 @@ func openDaemon(ctx context.Context, e *env, launcher string, extras []string, l
 		return nil, err
 	}
 	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: extras,
-		Environ: os.Environ(), Logf: logf, Executor: r})
+		Environ: os.Environ(), Logf: logf, Executor: r, Reprobe: reprobe,
+		ProbeTarget: []string{self, "probe", probeprog.Arg}})
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	r.Attach(b)
+	c := b.Capability()
+	logf("capability %s (probed %s in %d ms)", c.State, c.At.Format(time.RFC3339), c.DurationMS)
+	if c.State != wire.Verified {
+		logf("every submit is refused with SANDBOX_UNAVAILABLE: %s; fix: %s; see `broker probe`", c.Reason, strings.Join(c.Hints, "; "))
+	}
 	return &daemon{b: b, r: r}, nil
 }
 

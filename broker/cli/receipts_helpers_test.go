@@ -107,7 +107,8 @@ func newStateRig(t *testing.T) *stateRig {
 
 func (r *stateRig) open() {
 	r.t.Helper()
-	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf})
+	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf,
+		InsecureSkipProbeForTests: true}) // the sealer starts nothing
 	must(r.t, err)
 	r.b, r.exec.b = b, b
 }

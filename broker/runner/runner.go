@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"sync"
@@ -147,7 +148,7 @@ func SpawnRequest(l *broker.Launch) *wire.SpawnRequest {
 }
 
 // spec is the lifecycle launch of l.
-func (r *Runner) spec(l *broker.Launch, out, errs *receipt.Recorder, cancel <-chan struct{}, onEvent func(lifecycle.Event)) lifecycle.Spec {
+func (r *Runner) spec(l *broker.Launch, out, errs io.Writer, cancel <-chan struct{}, onEvent func(lifecycle.Event)) lifecycle.Spec {
 	var snaps []*os.File
 	for _, f := range []*os.File{l.Snapshot, l.InterpSnapshot} {
 		if f != nil {

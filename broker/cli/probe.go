@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"warrant/broker"
+	"warrant/internal/probeprog"
+	"warrant/wire"
+)
+
+// runProbe runs the capability probe anew on the state directory, stores
+// its report and shows it. It needs the state directory to itself: stop a
+// serving daemon first (its report was made when it started). The exit
+// status is 0 only when the host is verified.
+//
+// With probeprog.Arg first, this binary is the probe's target program,
+// run by the launcher inside the sandbox.
+func runProbe(e *env, args []string) error {
+	if len(args) > 0 && args[0] == probeprog.Arg {
+		if st := probeprog.Main(args[1:]); st != 0 {
+			return exitStatus(st)
+		}
+		return nil
+	}
+	launcher := e.fs.String("launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
+	if _, err := e.parse(args, 0); err != nil {
+		return err
+	}
+	d, err := openBroker(context.Background(), e, *launcher, nil, io.Discard, nil, true)
+	if err != nil {
+		return err
+	}
+	r := d.b.Capability()
+	d.close()
+	if e.json {
+		err = e.printJSON(r)
+	} else {
+		err = printReport(e.stdout, r)
+	}
+	if err == nil && r.State != wire.Verified {
+		return exitStatus(exitFailed)
+	}
+	return err
+}
+
+// printReport shows a capability report to a person.
+func printReport(w io.Writer, r *broker.CapabilityReport) error {
+	b := r.Binding
+	fmt.Fprintf(w, "capability: %s\n", r.State)
+	fmt.Fprintf(w, "probed:     %s in %d ms\n", r.At.Format(time.RFC3339), r.DurationMS)
+	fmt.Fprintf(w, "host:       %s, kernel %s, Landlock ABI %d\n", b.OS, b.Kernel, b.LandlockABI)
+	fmt.Fprintf(w, "seccomp:    %s\n", b.Seccomp)
+	fmt.Fprintf(w, "cgroup:     %s\n", b.Cgroup)
+	fmt.Fprintf(w, "launcher:   sha256:%s\n", b.LauncherDigest)
+	fmt.Fprintf(w, "policy:     sha256:%s\n", b.PolicyDigest)
+	fmt.Fprintf(w, "probe:      sha256:%s\n", b.ProbeDigest)
+	if r.Reason != "" {
+		fmt.Fprintf(w, "reason:     %s\n", r.Reason)
+	}
+	for _, h := range r.Hints {
+		fmt.Fprintf(w, "fix:        %s\n", h)
+	}
+	fmt.Fprintf(w, "\n%d checks:\n", len(r.Checks))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RESULT\tCHECK\tFROM\tEXPECTED\tOBSERVED\tEVIDENCE")
+	for _, c := range r.Checks {
+		res := "pass"
+		if !c.Pass {
+			res = "FAIL"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", res, c.Name, c.From, c.Expected, c.Observed, c.Evidence)
+	}
+	return tw.Flush()
+}

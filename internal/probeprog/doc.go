@@ -1,0 +1,28 @@
+// Package probeprog is the target program of the capability probe
+// (ARCHITECTURE §2.5): the fixed battery the broker runs through the real
+// broker → launcher chain before it offers execution.
+//
+// The broker binary carries it: `broker probe` with Arg as its first
+// argument runs Main instead of the command, so no separate program has
+// to be installed, and the probe exercises the same binary the operator
+// runs. The broker chooses the program and every argument; no agent can
+// request it.
+//
+// # What the target does
+//
+// The target reads the bound input, writes a file in the workspace, runs
+// a trusted runtime binary from the read-only runtime paths, then spawns a
+// child which spawns a grandchild. The target and the grandchild each
+// attempt every forbidden effect of the plan (write, read and symlink
+// escapes, TCP, UDP, pathname and abstract unix sockets, a signal, a
+// leaked descriptor, an environment canary, a user namespace and ptrace).
+// Each attempt prints one line, "WHO CHECK done|failed DETAIL".
+//
+// # Threat model
+//
+// The lines are only what the target saw. The broker never trusts them
+// alone: every effect with a host object is judged on that object (the
+// file, the listener, the marker process), and a missing or malformed
+// line counts as a failed check, so a target that prints nothing, or lies
+// that an attempt failed, cannot make the probe pass.
+package probeprog

@@ -13,6 +13,7 @@ var bins struct {
 	dir      string
 	launcher string // cmd/launcher, static
 	helper   string // integration/testdata/helper, static
+	broker   string // cmd/broker, static: the daemon and CLI under test
 }
 
 func TestMain(m *testing.M) {
@@ -29,11 +30,13 @@ func run(m *testing.M) int {
 	bins.dir = dir
 	bins.launcher = filepath.Join(dir, "launcher")
 	bins.helper = filepath.Join(dir, "helper")
+	bins.broker = filepath.Join(dir, "broker")
 	builds := []struct {
 		out, pkg, cgo string
 	}{
 		{bins.launcher, "warrant/cmd/launcher", "0"}, // seccomp is precompiled: no cgo
 		{bins.helper, "warrant/integration/testdata/helper", "0"},
+		{bins.broker, "warrant/cmd/broker", "0"},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
@@ -43,5 +46,6 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	defer stopShared()
 	return m.Run()
 }

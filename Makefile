@@ -35,4 +35,4 @@ lint:
 	GOOS=darwin CGO_ENABLED=0 $(GO) build ./...
 
 demo: build
-	./bin/broker run --approve -- python3 -c 'print(6*7)'
+	d=$$(mktemp -d) && WARRANT_STATE=$$d ./bin/broker run --approve -- python3 -c 'print(6*7)'; s=$$?; rm -rf "$$d"; exit $$s

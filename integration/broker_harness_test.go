@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +179,12 @@ func (d *brokerd) HWM() int64 {
 // status.
 func (d *brokerd) CLI(args ...string) (string, int) {
 	d.t.Helper()
-	cmd := exec.Command(bins.broker, append(args, "--state", d.State)...)
+	at := slices.Index(args, "--") // flags go before the command of `broker run`
+	if at < 0 {
+		at = len(args)
+	}
+	args = slices.Concat(args[:at], []string{"--state", d.State}, args[at:])
+	cmd := exec.Command(bins.broker, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

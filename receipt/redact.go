@@ -1,7 +1,6 @@
 package receipt
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -14,7 +13,6 @@ import (
 type matcher struct {
 	name     string
 	lits     []string
-	anchor   int  // offset of the prefilter byte in every literal
 	boundary bool // the byte before the match must not be a word byte
 	width    int  // W: the most bytes match may look at
 	match    func(w []byte) (n int, next cont)
@@ -53,24 +51,21 @@ func (c cont) step(w []byte, full bool) (int, cont) {
 	return run, cont{}
 }
 
-type litRef struct {
+// litRule is a literal and the rule it belongs to.
+type litRule struct {
 	lit  string
-	off  int // offset of the anchor byte in lit
 	rule int
-	nb   int // a neighbour of the anchor in lit, tested first
 }
 
 // Ruleset is an immutable set of redaction rules: the built-in credential
 // shapes plus the exact secret values the broker supplies.
 type Ruleset struct {
-	rules    []matcher
-	byAnchor [256][]litRef
-	isAnchor [256]bool
-	anchors  []byte
-	maxOff   int // largest anchor offset
-	maxLit   int // longest literal
-	width    int // largest window over every rule and continuation
-	exact    int // number of exact secret values
+	rules   []matcher
+	pre     prefilter
+	byFirst [256][]litRule // literals by first byte, in rule order
+	maxLit  int            // longest literal
+	width   int            // largest window over every rule and continuation
+	exact   int            // number of exact secret values
 }
 
 // NewRuleset returns the built-in rules plus one rule per exact secret
@@ -102,20 +97,8 @@ func (rs *Ruleset) add(m matcher) {
 	rs.rules = append(rs.rules, m)
 	rs.width = max(rs.width, m.width, pemWindow)
 	for _, l := range m.lits {
-		if m.anchor >= len(l) {
-			panic("receipt: internal error: anchor beyond literal " + m.name)
-		}
-		b := l[m.anchor]
-		if !rs.isAnchor[b] {
-			rs.isAnchor[b] = true
-			rs.anchors = append(rs.anchors, b)
-		}
-		nb := m.anchor + 1
-		if nb == len(l) {
-			nb = max(0, m.anchor-1)
-		}
-		rs.byAnchor[b] = append(rs.byAnchor[b], litRef{lit: l, off: m.anchor, rule: idx, nb: nb})
-		rs.maxOff = max(rs.maxOff, m.anchor)
+		rs.pre.addLiteral(l)
+		rs.byFirst[l[0]] = append(rs.byFirst[l[0]], litRule{lit: l, rule: idx})
 		rs.maxLit = max(rs.maxLit, len(l))
 	}
 }
@@ -193,7 +176,6 @@ type engine struct {
 	hasPrev bool
 	state   cont
 	counts  []uint64 // per rule
-	next    []int    // per anchor: its next position in buf, or -1 when unknown
 	rules   []int    // scratch: rules with a literal at one position
 	err     error
 }
@@ -205,7 +187,7 @@ type engine struct {
 type emitFunc func(out []byte, raw int, verbatim bool)
 
 func newEngine(rs *Ruleset) *engine {
-	return &engine{rs: rs, counts: make([]uint64, len(rs.rules)), next: make([]int, len(rs.anchors))}
+	return &engine{rs: rs, counts: make([]uint64, len(rs.rules))}
 }
 
 // write adds raw bytes and emits whatever can no longer be part of a match.
@@ -241,11 +223,8 @@ func (e *engine) run(eof bool, emit emitFunc) (err error) {
 // scan walks buf and returns how many bytes of it are decided and emitted.
 func (e *engine) scan(eof bool, emit emitFunc) int {
 	buf, n, rs := e.buf, len(e.buf), e.rs
-	for i := range e.next {
-		e.next[i] = -1
-	}
 	complete := func(p, w int) bool { return eof || p+w <= n }
-	r, c, a := 0, 0, 0 // raw run start; positions < c decided; anchor search start
+	r, c := 0, 0 // raw run start; positions < c decided
 	for {
 		if e.state.active() {
 			w := e.state.width()
@@ -257,14 +236,14 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 				emit(nil, k, false)
 			}
 			c += k
-			r, a, e.state = c, c, next
+			r, e.state = c, next
 			continue
 		}
 		safe := n
 		if !eof {
 			safe = n - (rs.maxLit - 1)
 		}
-		p, q := e.candidate(c, a)
+		p := rs.pre.candidate(buf, c)
 		if p < 0 || p >= safe {
 			c = max(c, safe)
 			break
@@ -289,7 +268,7 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 			emit(m.hole, k, false)
 			e.counts[ri]++
 			c = p + k
-			r, a, e.state, matched = c, c, next, true
+			r, e.state, matched = c, next, true
 			break
 		}
 		if wait {
@@ -297,7 +276,7 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 			break
 		}
 		if !matched {
-			c, a = p+1, q
+			c = p + 1
 		}
 	}
 	if c > r {
@@ -306,82 +285,17 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 	return c
 }
 
-// candidate returns the earliest literal start p >= c whose anchor lies at
-// or after a, and the anchor position it was found from; -1 if none.
-func (e *engine) candidate(c, a int) (int, int) {
-	buf := e.buf
-	for {
-		q := e.nextAnchor(a)
-		if q < 0 {
-			return -1, -1
-		}
-		best := e.earliestFrom(q, c, -1)
-		if best < 0 {
-			a = q + 1
-			continue
-		}
-		// A later anchor may belong to a literal that starts earlier.
-		for q2 := q + 1; q2 < len(buf) && q2 <= best+e.rs.maxOff; q2++ {
-			if e.rs.isAnchor[buf[q2]] {
-				best = e.earliestFrom(q2, c, best)
-			}
-		}
-		return best, q
-	}
-}
-
-// earliestFrom returns the smallest start >= c of a literal anchored at q,
-// if it is below best (or best < 0); otherwise best.
-func (e *engine) earliestFrom(q, c, best int) int {
-	buf := e.buf
-	for _, ref := range e.rs.byAnchor[buf[q]] {
-		s := q - ref.off
-		if k := s + ref.nb; k < 0 || k >= len(buf) || buf[k] != ref.lit[ref.nb] {
-			continue
-		}
-		if s >= c && (best < 0 || s < best) && e.litAt(s, ref.lit) {
-			best = s
-		}
-	}
-	return best
-}
-
-func (e *engine) litAt(s int, lit string) bool {
-	return s >= 0 && s+len(lit) <= len(e.buf) && string(e.buf[s:s+len(lit)]) == lit
-}
-
 // startingAt lists, in priority order, the rules with a literal at p.
 func (e *engine) startingAt(p int) []int {
 	e.rules = e.rules[:0]
-	for q := p; q < len(e.buf) && q <= p+e.rs.maxOff; q++ {
-		for _, ref := range e.rs.byAnchor[e.buf[q]] {
-			if q-ref.off == p && e.litAt(p, ref.lit) && !slices.Contains(e.rules, ref.rule) {
-				e.rules = append(e.rules, ref.rule)
-			}
+	for _, lr := range e.rs.byFirst[e.buf[p]] {
+		n := len(e.rules)
+		if (n == 0 || e.rules[n-1] != lr.rule) && p+len(lr.lit) <= len(e.buf) &&
+			string(e.buf[p:p+len(lr.lit)]) == lr.lit {
+			e.rules = append(e.rules, lr.rule)
 		}
 	}
-	slices.Sort(e.rules)
 	return e.rules
-}
-
-func (e *engine) nextAnchor(a int) int {
-	buf, best := e.buf, -1
-	if a >= len(buf) {
-		return -1
-	}
-	for k, b := range e.rs.anchors {
-		if e.next[k] < a {
-			if i := bytes.IndexByte(buf[a:], b); i < 0 {
-				e.next[k] = len(buf)
-			} else {
-				e.next[k] = a + i
-			}
-		}
-		if e.next[k] < len(buf) && (best < 0 || e.next[k] < best) {
-			best = e.next[k]
-		}
-	}
-	return best
 }
 
 func (e *engine) wordBefore(p int) bool {

@@ -58,7 +58,6 @@ var (
 type tokenRule struct {
 	name     string
 	lits     []string
-	anchor   int  // offset in every literal of the byte the prefilter looks for
 	boundary bool // the byte before the literal must not be a word byte
 	sep      *byteClass
 	sepMax   int
@@ -69,23 +68,23 @@ type tokenRule struct {
 // builtinTokens are the credential shapes every stream is checked for.
 // Their order is their priority when two start at the same byte.
 var builtinTokens = []tokenRule{
-	{name: "aws-access-key-id", anchor: 0, boundary: true, class: classUpperNum, min: 16, max: 16,
+	{name: "aws-access-key-id", boundary: true, class: classUpperNum, min: 16, max: 16,
 		lits: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}},
-	{name: "aws-secret-access-key", anchor: 3, sep: classAssign, sepMax: 8, class: classAWSKey, min: 40, max: 40,
+	{name: "aws-secret-access-key", sep: classAssign, sepMax: 8, class: classAWSKey, min: 40, max: 40,
 		lits: []string{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"}},
-	{name: "github-token", anchor: 3, boundary: true, class: classAlnum, min: 30, max: 255,
+	{name: "github-token", boundary: true, class: classAlnum, min: 30, max: 255,
 		lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-	{name: "github-pat", anchor: 6, boundary: true, class: classWord, min: 22, max: 255,
+	{name: "github-pat", boundary: true, class: classWord, min: 22, max: 255,
 		lits: []string{"github_pat_"}},
-	{name: "gitlab-token", anchor: 5, boundary: true, class: classB64URL, min: 20, max: 64,
+	{name: "gitlab-token", boundary: true, class: classB64URL, min: 20, max: 64,
 		lits: []string{"glpat-"}},
-	{name: "slack-token", anchor: 4, boundary: true, class: classSlack, min: 10, max: 255,
+	{name: "slack-token", boundary: true, class: classSlack, min: 10, max: 255,
 		lits: []string{"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"}},
-	{name: "api-key", anchor: 2, boundary: true, class: classB64URL, min: 20, max: 255,
+	{name: "api-key", boundary: true, class: classB64URL, min: 20, max: 255,
 		lits: []string{"sk-"}},
-	{name: "jwt", anchor: 2, boundary: true, class: classJWT, min: 10, max: 1024,
+	{name: "jwt", boundary: true, class: classJWT, min: 10, max: 1024,
 		lits: []string{"eyJ"}},
-	{name: "bearer", anchor: 0, sep: classBlank, sepMax: 8, class: classToken68, min: 8, max: 1024,
+	{name: "bearer", sep: classBlank, sepMax: 8, class: classToken68, min: 8, max: 1024,
 		lits: []string{"Bearer ", "BEARER "}},
 }
 
@@ -119,8 +118,8 @@ func rulesetID() string {
 	fmt.Fprintf(h, "%s begin=%q end=%q tail=%q label=%d class=%s window=%d\n",
 		pemName, pemBegin, pemEnd, pemKeyTail, pemLabel, classPEMLabel, pemWindow)
 	for _, t := range builtinTokens {
-		fmt.Fprintf(h, "%s lits=%q anchor=%d boundary=%t sepmax=%d class=%s min=%d max=%d",
-			t.name, t.lits, t.anchor, t.boundary, t.sepMax, t.class, t.min, t.max)
+		fmt.Fprintf(h, "%s lits=%q boundary=%t sepmax=%d class=%s min=%d max=%d",
+			t.name, t.lits, t.boundary, t.sepMax, t.class, t.min, t.max)
 		if t.sep != nil {
 			fmt.Fprintf(h, " sep=%s", t.sep)
 		}
@@ -139,7 +138,7 @@ func (t tokenRule) matcher() matcher {
 		}
 	}
 	return matcher{
-		name: t.name, lits: t.lits, anchor: t.anchor, boundary: t.boundary,
+		name: t.name, lits: t.lits, boundary: t.boundary,
 		width: litLen + t.sepMax + t.max + 1,
 		match: func(w []byte) (int, cont) {
 			i := litLen
@@ -208,20 +207,10 @@ func pemBody(w []byte, i int, full bool) (int, cont) {
 	return end, cont{}
 }
 
-// exactMatcher matches one secret value byte for byte. Its anchor is the
-// first byte among the first eight that is not a lowercase letter, digit
-// or space, so ordinary prose rarely wakes it.
+// exactMatcher matches one secret value byte for byte.
 func exactMatcher(v string) matcher {
-	anchor := 0
-	for i := 0; i < min(8, len(v)); i++ {
-		b := v[i]
-		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == ' ') {
-			anchor = i
-			break
-		}
-	}
 	return matcher{
-		name: exactName, lits: []string{v}, anchor: anchor, width: len(v),
+		name: exactName, lits: []string{v}, width: len(v),
 		match: func([]byte) (int, cont) { return len(v), cont{} },
 	}
 }

@@ -1,7 +1,9 @@
 // Package broker is warrant's daemon: everything that decides whether an
-// action may run. It never executes anything itself; an Executor (the
-// lifecycle: launcher, supervision, output, receipts) is handed each
-// action after its durable checkpoint.
+// action may run, and the journal of what happened. It never executes
+// anything itself; an Executor (broker/runner: launcher, supervision,
+// output, receipts) is handed each action after its durable checkpoint,
+// and reports back through MarkRunning, RecordEvent and
+// FinishWithReceipt.
 //
 // # Pipeline
 //
@@ -28,8 +30,14 @@
 //   - On start, actions left executing or running become unknown; their
 //     uses stay spent and nothing is re-run. The operator's classification
 //     is recorded as a statement, never as a process result.
-//   - Without an Executor, Submit refuses with SANDBOX_UNAVAILABLE before
-//     the checkpoint: nothing is consumed or recorded as executed.
+//   - Submit refuses with SANDBOX_UNAVAILABLE, before anything else and
+//     without consuming anything, unless the capability probe has verified
+//     this host with this launcher and policy (probe.go); there is no
+//     unconfined mode.
+//   - Every action that reached the checkpoint ends with exactly one
+//     signed receipt, recorded in the same transaction as its result;
+//     actions found in flight at start get an unknown receipt
+//     (UNKNOWN_TERMINATION) and are never re-run.
 //   - One broker per state directory (flock on <state>/lock).
 //
 // # Decisions
@@ -67,7 +75,8 @@
 //
 // # State directory
 //
-// journal.db (SQLite, WAL, synchronous=FULL, versioned migrations), keys/
-// (created 0700; the receipts own its contents), run/ (agent.sock,
+// journal.db (SQLite, WAL, synchronous=FULL, versioned migrations; the
+// receipt log and its checkpoints, capability reports), keys/ (0700: the
+// ed25519 receipt key and the separate output HMAC key, 0600), run/ (agent.sock,
 // operator.sock), actions/<handle>/{home,tmp}, lock. Every directory 0700.
 package broker

@@ -1,11 +1,28 @@
 // Package cli is the broker command's user interface (ARCHITECTURE §3.2):
-// `serve` runs the daemon; `approvals`, `approve`, `deny`, `leases`,
-// `revoke`, `actions` and `resolve` talk to it through the client package.
-// Every command takes --state DIR (default $WARRANT_STATE, else
-// $XDG_STATE_HOME/warrant, else ~/.local/state/warrant) and, where it
-// prints data, --json. Human output is meant to be read before deciding:
-// the approval card shows everything the approval will bind.
+// `serve` runs the daemon; `run` submits one action and waits for it;
+// `status`, `wait` and `cancel` follow an action; `approvals`, `approve`,
+// `deny`, `leases`, `revoke`, `actions` and `resolve` are the operator's;
+// they all talk to the daemon through the client package. `receipts`
+// reads the journal directly (read-only, without the state lock) and
+// `probe` proves the sandbox on this host. Every command takes --state DIR
+// (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
+// ~/.local/state/warrant) and, where it prints data, --json. Human output
+// is meant to be read before deciding: the approval card shows everything
+// the approval will bind.
 //
-// Exit status: 0 success, 1 refused or failed (the code and sentence are
-// printed), 2 usage error.
+// # broker run
+//
+// When no daemon answers on the state directory, `run` opens an embedded
+// broker there (it takes the state lock and serves the usual sockets, so
+// `broker approve` from another terminal reaches it), shows the action's
+// redacted output live, and closes the broker when the action has ended.
+// Against a daemon it prints the agent-facing projection of the output
+// once the action has ended. An interrupt cancels the action and keeps
+// waiting for its end: cancel is not abandon. Its exit status is the
+// target's, or one of the codes in run.go (124 timeout, 125 not executed,
+// 123 unknown, …) so that exit code, signal, timeout, cancel and refusal
+// stay distinct.
+//
+// Exit status of the other commands: 0 success, 1 refused or failed (the
+// code and sentence are printed), 2 usage error.
 package cli

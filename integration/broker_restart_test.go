@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// startsThenSleeps appends its pid to the file argv[1] each time it
+// starts, forks a child that appends its own, and sleeps.
+const startsThenSleeps = `
+import os, sys, time
+def note(s):
+    with open(sys.argv[1], "a") as f: f.write(s + "\n")
+note("start %d" % os.getpid())
+if os.fork() == 0:
+    note("child %d" % os.getpid())
+    while True: time.sleep(1)
+while True: time.sleep(1)
+`
+
+// TestBrokerSIGKILLMidRunThenRestart kills a real daemon while its action
+// runs and starts a new one on the same state directory. The action is
+// unknown (result and UNKNOWN_TERMINATION receipt, claiming no pid, exit
+// or group-gone evidence), its lease use stays spent, nothing re-runs
+// (the target notes every start: exactly one), the receipt log still
+// verifies, and `broker resolve` records a statement, not a receipt.
+func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
+	d1 := startBroker(t, "")
+	a := d1.newAgent(t)
+	mark := token(t)
+	t.Cleanup(func() { killMarked(t, mark) })
+	starts := filepath.Join(a.WS, "starts")
+	req := a.request(wire.ProfileShort, python(t), "-c", startsThenSleeps, starts, mark)
+	h := a.Start(req, 1)
+	a.awaitRunning(h, starts, 4)
+	d1.kill()
+
+	orphans := marked(t, mark)
+	d2 := startBroker(t, d1.State)
+	a2 := &agent{t: t, d: d2, cl: d2.dial(), WS: a.WS}
+	st, err := a2.cl.Query(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != wire.StateUnknown || st.Result == nil || st.Result.Outcome != wire.OutcomeUnknown || st.Result.GroupGone {
+		t.Fatalf("after the restart the action must be unknown without a group-gone claim; got %+v %+v", st, st.Result)
+	}
+	if st.Result.Error == nil || st.Result.Error.Code != wire.CodeUnknownOutcome {
+		t.Fatalf("unknown without its code: %+v", st.Result.Error)
+	}
+
+	leases, err := a2.cl.List(wire.ListLeases, false)
+	if err != nil || len(leases.Leases) != 1 || leases.Leases[0].UsesLeft != 0 {
+		t.Fatalf("the lease use must stay spent: %+v, %v", leases, err)
+	}
+	s, err := a2.cl.Submit(a.WS, req)
+	if err != nil || s.Approval == nil {
+		t.Fatalf("the same command again must need a new approval (the lease is spent): %+v, %v", s, err)
+	}
+	if n := countPrefix(t, starts, "start "); n != 1 {
+		t.Fatalf("the target started %d times; an unknown action must never re-run", n)
+	}
+
+	rc := d2.Receipt(h)
+	if rc.Outcome != wire.OutcomeUnknown || !hasEvent(rc, receipt.EventUnknownTermination) || !hasEvent(rc, receipt.EventExecuting) {
+		t.Fatalf("receipt: outcome %s, events %+v", rc.Outcome, rc.Events)
+	}
+	if rc.GroupGone != nil || rc.Pid != nil || rc.ExitCode != nil || rc.Signal != nil || rc.Limits.EnforcedBy != "unknown" {
+		t.Fatalf("the unknown receipt claims what the new broker never observed: %+v", rc)
+	}
+	before := d2.Verify()
+
+	// What becomes of the orphaned group: report the host's facts. The
+	// broker's answer stays unknown, which is honest whatever they are.
+	if alive := marked(t, mark); len(alive) > 0 {
+		t.Logf("orphaned process(es) %v (of %v seen after the SIGKILL) are still alive after the restart: the new broker neither ends nor names them; the result and receipt only say unknown", alive, orphans)
+	} else {
+		t.Logf("no process of the action survived the broker's SIGKILL (%v seen right after it)", orphans)
+	}
+
+	if out, code := d2.CLI("resolve", h, "failed", "--note", "operator checked by hand"); code != 0 || !strings.Contains(out, "statement") {
+		t.Fatalf("broker resolve: exit %d: %s", code, out)
+	}
+	after := d2.Verify()
+	if after.Entries != before.Entries || after.Receipts != before.Receipts {
+		t.Fatalf("resolve added to the receipt log (%d → %d entries): a classification is a statement, not a receipt", before.Entries, after.Entries)
+	}
+	if rc := d2.Receipt(h); rc.Outcome != wire.OutcomeUnknown {
+		t.Fatalf("resolve changed the receipt's outcome to %s", rc.Outcome)
+	}
+	if st, err := a2.cl.Query(h); err != nil || st.Result.Outcome != wire.OutcomeUnknown {
+		t.Fatalf("after resolve the outcome must stay unknown: %+v, %v", st, err)
+	}
+	l, err := a2.cl.List(wire.ListActions, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(l.Actions, func(v wire.ActionView) bool { return v.Handle == h }) {
+		t.Fatalf("a classified action is still listed as unclassified unknown")
+	}
+}
+
+// countPrefix counts the lines of path that start with prefix.
+func countPrefix(t *testing.T, path, prefix string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, prefix) {
+			n++
+		}
+	}
+	return n
+}

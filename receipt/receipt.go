@@ -47,9 +47,13 @@ type GoneMethod uint8
 const (
 	GoneCgroupEmpty GoneMethod = iota + 1 // cgroup.events says populated 0
 	GonePgidESRCH                         // kill(-pgid, 0) == ESRCH, setsid denied
+	// GoneProcessGroupOnly: no member of the process group is left, but
+	// descendants that left the group are not tracked (macOS: setsid is
+	// not denied there and there are no cgroups).
+	GoneProcessGroupOnly
 )
 
-var goneNames = []string{"", "cgroup_populated_0", "pgid_esrch"}
+var goneNames = []string{"", "cgroup_populated_0", "pgid_esrch", "process_group_only"}
 
 func (g GoneMethod) String() string                { return closed.String(goneNames, g) }
 func (g GoneMethod) MarshalText() ([]byte, error)  { return closed.Marshal(goneNames, g) }

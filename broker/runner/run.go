@@ -132,8 +132,11 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 	}
 	if res.GroupGone {
 		m := receipt.GonePgidESRCH
-		if res.ByCgroup {
+		switch {
+		case res.ByCgroup:
 			m = receipt.GoneCgroupEmpty
+		case res.LeaversUntracked:
+			m = receipt.GoneProcessGroupOnly
 		}
 		rc.GroupGone = &receipt.GroupGone{Method: m, At: r.b.Stamp(res.GoneAt)}
 	}

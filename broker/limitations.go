@@ -35,8 +35,8 @@ func Limitations(id *wire.CommandIdentity) string {
 func ProfileLimits(p wire.Profile) string {
 	l := profile.Of(p)
 	return fmt.Sprintf("wall time %s, CPU %d s, file size %s, %d open files, output kept %s head and tail per stream, "+
-		"group ended past %s of output; where a cgroup is delegated, memory %s and %d processes",
-		l.Wall, l.CPUSeconds, size(int64(l.FileSize)), profile.OpenFiles, size(l.Retain), size(l.HardOutput), size(l.Memory), l.Pids)
+		"group ended past %s of output; memory and the number of processes are not limited (no cgroup controller is used yet)",
+		l.Wall, l.CPUSeconds, size(int64(l.FileSize)), profile.OpenFiles, size(l.Retain), size(l.HardOutput))
 }
 
 func size(n int64) string {

@@ -124,8 +124,15 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 		id := s.Approval.ID
 		switch {
 		case approve:
-			if _, err := cl.Approve(id, 1, 10*time.Minute); err != nil {
+			if !e.json {
+				writeCard(e.stderr, s.Approval) // what the grant binds, for the record
+			}
+			l, err := cl.Approve(id, 1, 10*time.Minute)
+			if err != nil {
 				return "", err
+			}
+			if !e.json {
+				fmt.Fprintf(e.stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
 			}
 			approve = false // one grant per run; a second request means the identity moved
 			continue

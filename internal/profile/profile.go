@@ -20,8 +20,8 @@ type Limits struct {
 	Retain     int64         // bytes retained per stream: head and tail each
 	HardOutput int64         // observed bytes on one stream that end the group
 	FileSize   uint64        // RLIMIT_FSIZE
-	Memory     int64         // cgroup memory.max, when a cgroup is delegated
-	Pids       int64         // cgroup pids.max, when a cgroup is delegated
+	Memory     int64         // ARCHITECTURE §3.4 memory.max; not applied yet (no cgroup controller is used)
+	Pids       int64         // ARCHITECTURE §3.4 pids.max; not applied yet
 }
 
 const (

@@ -1,0 +1,103 @@
+package integration
+
+import (
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+// quantile returns the q-quantile of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// BenchmarkRunTrue measures an existing lease → a terminal state with its
+// receipt sealed, for /bin/true, through a real daemon's sockets (submit,
+// then wait), beside a bare os/exec of /bin/true in the same run.
+func BenchmarkRunTrue(b *testing.B) {
+	d := startBroker(b, "")
+	a := d.newAgent(b)
+	req := a.request(wire.ProfileShort, "true")
+	a.End(a.Start(req, 10000)) // approve once (the most uses a lease takes); later submits match it
+	trueBin := lookPath(b, "true")
+	var chain, bare []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		s, err := a.cl.Submit(a.WS, req)
+		if err != nil || s.Handle == "" {
+			b.Fatalf("submit: %+v, %v", s, err)
+		}
+		r := a.End(s.Handle)
+		chain = append(chain, time.Since(t0))
+		if r.Outcome != wire.Exited || r.ReceiptID == "" {
+			b.Fatalf("%s %+v receipt %q", r.Outcome, r.Error, r.ReceiptID)
+		}
+		t0 = time.Now()
+		if err := exec.Command(trueBin).Run(); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(t0))
+	}
+	slices.Sort(chain)
+	slices.Sort(bare)
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	b.ReportMetric(ms(quantile(chain, 0.50)), "p50-ms")
+	b.ReportMetric(ms(quantile(chain, 0.95)), "p95-ms")
+	b.ReportMetric(ms(quantile(bare, 0.50)), "exec-p50-ms")
+	b.ReportMetric(ms(quantile(bare, 0.95)), "exec-p95-ms")
+	b.ReportMetric(float64(quantile(chain, 0.50))/float64(quantile(bare, 0.50)), "p50-x-exec")
+}
+
+// BenchmarkStdoutThroughput streams 1 GiB from `head -c 1G /dev/zero`
+// through the whole chain (launcher, pipes, capture, redaction, digests,
+// receipt) under the long profile, beside the same stream through `cat`
+// and a pipe read by this process, in the same run.
+func BenchmarkStdoutThroughput(b *testing.B) {
+	const size = 1 << 30
+	d := startBroker(b, "")
+	a := d.newAgent(b)
+	n := strconv.Itoa(size)
+	req := a.request(wire.ProfileLong, "head", "-c", n, "/dev/zero")
+	lookPath(b, "head")
+	lookPath(b, "cat")
+	h := a.Start(req, 100)
+	if r := a.End(h); r.Stdout.ObservedBytes != size {
+		b.Fatalf("observed %d of %d bytes", r.Stdout.ObservedBytes, size)
+	}
+	var chain, bare time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		s, err := a.cl.Submit(a.WS, req)
+		if err != nil || s.Handle == "" {
+			b.Fatalf("submit: %+v, %v", s, err)
+		}
+		if r := a.End(s.Handle); r.Outcome != wire.Exited || r.Stdout.ObservedBytes != size {
+			b.Fatalf("%s, observed %d", r.Outcome, r.Stdout.ObservedBytes)
+		}
+		chain += time.Since(t0)
+
+		t0 = time.Now()
+		cmd := exec.Command("sh", "-c", "head -c "+n+" /dev/zero | cat")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		got, _ := io.Copy(io.Discard, out)
+		if err := cmd.Wait(); err != nil || got != size {
+			b.Fatalf("cat: %d bytes, %v", got, err)
+		}
+		bare += time.Since(t0)
+	}
+	mib := float64(size) / (1 << 20) * float64(b.N)
+	b.ReportMetric(mib/chain.Seconds(), "MiB/s")
+	b.ReportMetric(mib/bare.Seconds(), "cat-MiB/s")
+	b.ReportMetric(bare.Seconds()/chain.Seconds(), "x-cat")
+}

@@ -15,9 +15,9 @@ const (
 	MaxChunk = 64 << 10
 	// keepChunks is how many chunk records are kept at each end.
 	keepChunks = 16
-	// parallelMAC is the chunk size from which the raw HMAC runs on its
-	// own goroutine beside redaction and the redacted digest.
-	parallelMAC = 16 << 10
+	// parallelHash is the chunk size from which the raw HMAC and the
+	// redacted digest run on their own goroutines beside redaction.
+	parallelHash = 16 << 10
 	// MACKeySize is the size of the broker-only output HMAC key.
 	MACKeySize = 32
 )
@@ -44,7 +44,10 @@ type Recorder struct {
 	observed atomic.Uint64
 	eng      *engine
 	mac      hash.Hash // of raw bytes
-	red      hash.Hash // of redacted bytes
+	red      redDigest // of redacted bytes
+	retained hash.Hash // of head and tail; the full head is hashed early
+	headDone sync.WaitGroup
+	headSent bool // the full head is in retained (once headDone is done)
 	blocked  bool
 
 	rawDone  uint64 // raw bytes accounted for in redacted output
@@ -71,7 +74,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
 	}
 	return &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), mac: hmac.New(sha256.New, cfg.MACKey),
-		red: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
+		red: redDigest{h: sha256.New()}, retained: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
 }
 
 // Observed returns the raw bytes written so far.
@@ -103,10 +106,11 @@ func (r *Recorder) chunk(p []byte) {
 	end := r.observed.Add(uint64(len(p)))
 	r.pending = append(r.pending, c)
 	r.pendEnd = append(r.pendEnd, end)
-	if len(p) < parallelMAC {
+	if len(p) < parallelHash {
 		r.mac.Write(p)
 		c.RawHMAC = hex.EncodeToString(r.mac.Sum(nil))
 		r.redact(p)
+		r.red.flush(false)
 		return
 	}
 	var wg sync.WaitGroup
@@ -116,6 +120,7 @@ func (r *Recorder) chunk(p []byte) {
 		sum = r.mac.Sum(nil)
 	})
 	r.redact(p)
+	r.red.flush(true)
 	wg.Wait()
 	c.RawHMAC = hex.EncodeToString(sum)
 }
@@ -151,7 +156,7 @@ func (r *Recorder) take(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	r.red.Write(b)
+	r.red.write(b)
 	r.redTotal += uint64(len(b))
 	if r.cfg.Live != nil {
 		r.cfg.Live(b)
@@ -160,6 +165,11 @@ func (r *Recorder) take(b []byte) {
 		k := min(room, len(b))
 		r.head = append(r.head, b[:k]...)
 		b = b[k:]
+		if k == room {
+			// The head is final: digest it now, beside the stream.
+			r.headSent = true
+			r.headDone.Go(func() { r.retained.Write(r.head) })
+		}
 	}
 	r.tail.write(b)
 }
@@ -168,7 +178,7 @@ func (r *Recorder) take(b []byte) {
 func (r *Recorder) finish() {
 	c := r.pending[0]
 	r.pending, r.pendEnd = r.pending[1:], r.pendEnd[1:]
-	c.RedactedSHA256 = hex.EncodeToString(r.red.Sum(nil))
+	r.red.mark(c)
 	c.RedactedBytes, r.redChunk = r.redTotal-r.redChunk, r.redTotal
 	if len(r.first) < keepChunks {
 		r.first = append(r.first, c)
@@ -193,10 +203,13 @@ func (r *Recorder) Close() (*Captured, error) {
 	} else {
 		err = r.eng.err
 	}
+	r.red.flush(false)
 	tail := r.tail.bytes()
-	retained := sha256.New()
-	retained.Write(r.head)
-	retained.Write(tail)
+	r.headDone.Wait()
+	if !r.headSent {
+		r.retained.Write(r.head)
+	}
+	r.retained.Write(tail)
 	ev := StreamEvidence{
 		Stream: r.cfg.Stream, RulesetID: r.cfg.Rules.ID(), ExactSecrets: r.cfg.Rules.Exact(),
 		Chunks: r.chunks, ChunkRecords: r.records(),
@@ -207,8 +220,8 @@ func (r *Recorder) Close() (*Captured, error) {
 		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
 		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
 		RawHMAC:        hex.EncodeToString(r.mac.Sum(nil)),
-		RedactedSHA256: hex.EncodeToString(r.red.Sum(nil)),
-		RetainedSHA256: hex.EncodeToString(retained.Sum(nil)),
+		RedactedSHA256: hex.EncodeToString(r.red.h.Sum(nil)),
+		RetainedSHA256: hex.EncodeToString(r.retained.Sum(nil)),
 		Redactions:     r.eng.hits(),
 	}
 	ev.DroppedBytes = ev.RedactedBytes - ev.RetainedBytes
@@ -253,6 +266,10 @@ func (t *ring) write(b []byte) {
 	}
 	if len(b) >= t.size {
 		b = b[len(b)-t.size:]
+	}
+	if t.buf == nil {
+		// The head is full by now: the tail will most likely fill too.
+		t.buf = make([]byte, 0, t.size)
 	}
 	if room := t.size - len(t.buf); room > 0 {
 		k := min(room, len(b))

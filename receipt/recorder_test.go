@@ -175,3 +175,72 @@ func TestProject(t *testing.T) {
 		t.Fatalf("bounded projection %q", s.Text)
 	}
 }
+
+// Every chunk record commits to exactly the stream before its end: its
+// HMAC is that of the raw prefix and its digest that of the redacted
+// prefix, whether the chunk was hashed inline (small) or beside the next
+// chunk's redaction (large); the retained digest covers head then tail.
+func TestRecorderChunkDigests(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 600<<10; i++ {
+		sb.WriteString("ordinary line of output 0123456789 ")
+		if i%97 == 0 {
+			sb.WriteString(samples[i%len(samples)].secret + " ")
+		}
+	}
+	data := []byte(sb.String())
+	want, _, err := testRules(t).Redact(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRecorder(t, 50000, 1<<30)
+	sizes := []int{1 << 16, 100, 20000, 7, 40000}
+	var ends []int // raw end of every chunk
+	for i, rest := 0, data; len(rest) > 0; i++ {
+		n := min(len(rest), sizes[i%len(sizes)])
+		r.Write(rest[:n])
+		rest = rest[n:]
+		ends = append(ends, len(data)-len(rest))
+	}
+	c, err := r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := c.Evidence
+	if uint64(len(ends)) != ev.Chunks || ev.RedactedBytes != uint64(len(want)) {
+		t.Fatalf("%d chunks written, %d recorded; %d redacted bytes, want %d", len(ends), ev.Chunks, ev.RedactedBytes, len(want))
+	}
+	redEnd := map[uint64]uint64{} // chunk index -> redacted end, from the first records on
+	var off uint64
+	for _, rec := range ev.ChunkRecords {
+		if rec.Index < keepChunks {
+			off += rec.RedactedBytes
+			redEnd[rec.Index] = off
+		}
+	}
+	checked := 0
+	for _, rec := range ev.ChunkRecords {
+		m := hmac.New(sha256.New, testMACKey)
+		m.Write(data[:ends[rec.Index]])
+		if rec.RawHMAC != hex.EncodeToString(m.Sum(nil)) {
+			t.Fatalf("chunk %d: raw HMAC is not that of the raw prefix", rec.Index)
+		}
+		end, ok := redEnd[rec.Index]
+		if rec.Index == ev.Chunks-1 {
+			end, ok = uint64(len(want)), true
+		}
+		if ok {
+			if sum := sha256.Sum256(want[:end]); rec.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+				t.Fatalf("chunk %d: redacted digest is not that of the redacted prefix", rec.Index)
+			}
+			checked++
+		}
+	}
+	if checked != keepChunks+1 {
+		t.Fatalf("checked %d redacted digests, want %d", checked, keepChunks+1)
+	}
+	if sum := sha256.Sum256(append(append([]byte{}, c.Head...), c.Tail...)); ev.RetainedSHA256 != hex.EncodeToString(sum[:]) ||
+		!bytes.Equal(c.Head, want[:50000]) || !bytes.Equal(c.Tail, want[len(want)-50000:]) {
+		t.Fatal("retained bytes or their digest do not match the redacted stream's ends")
+	}
+}

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,36 +15,6 @@ import (
 // sh: an exported variable, inherited across exec), so a /proc scan can
 // find any member the broker missed. Every test ends with the broker's
 // own evidence (group_gone, the receipt's groupGone) and that scan.
-
-// pyRun runs a python script with the marker as its only argument and
-// returns the result and the marker.
-func pyRun(t *testing.T, d *brokerd, p wire.Profile, script string) (*agent, *wire.Result, string) {
-	t.Helper()
-	a := d.newAgent(t)
-	mark := token(t)
-	t.Cleanup(func() { killMarked(t, mark) })
-	_, r := a.Run(a.request(p, python(t), "-c", script, mark))
-	return a, r, mark
-}
-
-// pidsIn returns the numbers printed after word on the target's stdout.
-func pidsIn(t *testing.T, out, word string) []int {
-	t.Helper()
-	var pids []int
-	for line := range strings.Lines(out) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), word+" "); ok {
-			p, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("bad pid line %q", line)
-			}
-			pids = append(pids, p)
-		}
-	}
-	if len(pids) == 0 {
-		t.Fatalf("the target printed no %q line; stdout:\n%s", word, out)
-	}
-	return pids
-}
 
 const ignoreTerm = `
 import os, signal, sys, time

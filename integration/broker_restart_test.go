@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"warrant/receipt"
 	"warrant/wire"
@@ -42,6 +46,7 @@ func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
 	d1.kill()
 
 	orphans := marked(t, mark)
+	t.Cleanup(func() { removeCgroupOf(t, orphans) })
 	d2 := startBroker(t, d1.State)
 	a2 := &agent{t: t, d: d2, cl: d2.dial(), WS: a.WS}
 	st, err := a2.cl.Query(h)
@@ -120,4 +125,41 @@ func countPrefix(t *testing.T, path, prefix string) int {
 		}
 	}
 	return n
+}
+
+// removeCgroupOf removes the (by then empty) cgroup the broker created for
+// the orphaned processes pids, which no broker cleans up after a SIGKILL.
+// It runs after killMarked (cleanups run last-registered first).
+func removeCgroupOf(t *testing.T, pids []int) {
+	if len(pids) == 0 {
+		return
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pids[0]))
+	if err != nil {
+		return // already gone; its cgroup path is unknown now
+	}
+	var rel string
+	for line := range strings.Lines(string(b)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			rel = p
+		}
+	}
+	if !strings.Contains(rel, "/warrant/") {
+		return
+	}
+	killMarkedPids(pids)
+	dir := filepath.Join("/sys/fs/cgroup/unified", rel)
+	for range 400 {
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("could not remove the orphaned action's cgroup %s", dir)
+}
+
+func killMarkedPids(pids []int) {
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
 }

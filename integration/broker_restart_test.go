@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,10 +82,16 @@ func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
 	}
 	before := d2.Verify()
 
-	// What becomes of the orphaned group: report the host's facts. The
-	// broker's answer stays unknown, which is honest whatever they are.
+	// The orphaned processes are reported by the new broker (they keep
+	// running: it did not start them); its answer stays unknown.
 	if alive := marked(t, mark); len(alive) > 0 {
-		t.Logf("orphaned process(es) %v (of %v seen after the SIGKILL) are still alive after the restart: the new broker neither ends nor names them; the result and receipt only say unknown", alive, orphans)
+		log := d2.log.String()
+		for _, pid := range alive {
+			if !strings.Contains(log, h) || !strings.Contains(log, "outlived") || !strings.Contains(log, strconv.Itoa(pid)) {
+				t.Fatalf("orphaned process %d of %s is alive after the restart but the new broker did not report it:\n%s", pid, h, log)
+			}
+		}
+		t.Logf("the new broker reported the orphaned process(es) %v", alive)
 	} else {
 		t.Logf("no process of the action survived the broker's SIGKILL (%v seen right after it)", orphans)
 	}

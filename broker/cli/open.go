@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +69,12 @@ func openBroker(ctx context.Context, e *env, launcher string, extras []string, l
 		return nil, err
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(logw, "broker: "+format+"\n", a...) }
-	r, err := runner.New(runner.Options{Launcher: path, Live: live}, logf)
+	abs, err := filepath.Abs(e.state)
+	if err != nil {
+		return nil, err
+	}
+	scope := sha256.Sum256([]byte(abs))
+	r, err := runner.New(runner.Options{Launcher: path, Live: live, Scope: hex.EncodeToString(scope[:8])}, logf)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,16 @@ import "errors"
 type Cgroups struct{}
 
 // DetectCgroups reports that there are no cgroups on this platform.
-func DetectCgroups() (*Cgroups, error) { return nil, errors.New("cgroups exist only on Linux") }
+func DetectCgroups(string) (*Cgroups, error) { return nil, errors.New("cgroups exist only on Linux") }
 
 // Dir is empty on this platform.
 func (*Cgroups) Dir() string { return "" }
+
+// Leftover is an action cgroup that outlived its broker (Linux only).
+type Leftover struct {
+	ID   string
+	Pids []int
+}
+
+// Leftovers finds none on this platform.
+func (*Cgroups) Leftovers() ([]Leftover, error) { return nil, nil }

@@ -69,11 +69,16 @@ type Cgroups struct {
 	dir string
 }
 
-// DetectCgroups finds this process's cgroup v2 directory and creates a
-// "warrant" subtree in it. It returns an error when there is no cgroup v2
+// DetectCgroups finds this process's cgroup v2 directory and creates
+// "warrant/<scope>" in it; scope names one broker (one state directory),
+// so that brokers of different state directories never see each other's
+// actions. It returns an error when there is no cgroup v2
 // hierarchy, the directory is not writable, or cgroup.kill is missing;
 // the broker then supervises by process group alone and says so.
-func DetectCgroups() (*Cgroups, error) {
+func DetectCgroups(scope string) (*Cgroups, error) {
+	if scope == "" || strings.ContainsAny(scope, "/\x00") || scope == "." || scope == ".." {
+		panic(fmt.Sprintf("lifecycle: internal error: scope %q cannot name a cgroup", scope))
+	}
 	mnt, err := cgroup2Mount()
 	if err != nil {
 		return nil, err
@@ -92,17 +97,58 @@ func DetectCgroups() (*Cgroups, error) {
 		return nil, errors.New("no cgroup v2 entry in /proc/self/cgroup")
 	}
 	dir := filepath.Join(mnt, filepath.Clean("/"+rel), "warrant")
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
+	for _, d := range []string{dir, filepath.Join(dir, scope)} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create cgroup %s: %w", d, err)
+		}
 	}
+	dir = filepath.Join(dir, scope)
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
 		return nil, fmt.Errorf("cgroup %s has no cgroup.kill: %w", dir, err)
 	}
 	return &Cgroups{dir: dir}, nil
 }
 
-// Dir is the warrant subtree.
+// Dir is this broker's cgroup directory.
 func (c *Cgroups) Dir() string { return c.dir }
+
+// Leftover is an action cgroup that outlived the broker which made it:
+// processes of an action whose outcome is unknown.
+type Leftover struct {
+	ID   string // the action's handle
+	Pids []int
+}
+
+// Leftovers removes the empty action cgroups a previous broker left (it
+// died before removing them) and returns the populated ones, which it
+// does not touch: the operator decides about processes this broker did
+// not start.
+func (c *Cgroups) Leftovers() ([]Leftover, error) {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", c.dir, err)
+	}
+	var out []Leftover
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		a := &actionCgroup{dir: filepath.Join(c.dir, e.Name())}
+		if populated, err := a.populated(); err != nil || !populated {
+			os.Remove(a.dir)
+			continue
+		}
+		procs, _ := os.ReadFile(filepath.Join(a.dir, "cgroup.procs"))
+		l := Leftover{ID: e.Name()}
+		for _, f := range strings.Fields(string(procs)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				l.Pids = append(l.Pids, pid)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
 
 // cgroup2Mount returns the mount point of the cgroup v2 hierarchy.
 func cgroup2Mount() (string, error) {

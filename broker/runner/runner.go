@@ -36,6 +36,9 @@ type Runner struct {
 type Options struct {
 	// Launcher is the launcher binary; it is pinned at New.
 	Launcher string
+	// Scope names this broker's cgroup directory (one per state
+	// directory, which the broker holds locked).
+	Scope string
 	// Live, if set, receives each stream's redacted output as it is
 	// released (for `broker run` in the foreground). It must not keep the
 	// slice.
@@ -60,7 +63,7 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 		return nil, fmt.Errorf("build redaction rules: %w", err)
 	}
 	r := &Runner{launcher: l, rules: rules, live: o.Live, running: map[string]chan struct{}{}}
-	if cg, err := lifecycle.DetectCgroups(); err == nil {
+	if cg, err := lifecycle.DetectCgroups(o.Scope); err == nil {
 		r.cgroups = cg
 	} else if logf != nil {
 		logf("no per-action cgroup (%v); supervising by process group", err)
@@ -69,8 +72,29 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 }
 
 // Attach gives the runner the broker whose actions it runs. It must be
-// called before the broker accepts any submission.
-func (r *Runner) Attach(b *broker.Broker) { r.b = b }
+// called before the broker accepts any submission. It reports the
+// processes of earlier actions that outlived a previous broker on this
+// state directory (their outcome is already unknown): in the log and as a
+// SURVIVORS event in each action's journal. They are left running; the
+// operator decides about processes this broker did not start.
+func (r *Runner) Attach(b *broker.Broker) {
+	r.b = b
+	if r.cgroups == nil {
+		return
+	}
+	left, err := r.cgroups.Leftovers()
+	if err != nil {
+		b.Logf("look for processes left by a previous broker: %v", err)
+	}
+	for _, l := range left {
+		detail := fmt.Sprintf("processes %v of this action outlived the broker that started it; they are still running in cgroup %s/%s (end them with: echo 1 > %s/%s/cgroup.kill)",
+			l.Pids, r.cgroups.Dir(), l.ID, r.cgroups.Dir(), l.ID)
+		b.Logf("action %s: %s", l.ID, detail)
+		if err := b.RecordEvent(context.Background(), l.ID, "SURVIVORS", detail); err != nil {
+			b.Logf("action %s: journal its survivors: %v", l.ID, err)
+		}
+	}
+}
 
 // LauncherDigest is the SHA-256 of the pinned launcher, hex encoded.
 func (r *Runner) LauncherDigest() string { return hex.EncodeToString(r.launcher.sum[:]) }

@@ -13,6 +13,9 @@ func DetectCgroups(string) (*Cgroups, error) { return nil, errors.New("cgroups e
 // Dir is empty on this platform.
 func (*Cgroups) Dir() string { return "" }
 
+// Remove does nothing on this platform.
+func (*Cgroups) Remove() {}
+
 // Leftover is an action cgroup that outlived its broker (Linux only).
 type Leftover struct {
 	ID   string

@@ -112,6 +112,10 @@ func DetectCgroups(scope string) (*Cgroups, error) {
 // Dir is this broker's cgroup directory.
 func (c *Cgroups) Dir() string { return c.dir }
 
+// Remove deletes this broker's cgroup directory if no action cgroup is
+// left in it.
+func (c *Cgroups) Remove() { os.Remove(c.dir) }
+
 // Leftover is an action cgroup that outlived the broker which made it:
 // processes of an action whose outcome is unknown.
 type Leftover struct {

@@ -112,6 +112,9 @@ func (r *Runner) Cgroups() string {
 func (r *Runner) Close() {
 	r.wg.Wait()
 	r.launcher.close()
+	if r.cgroups != nil {
+		r.cgroups.Remove()
+	}
 }
 
 // Start launches l in the background. It owns l from here on.

@@ -38,11 +38,32 @@ type pairRef struct {
 	off int
 }
 
-// prefilter is the pair table and, per pair, the literals behind it.
+// prefilter is the pair table and, per pair, the literals behind it in
+// an open-addressed table (cheaper than a map on the hit path).
 type prefilter struct {
 	bits   [1 << 16 / 64]uint64
-	refs   map[uint16][]pairRef
+	slots  [pairSlots]pairSlot
+	used   int // slots in use
 	maxOff int // largest offset of a chosen pair in its literal
+}
+
+// pairSlots exceeds twice the most pairs a ruleset can set (two per
+// literal), so probing always ends at an empty slot.
+const pairSlots = 512
+
+type pairSlot struct {
+	used bool
+	key  uint16
+	refs []pairRef
+}
+
+// slot returns the slot of k: its own, or the empty one it would take.
+func (f *prefilter) slot(k uint16) *pairSlot {
+	for h := uint32(k) * 0x9e3779b1 >> 23; ; h = (h + 1) % pairSlots {
+		if s := &f.slots[h]; !s.used || s.key == k {
+			return s
+		}
+	}
 }
 
 // pairKey is the pair a, b as a little-endian 16-bit load reads it.
@@ -62,13 +83,17 @@ func (f *prefilter) addLiteral(lit string) {
 			best, bestScore = j, s
 		}
 	}
-	if f.refs == nil {
-		f.refs = make(map[uint16][]pairRef)
-	}
 	for _, off := range []int{best, best + 1} {
 		k := pairKey(lit[off], lit[off+1])
 		f.bits[k>>6] |= 1 << (k & 63)
-		f.refs[k] = append(f.refs[k], pairRef{lit: lit, off: off})
+		s := f.slot(k)
+		if !s.used {
+			if f.used++; f.used > pairSlots/2 {
+				panic("receipt: internal error: too many prefilter pairs")
+			}
+		}
+		s.used, s.key = true, k
+		s.refs = append(s.refs, pairRef{lit: lit, off: off})
 	}
 	f.maxOff = max(f.maxOff, best+1)
 }
@@ -108,7 +133,7 @@ func (f *prefilter) candidate(buf []byte, c int) int {
 		if best >= 0 && i > best+f.maxOff {
 			break
 		}
-		for _, ref := range f.refs[pairKey(buf[i], buf[i+1])] {
+		for _, ref := range f.slot(pairKey(buf[i], buf[i+1])).refs {
 			s := i - ref.off
 			if s >= c && (best < 0 || s < best) && s+len(ref.lit) <= len(buf) &&
 				string(buf[s:s+len(ref.lit)]) == ref.lit {

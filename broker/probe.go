@@ -111,7 +111,8 @@ func unverified(reason string) *CapabilityReport {
 }
 
 // conclude sets the state from the checks: verified only when there are
-// checks and every one passed.
+// checks and every one passed; unverified when no check could run
+// (nothing was proven either way); unavailable when any check failed.
 func (r *CapabilityReport) conclude() {
 	r.Failed = nil
 	for _, c := range r.Checks {
@@ -122,6 +123,9 @@ func (r *CapabilityReport) conclude() {
 	switch {
 	case len(r.Checks) > 0 && len(r.Failed) == 0:
 		r.State, r.Reason, r.Hints = wire.Verified, "", nil
+		return
+	case len(r.Checks) == 0:
+		r.State, r.Hints = wire.Unverified, hints(r)
 		return
 	case r.Reason == "":
 		r.Reason = fmt.Sprintf("%d of %d checks failed: %s", len(r.Failed), len(r.Checks), strings.Join(r.Failed, ", "))

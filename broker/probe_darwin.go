@@ -15,8 +15,9 @@ func hostFacts() (kernel, seccomp string) {
 	return kernel, "unavailable"
 }
 
-// probe has no battery on macOS yet: the darwin launcher's Seatbelt policy
-// is not verified, so the state is unavailable.
+// probe has no battery on macOS yet: nothing about the darwin launcher's
+// Seatbelt policy has been proven on a Mac, so the state stays unverified
+// and every submit is refused.
 func (b *Broker) probe(context.Context, Prober, ProbeBinding) *CapabilityReport {
-	return &CapabilityReport{Reason: "the capability probe is not built for macOS"}
+	return &CapabilityReport{Reason: "the capability probe has no macOS battery yet: nothing has been proven on a Mac"}
 }

@@ -21,9 +21,11 @@
 // Rules are built-in credential shapes (cloud keys, GitHub/GitLab, sk-
 // keys, Slack, JWTs, bearer tokens, PEM private keys) and exact values the
 // broker knows are secret. Every rule starts with a literal and looks at
-// most W bytes (its window). A literal prefilter finds candidates with
-// SIMD byte search; text with no literal is released at once, except the
-// last few bytes a literal could still start in. A candidate is decided
+// most W bytes (its window). A literal prefilter finds candidates with a
+// table of rare byte pairs, checked at every second position (a hit is
+// confirmed against the literal itself); text with no literal is released
+// at once, except the last few bytes a literal could still start in. A
+// candidate is decided
 // only when W bytes past it have arrived or the stream ended, so the
 // output is the same however the stream was cut: streaming redaction
 // equals whole-buffer redaction (a fuzz target checks it). A token longer

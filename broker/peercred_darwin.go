@@ -1,25 +1,12 @@
 package broker
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID returns the effective uid of the process at the other end of c
-// (LOCAL_PEERCRED, recorded by the kernel at connect time).
-func peerUID(c *net.UnixConn) (uint32, error) {
-	raw, err := c.SyscallConn()
+// socketPeerUID reads LOCAL_PEERCRED (the effective uid).
+func socketPeerUID(fd int) (uint32, error) {
+	xc, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return 0, err
-	}
-	var xc *unix.Xucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) { xc, serr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED) }); err != nil {
-		return 0, err
-	}
-	if serr != nil {
-		return 0, serr
 	}
 	return xc.Uid, nil
 }

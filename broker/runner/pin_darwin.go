@@ -1,7 +1,7 @@
 package runner
 
 import (
-	"fmt"
+	"crypto/sha256"
 	"os"
 
 	"warrant/internal/fsid"
@@ -15,18 +15,13 @@ type pinned struct {
 	sum  [32]byte
 }
 
-func pin(path string) (*pinned, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open launcher: %w", err)
+func pinOpen(f *os.File, size int64) (*pinned, error) {
+	h := sha256.New()
+	if err := fsid.CopyExact(h, int(f.Fd()), size); err != nil {
+		return nil, err
 	}
-	defer f.Close()
-	id, err := fsid.File(int(f.Fd()), path)
-	if err != nil {
-		return nil, fmt.Errorf("launcher: %w", err)
-	}
-	p := &pinned{path: path}
-	copy(p.sum[:], id.SHA256)
+	p := &pinned{path: f.Name()}
+	copy(p.sum[:], h.Sum(nil))
 	return p, nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"warrant/internal/fsid"
 	"warrant/internal/snapshot"
 )
 
@@ -19,22 +18,10 @@ type pinned struct {
 	sum  [32]byte
 }
 
-func pin(path string) (*pinned, error) {
-	f, err := os.Open(path)
+func pinOpen(f *os.File, size int64) (*pinned, error) {
+	fd, sum, err := snapshot.Create(int(f.Fd()), size, "warrant-launcher")
 	if err != nil {
-		return nil, fmt.Errorf("open launcher: %w", err)
-	}
-	defer f.Close()
-	id, err := fsid.Stat(int(f.Fd()), path)
-	if err != nil {
-		return nil, fmt.Errorf("launcher: %w", err)
-	}
-	if id.Mode&0o111 == 0 {
-		return nil, fmt.Errorf("launcher %s is not executable", path)
-	}
-	fd, sum, err := snapshot.Create(int(f.Fd()), int64(id.Size), "warrant-launcher")
-	if err != nil {
-		return nil, fmt.Errorf("pin launcher: %w", err)
+		return nil, err
 	}
 	return &pinned{path: fmt.Sprintf("/proc/self/fd/%d", fd), fd: fd, sum: sum}, nil
 }

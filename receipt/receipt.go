@@ -90,8 +90,8 @@ type Receipt struct {
 	Limits       Limits           `json:"limits"`
 	Sandbox      *Sandbox         `json:"sandbox,omitempty"`
 	Issued       Time             `json:"issued"`
-	Start        *Time            `json:"start,omitempty"`
-	End          *Time            `json:"end,omitempty"`
+	Start        *Time            `json:"start,omitempty"` // STARTED: Ready, then EOF on the launcher socket
+	End          *Time            `json:"end,omitempty"`   // the root process exited (the group's end is GroupGone.At)
 	Pid          *int64           `json:"pid,omitempty"`
 	ExitCode     *int32           `json:"exitCode,omitempty"`
 	Signal       *uint8           `json:"signal,omitempty"`

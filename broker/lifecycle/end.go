@@ -79,6 +79,9 @@ func (s *supervisor) killGroup(format string, args ...any) {
 func (s *supervisor) settle(why reason) {
 	s.r.RootExited = s.rootExited()
 	if s.r.RootExited {
+		s.r.RootExitAt = s.l.exitAt
+	}
+	if s.r.RootExited {
 		s.confirmGone()
 	} else {
 		s.r.Evidence = fmt.Sprintf("the root process %d did not exit within %s of SIGKILL", s.l.pid, killBound)

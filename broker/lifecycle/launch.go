@@ -23,6 +23,7 @@ type launcher struct {
 	pid    int
 	h      handle        // the platform's hold on the unreaped process
 	exited chan struct{} // closed when the root has exited (not reaped)
+	exitAt time.Time     // when it was seen to exit; read only after exited is closed
 	sock   *net.UnixConn
 	stdout *os.File
 	stderr *os.File
@@ -74,7 +75,13 @@ func start(spec *Spec, o *osState) (l *launcher, err error) {
 		return nil, err
 	}
 	l = &launcher{pid: pid, h: h, exited: make(chan struct{}), stdout: outR, stderr: errR}
-	go h.watch(l.exited)
+	seen := make(chan struct{})
+	go h.watch(seen)
+	go func() {
+		<-seen
+		l.exitAt = time.Now()
+		close(l.exited)
+	}()
 
 	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
 	for _, s := range spec.Snapshots {

@@ -48,6 +48,7 @@ type Result struct {
 	Duration time.Duration
 
 	RootExited bool          // the root's exit was observed
+	RootExitAt time.Time     // when: recorded apart from GoneAt, since the group may outlive the root
 	ExitCode   *int          // set when the root exited normally
 	Signal     int           // set when a signal ended the root
 	GroupGone  bool          // the whole group was confirmed gone

@@ -118,8 +118,8 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 			rc.Start, rc.Pid = &at, &pid
 		}
 	}
-	if rc.Start != nil {
-		end := r.b.Stamp(res.Ended)
+	if rc.Start != nil && res.RootExited {
+		end := r.b.Stamp(res.RootExitAt) // the root's exit; the group's end is GroupGone.At
 		rc.End = &end
 	}
 	if res.ExitCode != nil {

@@ -67,7 +67,7 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 	req := a.request(wire.ProfileLong, "head", "-c", n, "/dev/zero")
 	lookPath(b, "head")
 	lookPath(b, "cat")
-	h := a.Start(req, 100)
+	h := a.Start(req, 10000) // the most uses a lease takes
 	if r := a.End(h); r.Stdout.ObservedBytes != size {
 		b.Fatalf("observed %d of %d bytes", r.Stdout.ObservedBytes, size)
 	}

@@ -79,7 +79,14 @@ func (s *supervisor) killGroup(format string, args ...any) {
 func (s *supervisor) settle(why reason) {
 	s.r.RootExited = s.rootExited()
 	if s.r.RootExited {
+		// The exit watcher and the handshake observe independently, so a
+		// target that exits at once may be seen to exit before the EOF
+		// that proves its exec was read. Facts are recorded in the order
+		// this process observed them: the exit no earlier than STARTED.
 		s.r.RootExitAt = s.l.exitAt
+		if s.r.RootExitAt.Before(s.r.Started) {
+			s.r.RootExitAt = s.r.Started
+		}
 	}
 	if s.r.RootExited {
 		s.confirmGone()

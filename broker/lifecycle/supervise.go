@@ -41,10 +41,12 @@ type supervisor struct {
 	killSent bool
 }
 
-func (s *supervisor) emit(k receipt.EventType, format string, args ...any) {
+func (s *supervisor) emit(k receipt.EventType, format string, args ...any) time.Time {
+	now := time.Now()
 	if s.spec.OnEvent != nil {
-		s.spec.OnEvent(Event{Kind: k, Wall: time.Now(), Mono: time.Since(s.t0), Detail: fmt.Sprintf(format, args...)})
+		s.spec.OnEvent(Event{Kind: k, Wall: now, Mono: now.Sub(s.t0), Detail: fmt.Sprintf(format, args...)})
 	}
+	return now
 }
 
 // fail records an outcome in which no target process ever ran.
@@ -97,8 +99,8 @@ func (s *supervisor) handshake() bool {
 	}
 	m, err = s.l.reply()
 	if errors.Is(err, io.EOF) {
-		s.r.Pid, s.r.Started = s.l.pid, time.Now()
-		s.emit(receipt.EventStarted, "pid %d", s.l.pid)
+		s.r.Pid = s.l.pid
+		s.r.Started = s.emit(receipt.EventStarted, "pid %d", s.l.pid)
 		return true
 	}
 	if f, ok := m.(*wire.ExecFailed); ok {

@@ -201,3 +201,21 @@ func TestRefusalIsKnownNotExecuted(t *testing.T) {
 		t.Fatalf("a refused launch produced output %q or events %s", r.stdout, r.kinds())
 	}
 }
+
+// A target that exits at once may be seen to exit before the EOF that
+// proves its exec is read; the recorded exit must still not precede the
+// recorded start, or the receipt would claim an end before its start.
+func TestInstantExitIsNotBeforeStart(t *testing.T) {
+	for i := 0; i < 30; i++ {
+		r := launch(t, "exit 0", limits(time.Minute), nil, "sh")
+		if r.res.Outcome != wire.Exited || !r.res.RootExited {
+			t.Fatalf("outcome %s: %v", r.res.Outcome, r.res.Err)
+		}
+		if r.res.RootExitAt.Before(r.res.Started) || r.res.GoneAt.Before(r.res.RootExitAt) {
+			t.Fatalf("run %d: started %v, root exited %v, group gone %v: out of order", i, r.res.Started, r.res.RootExitAt, r.res.GoneAt)
+		}
+		if got := r.events[0].Wall; !got.Equal(r.res.Started) {
+			t.Fatalf("the STARTED event says %v, the result %v", got, r.res.Started)
+		}
+	}
+}

@@ -15,9 +15,6 @@ const (
 	MaxChunk = 64 << 10
 	// keepChunks is how many chunk records are kept at each end.
 	keepChunks = 16
-	// parallelHash is the chunk size from which the raw HMAC and the
-	// redacted digest run on their own goroutines beside redaction.
-	parallelHash = 16 << 10
 	// MACKeySize is the size of the broker-only output HMAC key.
 	MACKeySize = 32
 )
@@ -37,15 +34,17 @@ type RecorderConfig struct {
 // Recorder records one output stream: it counts and MACs the raw bytes,
 // redacts them, digests and retains (head and tail of) the redacted
 // stream, and keeps chunk records. Its memory is bounded by Retain, the
-// ruleset's window and MaxChunk, whatever is written. Write and Close
-// belong to one goroutine; OverBudget and Observed may be polled from any.
+// ruleset's window, MaxChunk and two hash workers' batches, whatever is
+// written. Write and Close belong to one goroutine; OverBudget and
+// Observed may be polled from any. Close must be called: it also ends the
+// recorder's two hashing goroutines (raw HMAC, redacted SHA-256).
 type Recorder struct {
 	cfg      RecorderConfig
 	observed atomic.Uint64
 	eng      *engine
-	mac      hash.Hash // of raw bytes
-	red      redDigest // of redacted bytes
-	retained hash.Hash // of head and tail; the full head is hashed early
+	mac      *hashWorker // HMAC of raw bytes
+	red      *hashWorker // SHA-256 of redacted bytes
+	retained hash.Hash   // of head and tail; the full head is hashed early
 	headDone sync.WaitGroup
 	headSent bool // the full head is in retained (once headDone is done)
 	blocked  bool
@@ -73,8 +72,10 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	case cfg.Rules == nil || cfg.Retain < 0 || cfg.Budget <= 0:
 		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
 	}
-	return &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), mac: hmac.New(sha256.New, cfg.MACKey),
-		red: redDigest{h: sha256.New()}, retained: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
+	return &Recorder{cfg: cfg, eng: newEngine(cfg.Rules),
+		mac:      newHashWorker(hmac.New(sha256.New, cfg.MACKey), func(c *Chunk) *string { return &c.RawHMAC }),
+		red:      newHashWorker(sha256.New(), func(c *Chunk) *string { return &c.RedactedSHA256 }),
+		retained: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
 }
 
 // Observed returns the raw bytes written so far.
@@ -106,23 +107,11 @@ func (r *Recorder) chunk(p []byte) {
 	end := r.observed.Add(uint64(len(p)))
 	r.pending = append(r.pending, c)
 	r.pendEnd = append(r.pendEnd, end)
-	if len(p) < parallelHash {
-		r.mac.Write(p)
-		c.RawHMAC = hex.EncodeToString(r.mac.Sum(nil))
-		r.redact(p)
-		r.red.flush(false)
-		return
-	}
-	var wg sync.WaitGroup
-	var sum []byte
-	wg.Go(func() {
-		r.mac.Write(p)
-		sum = r.mac.Sum(nil)
-	})
+	r.mac.write(p)
+	r.mac.mark(c)
+	r.mac.maybeFlush()
 	r.redact(p)
-	r.red.flush(true)
-	wg.Wait()
-	c.RawHMAC = hex.EncodeToString(sum)
+	r.red.maybeFlush()
 }
 
 func (r *Recorder) redact(p []byte) {
@@ -203,7 +192,8 @@ func (r *Recorder) Close() (*Captured, error) {
 	} else {
 		err = r.eng.err
 	}
-	r.red.flush(false)
+	r.mac.finish()
+	r.red.finish()
 	tail := r.tail.bytes()
 	r.headDone.Wait()
 	if !r.headSent {
@@ -219,7 +209,7 @@ func (r *Recorder) Close() (*Captured, error) {
 		Head:          Range{0, uint64(len(r.head))},
 		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
 		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
-		RawHMAC:        hex.EncodeToString(r.mac.Sum(nil)),
+		RawHMAC:        hex.EncodeToString(r.mac.h.Sum(nil)),
 		RedactedSHA256: hex.EncodeToString(r.red.h.Sum(nil)),
 		RetainedSHA256: hex.EncodeToString(r.retained.Sum(nil)),
 		Redactions:     r.eng.hits(),

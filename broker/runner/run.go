@@ -17,7 +17,9 @@ func (r *Runner) run(l *broker.Launch, cancel <-chan struct{}) {
 	out, err := r.recorder(l, receipt.Stdout)
 	var errs *receipt.Recorder
 	if err == nil {
-		errs, err = r.recorder(l, receipt.Stderr)
+		if errs, err = r.recorder(l, receipt.Stderr); err != nil {
+			out.Close()
+		}
 	}
 	if err != nil {
 		why := wire.Errorf(wire.CodeEvidenceBlocked, "the output recorder could not be built, so nothing was started: %v", err)

@@ -106,7 +106,8 @@ type Sandbox struct {
 	HandledFS         uint64       `json:"handledFs"`
 	HandledNet        uint64       `json:"handledNet"`
 	Scoped            uint64       `json:"scoped"`
-	SeccompDigest     string       `json:"seccompDigest"`
+	SeccompDigest     string       `json:"seccompDigest,omitempty"`  // Linux
+	SeatbeltDigest    string       `json:"seatbeltDigest,omitempty"` // macOS
 	Binding           wire.Binding `json:"binding"`
 	ExecutedSHA256    string       `json:"executedSha256"`
 	InterpreterSHA256 string       `json:"interpreterSha256,omitempty"`
@@ -117,7 +118,7 @@ type Sandbox struct {
 // SandboxOf mirrors the launcher's Ready.
 func SandboxOf(r *wire.Ready) *Sandbox {
 	s := &Sandbox{LandlockABI: r.LandlockABI, HandledFS: r.HandledFS, HandledNet: r.HandledNet,
-		Scoped: r.Scoped, SeccompDigest: hex.EncodeToString(r.SeccompDigest), Binding: r.Binding,
+		Scoped: r.Scoped, SeccompDigest: hexOrEmpty(r.SeccompDigest), SeatbeltDigest: hexOrEmpty(r.SeatbeltDigest), Binding: r.Binding,
 		ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256), Workspace: dirOf(&r.Workspace), Cwd: dirOf(&r.Cwd)}
 	if r.InterpreterSHA256 != nil {
 		s.InterpreterSHA256 = hex.EncodeToString(r.InterpreterSHA256)
@@ -165,4 +166,12 @@ type Time struct {
 // for t (for example time.Since(brokerStart)).
 func Stamp(mono time.Duration, wall time.Time) Time {
 	return Time{MonoNs: int64(mono), WallUnixNs: wall.UnixNano()}
+}
+
+// hexOrEmpty encodes b, or nothing for an absent value.
+func hexOrEmpty(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	return hex.EncodeToString(b)
 }

@@ -169,8 +169,16 @@ func (r *Receipt) validateShape() error {
 		err = checkHex("previousReceiptDigest", r.Previous)
 	}
 	if err == nil && r.Sandbox != nil {
-		err = firstErr(checkHex("sandbox.seccompDigest", r.Sandbox.SeccompDigest),
-			checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256))
+		err = checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256)
+		switch s := r.Sandbox; {
+		case err != nil:
+		case (s.SeccompDigest == "") == (s.SeatbeltDigest == ""):
+			err = errorf("sandbox: exactly one of seccompDigest and seatbeltDigest")
+		case s.SeccompDigest != "":
+			err = checkHex("sandbox.seccompDigest", s.SeccompDigest)
+		default:
+			err = checkHex("sandbox.seatbeltDigest", s.SeatbeltDigest)
+		}
 	}
 	if err != nil {
 		return err

@@ -68,10 +68,11 @@ func (r *SpawnRequest) FDCount() int {
 // exec succeeded.
 type Ready struct {
 	LandlockABI       uint8       `cbor:"landlock_abi"`
-	HandledFS         uint64      `cbor:"handled_fs"`  // LANDLOCK_ACCESS_FS_* bits handled
-	HandledNet        uint64      `cbor:"handled_net"` // LANDLOCK_ACCESS_NET_* bits handled
-	Scoped            uint64      `cbor:"scoped"`      // LANDLOCK_SCOPE_* bits
-	SeccompDigest     []byte      `cbor:"seccomp_digest"`
+	HandledFS         uint64      `cbor:"handled_fs"`                // LANDLOCK_ACCESS_FS_* bits handled
+	HandledNet        uint64      `cbor:"handled_net"`               // LANDLOCK_ACCESS_NET_* bits handled
+	Scoped            uint64      `cbor:"scoped"`                    // LANDLOCK_SCOPE_* bits
+	SeccompDigest     []byte      `cbor:"seccomp_digest,omitempty"`  // Linux: SHA-256 of the loaded BPF program(s)
+	SeatbeltDigest    []byte      `cbor:"seatbelt_digest,omitempty"` // macOS: SHA-256 of the applied SBPL profile
 	Binding           Binding     `cbor:"binding"`
 	ExecutedSHA256    []byte      `cbor:"executed_sha256"` // of the bytes handed to the kernel
 	InterpreterSHA256 []byte      `cbor:"interpreter_sha256,omitempty"`
@@ -83,7 +84,7 @@ type Ready struct {
 func (*Ready) Type() MsgType { return TypeReady }
 
 func (r *Ready) validate() error {
-	err := firstErr(checkDigest("seccomp_digest", r.SeccompDigest),
+	err := firstErr(checkSandboxDigest(r.SeccompDigest, r.SeatbeltDigest),
 		checkEnum(r.Binding),
 		checkDigest("executed_sha256", r.ExecutedSHA256),
 		checkAbs("workspace.path", r.Workspace.Path),
@@ -92,6 +93,18 @@ func (r *Ready) validate() error {
 		err = checkDigest("interpreter_sha256", r.InterpreterSHA256)
 	}
 	return err
+}
+
+// checkSandboxDigest requires exactly one platform filter digest:
+// a Ready names the mechanism that was really applied.
+func checkSandboxDigest(seccomp, seatbelt []byte) error {
+	switch {
+	case seccomp != nil && seatbelt != nil:
+		return fmt.Errorf("ready: both a seccomp and a Seatbelt digest")
+	case seatbelt != nil:
+		return checkDigest("seatbelt_digest", seatbelt)
+	}
+	return checkDigest("seccomp_digest", seccomp)
 }
 
 // Refused means the launcher stopped before exec; nothing was executed.

@@ -125,8 +125,12 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		if s.ExecutedSHA256 != id.Executable.SHA256 {
 			match = "NOT the approved executable"
 		}
-		fmt.Fprintf(w, "Sandbox   Landlock ABI %d, seccomp %s, binding %s; executed sha256 %s (%s)\n",
-			s.LandlockABI, s.SeccompDigest, s.Binding, s.ExecutedSHA256, match)
+		filter := "seccomp " + s.SeccompDigest
+		if s.SeatbeltDigest != "" {
+			filter = "Seatbelt profile " + s.SeatbeltDigest
+		}
+		fmt.Fprintf(w, "Sandbox   Landlock ABI %d, %s, binding %s; executed sha256 %s (%s)\n",
+			s.LandlockABI, filter, s.Binding, s.ExecutedSHA256, match)
 	}
 	writeEnding(w, r)
 	for _, s := range r.Streams {

@@ -120,8 +120,9 @@
 //     calls; the kernel surface it leaves is macOS's. No memory or process
 //     count limit (RLIMIT_NPROC is per user, not per action). Signal
 //     dispositions ignored by the broker stay ignored across execve.
-//   - Ready's Landlock fields are zero; its seccomp_digest carries the
-//     SHA-256 of the applied SBPL profile, the filter that was enforced.
+//   - Ready's Landlock fields are zero and it has no seccomp_digest; its
+//     seatbelt_digest is the SHA-256 of the applied SBPL profile, and a
+//     receipt records it as seatbeltDigest.
 //
 // # Threat model
 //

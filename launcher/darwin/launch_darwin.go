@@ -95,10 +95,10 @@ func prepare() (*prepared, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "apply the Seatbelt profile: %v", err)
 	}
 	ready := &wire.Ready{
-		SeccompDigest: Digest(p.profile),
-		Binding:       wire.Unbound,
-		Workspace:     ws,
-		Cwd:           cwd,
+		SeatbeltDigest: Digest(p.profile),
+		Binding:        wire.Unbound,
+		Workspace:      ws,
+		Cwd:            cwd,
 	}
 	for i, f := range pinned {
 		sum, e := measure(pfds[i], f)

@@ -74,8 +74,8 @@ func Profile(s Spec) (string, *wire.Error) {
 	return b.String(), nil
 }
 
-// Digest is the SHA-256 of a generated profile; Ready carries it in the
-// seccomp_digest field, the slot for "the filter that was applied".
+// Digest is the SHA-256 of a generated profile; Ready carries it as
+// seatbelt_digest.
 func Digest(profile string) []byte {
 	d := sha256.Sum256([]byte(profile))
 	return d[:]

@@ -44,19 +44,11 @@ func ReadReceiptLog(ctx context.Context, root string) (*ReceiptLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
-	path := layout(abs).journal
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read receipt log: %s does not exist", path)
-	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := openReadOnly(abs)
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
@@ -77,4 +69,42 @@ func ReadReceiptLog(ctx context.Context, root string) (*ReceiptLog, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// openReadOnly opens the journal of the state directory root read-only.
+// It takes no lock and creates nothing, so it works beside a running
+// broker; SQLite's WAL gives each transaction one consistent snapshot.
+func openReadOnly(root string) (*sql.DB, error) {
+	path := layout(root).journal
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// ReadCapability returns the capability report last stored in the state
+// directory root (by a broker's start or `broker probe`), read-only; nil
+// when there is none or no broker has run there.
+func ReadCapability(ctx context.Context, root string) (*CapabilityReport, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("read capability: %w", err)
+	}
+	db, err := openReadOnly(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no broker has run here
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read capability: %w", err)
+	}
+	defer db.Close()
+	return (&Journal{db: db}).LatestCapabilityReport(ctx)
 }

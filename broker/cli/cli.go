@@ -38,7 +38,7 @@ var commands = map[string]command{
 	"resolve":   {"resolve HANDLE success|failed|stop [--note N]", runResolve},
 	"receipts":  {"receipts list|show ID|verify|export [--format dsse-jsonl]|pubkey|prune --older-than D [--json]", runReceipts},
 	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--json] -- EXECUTABLE [ARG...]", runRun},
-	"status":    {"status HANDLE [--json]", runStatus},
+	"status":    {"status [HANDLE] [--json]", runStatus},
 	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},
 	"cancel":    {"cancel HANDLE [--reason R] [--json]", runCancel},
 }

@@ -1,14 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"warrant/broker"
 	"warrant/wire"
 )
 
-// runStatus prints the state of one action.
+// runStatus prints the state of one action; without a handle, the
+// capability state stored in the journal (ARCHITECTURE §2.5).
 func runStatus(e *env, args []string) error {
+	if !hasPositional(args) {
+		return e.capabilityStatus(args)
+	}
 	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
@@ -93,4 +100,42 @@ func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState
 	}
 	fmt.Fprintln(e.stdout)
 	return nil
+}
+
+// hasPositional reports whether args hold anything but the flags status
+// takes (--state DIR, --json).
+func hasPositional(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--state" || a == "-state":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// capabilityStatus prints the capability report last stored on the state
+// directory, without taking its lock.
+func (e *env) capabilityStatus(args []string) error {
+	if _, err := e.parse(args, 0); err != nil {
+		return err
+	}
+	r, err := broker.ReadCapability(context.Background(), e.state)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		r = &broker.CapabilityReport{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
+		if !e.json {
+			fmt.Fprintf(e.stdout, "capability: %s (%s; `broker probe` or any broker start probes it)\n", r.State, r.Reason)
+			return nil
+		}
+	}
+	if e.json {
+		return e.printJSON(r)
+	}
+	return printReport(e.stdout, r)
 }

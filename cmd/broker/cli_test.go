@@ -60,6 +60,9 @@ func TestCLIApprovalFlow(t *testing.T) {
 	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || leases[0].UsesLeft != 1 {
 		t.Fatalf("one run did not consume exactly one use: %+v %v", leases, err)
 	}
+	if out := run("status"); !strings.Contains(out, "capability: verified") {
+		t.Fatalf("broker status without a handle does not show the verified capability:\n%s", out)
+	}
 	var actions []wire.ActionView
 	if err := json.Unmarshal([]byte(run("actions", "--json")), &actions); err != nil || len(actions) != 1 || actions[0].Handle != s.Handle {
 		t.Fatalf("actions --json: %+v %v", actions, err)

@@ -1,0 +1,3 @@
+// Command broker is warrant's unprivileged daemon and its human CLI. The
+// logic lives in warrant/broker/cli.
+package main

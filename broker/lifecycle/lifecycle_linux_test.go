@@ -219,3 +219,16 @@ func TestInstantExitIsNotBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// A launcher whose Ready reports other bytes than the approved digest is
+// not trusted with the action: its group is ended and the outcome is
+// unknown, never exited.
+func TestReadyThatDiffersFromTheRequestIsUnknown(t *testing.T) {
+	r := launch(t, `echo ran; sleep 1000`, limits(time.Minute), nil, "lie")
+	if r.res.Outcome != wire.OutcomeUnknown || r.res.Err.Code != wire.CodeIdentityDrift || !r.res.GroupGone {
+		t.Fatalf("outcome %s err %v gone %v", r.res.Outcome, r.res.Err, r.res.GroupGone)
+	}
+	if k := r.kinds(); k != "TERM_SENT,KILL_SENT,UNKNOWN_TERMINATION" && k != "TERM_SENT,UNKNOWN_TERMINATION" {
+		t.Fatalf("events %s", k)
+	}
+}

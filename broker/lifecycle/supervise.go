@@ -3,6 +3,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,9 @@ func (s *supervisor) run() {
 	defer undo()
 	l, err := start(s.spec, &s.osState)
 	if err != nil {
-		s.fail(wire.SpawnFailed, wire.CodeIOFailed, "%v", err)
+		// Nothing was started, or the launcher was killed before it could
+		// have read a request: it executes only after Ready.
+		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
 		return
 	}
 	s.l = l
@@ -92,9 +95,13 @@ func (s *supervisor) handshake() bool {
 		return false
 	case *wire.Ready:
 		s.r.Ready = m
+		if err := checkReady(m, s.spec.Request); err != nil {
+			s.abortAfterReady(wire.CodeIdentityDrift, "the launcher's measured facts differ from the request: %v", err)
+			return false
+		}
 	default:
 		s.l.h.kill()
-		s.notStarted(wire.SpawnFailed, wire.CodeInternal, "the launcher gave no valid reply before Ready: %v", errOr(err, m))
+		s.notStarted(wire.KnownNotExecuted, wire.CodeInternal, "the launcher gave no valid reply before Ready: %v", errOr(err, m))
 		return false
 	}
 	m, err = s.l.reply()
@@ -112,14 +119,42 @@ func (s *supervisor) handshake() bool {
 		s.notStarted(wire.SpawnFailed, code, "exec failed: %v", unix.Errno(f.Errno))
 		return false
 	}
-	// Past Ready the launcher has called setsid and may exec at any moment:
-	// end its group like any target's, and admit that we do not know.
+	s.abortAfterReady(wire.CodeUnknownOutcome, "the launcher sent Ready but then %v", errOr(err, m))
+	return false
+}
+
+// abortAfterReady ends a launch that went wrong after Ready. Past Ready
+// the launcher has called setsid and may exec at any moment: its group is
+// ended like any target's, and the outcome is unknown.
+func (s *supervisor) abortAfterReady(code wire.Code, format string, args ...any) {
 	s.r.Pid = s.l.pid
 	s.endGroup()
 	s.settle(reasonNone)
 	s.r.Outcome = wire.OutcomeUnknown
-	s.r.Err = wire.Errorf(wire.CodeUnknownOutcome, "the launcher sent Ready but then %v", errOr(err, m))
-	return false
+	s.r.Err = wire.Errorf(code, format, args...)
+	s.emit(receipt.EventUnknownTermination, "%s", s.r.Err.Message)
+}
+
+// checkReady compares what the launcher measured with what it was asked
+// to run. The launcher is trusted to refuse on any difference; the broker
+// checks again, so a launcher that reports other bytes or another
+// directory is never recorded as having run the approved action.
+func checkReady(r *wire.Ready, q *wire.SpawnRequest) error {
+	want := []byte(nil)
+	if q.Interpreter != nil {
+		want = q.Interpreter.File.SHA256
+	}
+	switch {
+	case !bytes.Equal(r.ExecutedSHA256, q.Executable.SHA256):
+		return errors.New("the executed bytes are not the approved digest")
+	case !bytes.Equal(r.InterpreterSHA256, want):
+		return errors.New("the interpreter is not the approved one")
+	case !r.Workspace.Same(q.Workspace):
+		return errors.New("the workspace is not the approved directory")
+	case !r.Cwd.Same(q.Cwd):
+		return errors.New("the cwd is not the approved directory")
+	}
+	return nil
 }
 
 // notStarted reaps a launcher that exited (or was killed) without exec.

@@ -86,7 +86,11 @@ func dropCapabilities() error {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "set securebits: %v", err)
 		}
 	}
-	for c := 0; c <= maxCapabilityNumber; c++ {
+	// Only a process with CAP_SETPCAP may shrink the bounding set; an
+	// ordinary user's is full and stays so. That grants nothing: the
+	// permitted, effective, inheritable and ambient sets are cleared below,
+	// and under no_new_privs no exec can add to them.
+	for c := 0; data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 && c <= maxCapabilityNumber; c++ {
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
 		if err == unix.EINVAL {
 			break // past the kernel's last capability

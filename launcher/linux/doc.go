@@ -33,9 +33,11 @@
 //     close-on-exec (close_range).
 //  7. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
 //     MSGQUEUE, NICE, RTPRIO, RTTIME = 0; personality(PER_LINUX);
-//     securebits NOROOT (locked) so uid 0 gains nothing at exec; bounding,
-//     ambient, inheritable, permitted and effective capabilities emptied
-//     and checked; no_new_privs.
+//     securebits NOROOT (locked) so uid 0 gains nothing at exec; ambient,
+//     inheritable, permitted and effective capabilities emptied and
+//     checked, and the bounding set too when the launcher holds
+//     CAP_SETPCAP (an ordinary user's full bounding set cannot be shrunk,
+//     and grants nothing under no_new_privs); no_new_privs.
 //  8. Landlock: ABI ≥ max(4, policy floor) or refuse (an ABI 6+ kernel
 //     without the signal-scope erratum fix counts as ABI 5); every fs, net
 //     and scope right the running ABI knows is handled, as go-landlock's

@@ -12,13 +12,6 @@ import (
 	"warrant/wire"
 )
 
-// Limits.EnforcedBy of receipts whose limits were never applied: the
-// action did not start, or the broker cannot know whether it did.
-const (
-	enforcedByNone    = "none"
-	enforcedByUnknown = "unknown"
-)
-
 // Stamp returns t on the receipt clocks: the wall clock, and the broker's
 // monotonic clock measured from Open. A t read from time.Now carries a
 // monotonic reading and is placed exactly; a time read back from the
@@ -31,8 +24,8 @@ func (b *Broker) Stamp(t time.Time) receipt.Time {
 // NewReceipt returns the receipt of a checkpointed action with every fact
 // the broker journalled filled in: ids, session, goal and revision, lease
 // and approval, identity (environment names only) and fingerprint, the
-// profile's limits (as enforced by rlimits; the runner sets
-// receipt.LimitsOf(p, true) when a delegated cgroup enforced them), the
+// profile's limits (as enforced by the launcher's rlimits; the runner
+// says "none" for an action that never reached Ready), the
 // issued time, and the REQUESTED, APPROVED and EXECUTING events. The
 // runner adds what it observes (sandbox, start, end, pid, exit or signal,
 // group gone, outcome, STARTED … TERMINATED) and calls FinishWithReceipt.
@@ -41,7 +34,7 @@ func (b *Broker) NewReceipt(ctx context.Context, l *Launch) (*receipt.Receipt, e
 	if err != nil {
 		return nil, fmt.Errorf("prepare receipt of %s: %w", l.Handle, err)
 	}
-	r.Limits = receipt.LimitsOf(r.Identity.Profile, false)
+	r.Limits = receipt.LimitsOf(r.Identity.Profile, receipt.EnforcedByRlimit)
 	return r, nil
 }
 
@@ -129,17 +122,16 @@ func (b *Broker) journalledEvents(ctx context.Context, handle, approvalID string
 // sandbox facts or group-gone evidence, and limits enforced by "none" or
 // "unknown".
 func (b *Broker) unexecutedReceipt(ctx context.Context, handle string, o wire.Outcome, why *wire.Error) (*receipt.Receipt, error) {
-	last, enforced := receipt.EventExecuting, enforcedByNone
+	last, enforced := receipt.EventExecuting, receipt.EnforcedByNone
 	if o == wire.OutcomeUnknown {
-		last, enforced = receipt.EventUnknownTermination, enforcedByUnknown
+		last, enforced = receipt.EventUnknownTermination, receipt.EnforcedByUnknown
 	}
 	r, err := b.journalledReceipt(ctx, handle, last)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s receipt of %s: %w", o, handle, err)
 	}
 	r.Outcome, r.Error = o, &receipt.Refusal{Code: why.Code, Message: why.Message}
-	r.Limits = receipt.LimitsOf(r.Identity.Profile, false)
-	r.Limits.EnforcedBy = enforced
+	r.Limits = receipt.LimitsOf(r.Identity.Profile, enforced)
 	return r, nil
 }
 

@@ -133,3 +133,33 @@ func TestBrokerRunSIGKILLed(t *testing.T) {
 		t.Fatalf("receipt: outcome %s signal %v exit %v groupGone %v", rc.Outcome, rc.Signal, rc.ExitCode, rc.GroupGone)
 	}
 }
+
+// politeExit writes "up", then exits 0 when it receives SIGTERM.
+const politeExit = `
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+with open(sys.argv[1], "w") as f: f.write("up\n")
+while True: time.sleep(1)
+`
+
+// TestBrokerCancelledTargetThatExitsZero: a target that answers the
+// broker's SIGTERM by exiting 0 is still cancelled_reaped, carries no exit
+// code that could be read as its own success, and gets its receipt.
+func TestBrokerCancelledTargetThatExitsZero(t *testing.T) {
+	d := shared(t)
+	a := d.newAgent(t)
+	up := filepath.Join(a.WS, "up")
+	h := a.Start(a.request(wire.ProfileShort, python(t), "-c", politeExit, up), 1)
+	a.awaitRunning(h, up, 1)
+	if res, err := a.cl.Cancel(h, "test"); err != nil || res != wire.CancelAccepted {
+		t.Fatalf("cancel: %s, %v", res, err)
+	}
+	r := a.End(h)
+	if r.Outcome != wire.CancelledReaped || r.ExitCode != nil || r.ReceiptID == "" || !r.GroupGone {
+		t.Fatalf("want cancelled_reaped without an exit code and with a receipt; got %s exit %v receipt %q gone %v",
+			r.Outcome, r.ExitCode, r.ReceiptID, r.GroupGone)
+	}
+	if rc := d.Receipt(h); rc.Outcome != wire.CancelledReaped || rc.ExitCode != nil {
+		t.Fatalf("receipt: outcome %s exit %v", rc.Outcome, rc.ExitCode)
+	}
+}

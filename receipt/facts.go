@@ -126,9 +126,16 @@ func SandboxOf(r *wire.Ready) *Sandbox {
 	return s
 }
 
-// Limits are the profile's values (ARCHITECTURE §3.4) and how the
-// resource limits were enforced. Memory and Pids are present only when a
-// delegated cgroup enforced them.
+// How a receipt's resource limits were enforced.
+const (
+	EnforcedByRlimit  = "rlimit"  // the launcher set them before Ready
+	EnforcedByNone    = "none"    // the action never reached the launcher's Ready
+	EnforcedByUnknown = "unknown" // the broker cannot know what happened
+)
+
+// Limits are the profile's values (ARCHITECTURE §3.4) and how they were
+// enforced. Memory and process-count limits are not applied yet (no cgroup
+// controller is used), so no receipt claims them.
 type Limits struct {
 	WallNs     int64  `json:"wallNs"`
 	GraceNs    int64  `json:"graceNs"`
@@ -137,22 +144,15 @@ type Limits struct {
 	HardOutput int64  `json:"hardOutput"`
 	FileSize   uint64 `json:"fileSize"`
 	OpenFiles  int    `json:"openFiles"`
-	Memory     int64  `json:"memory,omitempty"`
-	Pids       int64  `json:"pids,omitempty"`
-	EnforcedBy string `json:"enforcedBy"` // "rlimit" or "rlimit+cgroup"
+	EnforcedBy string `json:"enforcedBy"` // one of the EnforcedBy constants
 }
 
-// LimitsOf returns p's limits; cgroup says whether a delegated cgroup
-// enforced memory and pids.
-func LimitsOf(p wire.Profile, cgroup bool) Limits {
+// LimitsOf returns p's limits, enforced as enforcedBy says.
+func LimitsOf(p wire.Profile, enforcedBy string) Limits {
 	l := profile.Of(p)
-	out := Limits{WallNs: int64(l.Wall), GraceNs: int64(profile.Grace), CPUSeconds: l.CPUSeconds,
+	return Limits{WallNs: int64(l.Wall), GraceNs: int64(profile.Grace), CPUSeconds: l.CPUSeconds,
 		Retain: l.Retain, HardOutput: l.HardOutput, FileSize: l.FileSize, OpenFiles: profile.OpenFiles,
-		EnforcedBy: "rlimit"}
-	if cgroup {
-		out.Memory, out.Pids, out.EnforcedBy = l.Memory, l.Pids, "rlimit+cgroup"
-	}
-	return out
+		EnforcedBy: enforcedBy}
 }
 
 // Time is one instant on both clocks: the broker's monotonic clock (for

@@ -78,6 +78,9 @@ func (r *Result) validate() error {
 	if err == nil && r.Error != nil {
 		err = r.Error.validate()
 	}
+	if err == nil && (r.ExitCode != nil) != (r.Outcome == Exited) {
+		err = fmt.Errorf("result: an exit code goes with outcome exited and only with it (outcome %s)", r.Outcome)
+	}
 	return err
 }
 

@@ -35,12 +35,8 @@ func (r *Runner) run(l *broker.Launch, cancel <-chan struct{}) {
 	outC, outErr := out.Close()
 	errC, errErr := errs.Close()
 
-	result := &wire.Result{Outcome: res.Outcome, Error: res.Err, GroupGone: res.GroupGone}
-	if res.ExitCode != nil {
-		code := int32(*res.ExitCode)
-		result.ExitCode = &code
-	}
-	result.Signal = uint8(res.Signal)
+	result := &wire.Result{Outcome: res.Outcome, Error: res.Err, GroupGone: res.GroupGone,
+		ExitCode: exitCode(&res), Signal: uint8(res.Signal)}
 	started := res.Ready != nil && !res.Started.IsZero()
 	if started {
 		result.Stdout, result.Stderr = outC.Projection(projectChars), errC.Projection(projectChars)
@@ -67,9 +63,26 @@ func (r *Runner) finish(ctx context.Context, l *broker.Launch, result *wire.Resu
 		r.fillReceipt(rc, res, events)
 		_, err = r.b.FinishWithReceipt(ctx, result, rc, streams...) // adds the streams' evidence
 	}
-	if err != nil {
-		r.b.Logf("action %s: record its end: %v", l.Handle, err)
+	if err == nil {
+		return
 	}
+	// The result is still a fact: record it without a receipt rather than
+	// leave the action in flight (its session BUSY, its waiters waiting).
+	r.b.Logf("action %s: seal its receipt: %v; recording the result without one", l.Handle, err)
+	if err := r.b.Finish(ctx, l.Handle, result); err != nil {
+		r.b.Logf("action %s: record its end: %v; it becomes unknown at the next start", l.Handle, err)
+	}
+}
+
+// exitCode is the root's exit code for outcome exited only: a group the
+// broker ended is never reported with an exit code that could be read as
+// the command's own success.
+func exitCode(res *lifecycle.Result) *int32 {
+	if res.Outcome != wire.Exited || res.ExitCode == nil {
+		return nil
+	}
+	code := int32(*res.ExitCode)
+	return &code
 }
 
 // journal records a lifecycle event as it happens. TERMINATED and
@@ -103,6 +116,8 @@ func (r *Runner) recorder(l *broker.Launch, s receipt.StreamName) (*receipt.Reco
 func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events []lifecycle.Event) {
 	if res.Ready != nil {
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
+	} else {
+		rc.Limits.EnforcedBy = receipt.EnforcedByNone // the launcher applied nothing
 	}
 	rc.Outcome = res.Outcome
 	if res.Err != nil {
@@ -124,10 +139,7 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 		end := r.b.Stamp(res.RootExitAt) // the root's exit; the group's end is GroupGone.At
 		rc.End = &end
 	}
-	if res.ExitCode != nil {
-		code := int32(*res.ExitCode)
-		rc.ExitCode = &code
-	}
+	rc.ExitCode = exitCode(res)
 	if res.Signal != 0 {
 		sig := uint8(res.Signal)
 		rc.Signal = &sig

@@ -13,15 +13,15 @@ const Grace = 2 * time.Second
 // OpenFiles is RLIMIT_NOFILE for every profile.
 const OpenFiles = 1024
 
-// Limits is one profile's bundle.
+// Limits is one profile's bundle. The memory and process-count limits of
+// ARCHITECTURE §3.4 (2/4/8 GiB, 256/1024/4096) are not here because
+// nothing applies them yet: no cgroup controller is used.
 type Limits struct {
 	Wall       time.Duration // wall time before TERM → KILL
 	CPUSeconds uint64        // RLIMIT_CPU
 	Retain     int64         // bytes retained per stream: head and tail each
 	HardOutput int64         // observed bytes on one stream that end the group
 	FileSize   uint64        // RLIMIT_FSIZE
-	Memory     int64         // ARCHITECTURE §3.4 memory.max; not applied yet (no cgroup controller is used)
-	Pids       int64         // ARCHITECTURE §3.4 pids.max; not applied yet
 }
 
 const (
@@ -32,11 +32,11 @@ const (
 
 var table = [...]Limits{
 	wire.ProfileShort: {Wall: 10 * time.Second, CPUSeconds: 10, Retain: 64 * kib,
-		HardOutput: 64 * mib, FileSize: 64 * mib, Memory: 2 * gib, Pids: 256},
+		HardOutput: 64 * mib, FileSize: 64 * mib},
 	wire.ProfileStandard: {Wall: 120 * time.Second, CPUSeconds: 120, Retain: 256 * kib,
-		HardOutput: 1 * gib, FileSize: 1 * gib, Memory: 4 * gib, Pids: 1024},
+		HardOutput: 1 * gib, FileSize: 1 * gib},
 	wire.ProfileLong: {Wall: 1800 * time.Second, CPUSeconds: 1800, Retain: 1 * mib,
-		HardOutput: 16 * gib, FileSize: 8 * gib, Memory: 8 * gib, Pids: 4096},
+		HardOutput: 16 * gib, FileSize: 8 * gib},
 }
 
 // Of returns the limits of p. p must be a valid profile; wire decoding

@@ -15,12 +15,18 @@ const SanitizedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 // inherited are the names copied from the broker's environment when set.
 var inherited = map[string]bool{"LANG": true, "TZ": true}
 
-// Allowed reports whether name may appear in a target's environment.
-func Allowed(name string) bool {
+// allowed reports whether name may appear in a target's environment.
+func allowed(name string) bool {
 	switch name {
 	case "PATH", "HOME", "TMPDIR", "TERM":
 		return true
 	}
+	return inheritable(name)
+}
+
+// inheritable reports whether name is copied from the broker's
+// environment when set: LANG, TZ and LC_* with an upper-case suffix.
+func inheritable(name string) bool {
 	return inherited[name] || (strings.HasPrefix(name, "LC_") && validLC(name[3:]))
 }
 
@@ -52,7 +58,7 @@ func Build(environ []string, home, tmp string) []wire.EnvVar {
 		if !ok || seen[name] || strings.IndexByte(value, 0) >= 0 {
 			continue
 		}
-		if inherited[name] || (strings.HasPrefix(name, "LC_") && validLC(name[3:])) {
+		if inheritable(name) {
 			seen[name] = true
 			env = append(env, wire.EnvVar{Name: name, Value: value})
 		}
@@ -62,15 +68,20 @@ func Build(environ []string, home, tmp string) []wire.EnvVar {
 }
 
 // Check verifies an environment received from the broker: every name
-// allowed and unique (wire guarantees uniqueness), PATH exactly
+// allowed and unique, PATH exactly
 // SanitizedPath, TERM exactly dumb, HOME and TMPDIR exactly the action's
 // private directories.
 func Check(env []wire.EnvVar, home, tmp string) error {
 	want := map[string]string{"PATH": SanitizedPath, "TERM": "dumb", "HOME": home, "TMPDIR": tmp}
+	seen := make(map[string]bool, len(env))
 	for _, kv := range env {
-		if !Allowed(kv.Name) {
+		if !allowed(kv.Name) {
 			return fmt.Errorf("environment variable %q is not on the allowlist", kv.Name)
 		}
+		if seen[kv.Name] {
+			return fmt.Errorf("environment variable %s appears twice", kv.Name)
+		}
+		seen[kv.Name] = true
 		if v, fixed := want[kv.Name]; fixed {
 			if kv.Value != v {
 				return fmt.Errorf("environment variable %s=%q, want %q", kv.Name, kv.Value, v)

@@ -50,6 +50,7 @@ func TestCheckRejects(t *testing.T) {
 		"HOME elsewhere":  func(e []wire.EnvVar) []wire.EnvVar { return set(e, "HOME", "/root") },
 		"TERM not dumb":   func(e []wire.EnvVar) []wire.EnvVar { return set(e, "TERM", "xterm") },
 		"TMPDIR missing":  func(e []wire.EnvVar) []wire.EnvVar { return e[:len(e)-1] },
+		"PATH twice":      func(e []wire.EnvVar) []wire.EnvVar { return append(e, wire.EnvVar{Name: "PATH", Value: "/tmp"}) },
 	} {
 		if err := Check(mutate(Build(nil, "/h", "/t")), "/h", "/t"); err == nil {
 			t.Errorf("%s: accepted", name)

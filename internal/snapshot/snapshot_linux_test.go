@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -74,11 +75,22 @@ func TestVerifyRefusesUnsealedAndWrongSize(t *testing.T) {
 
 func TestCreateRefusesAFileThatChangedSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prog")
-	os.WriteFile(path, []byte("short"), 0o755)
-	f, _ := os.Open(path)
+	if err := os.WriteFile(path, []byte("short"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer f.Close()
-	if fd, _, err := Create(int(f.Fd()), 100, "prog"); err == nil {
-		unix.Close(fd)
-		t.Fatal("a file shorter than its approved size was snapshotted")
+	for size, want := range map[int64]string{100: "shrank", 3: "grew"} {
+		fd, _, err := Create(int(f.Fd()), size, "prog")
+		if err == nil {
+			unix.Close(fd)
+			t.Fatalf("a 5-byte file was snapshotted as %d bytes", size)
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("approved size %d: %v, want an error saying the file %s", size, err, want)
+		}
 	}
 }

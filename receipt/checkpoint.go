@@ -65,9 +65,13 @@ func openCheckpoint(msg []byte, v note.Verifier) (tlog.Tree, error) {
 	if err != nil {
 		return tlog.Tree{}, fmt.Errorf("open checkpoint: %w", err)
 	}
-	// note tolerates non-zero padding bits in signature base64; a
+	// A checkpoint carries exactly one signature, the broker's; and note
+	// tolerates non-zero padding bits in signature base64, while a
 	// checkpoint has exactly one encoding.
-	for _, s := range append(n.Sigs, n.UnverifiedSigs...) {
+	if len(n.Sigs) != 1 || len(n.UnverifiedSigs) != 0 {
+		return tlog.Tree{}, fmt.Errorf("open checkpoint: %d signatures by unknown keys beside %d by the broker", len(n.UnverifiedSigs), len(n.Sigs))
+	}
+	for _, s := range n.Sigs {
 		if _, err := base64.StdEncoding.Strict().DecodeString(s.Base64); err != nil {
 			return tlog.Tree{}, fmt.Errorf("open checkpoint: signature not in canonical base64")
 		}

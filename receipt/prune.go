@@ -98,13 +98,19 @@ func (c *Chain) Prune(entries []Entry, cutoff time.Time, policy string, now Time
 	if err != nil {
 		panic("receipt: internal error: encode deletion record: " + err.Error())
 	}
-	subjects := make([]Subject, len(d.Bodies))
-	for i, b := range d.Bodies {
-		subjects[i] = Subject{Name: "receipt:" + b.ReceiptID, Digest: map[string]string{"sha256": b.ReceiptDigest}}
-	}
-	record, err = c.append(statement(DeletionPredicate, subjects, pred), nil)
+	record, err = c.append(statement(DeletionPredicate, deletionSubjects(&d), pred), nil)
 	if err != nil {
 		return Entry{}, nil, false, err
 	}
 	return record, pruned, true, nil
+}
+
+// deletionSubjects names the receipts whose bodies a deletion record
+// deleted.
+func deletionSubjects(d *Deletion) []Subject {
+	subjects := make([]Subject, len(d.Bodies))
+	for i, b := range d.Bodies {
+		subjects[i] = Subject{Name: "receipt:" + b.ReceiptID, Digest: map[string]string{"sha256": b.ReceiptDigest}}
+	}
+	return subjects
 }

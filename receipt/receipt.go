@@ -168,6 +168,12 @@ func (r *Receipt) validateShape() error {
 	if err == nil && r.Previous != "" {
 		err = checkHex("previousReceiptDigest", r.Previous)
 	}
+	if in := r.Identity.Interpreter; err == nil && in != nil {
+		err = checkHex("identity.interpreter.sha256", in.File.SHA256)
+	}
+	if err == nil && r.Sandbox != nil && r.Sandbox.InterpreterSHA256 != "" {
+		err = checkHex("sandbox.interpreterSha256", r.Sandbox.InterpreterSHA256)
+	}
 	if err == nil && r.Sandbox != nil {
 		err = checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256)
 		switch s := r.Sandbox; {

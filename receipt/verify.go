@@ -135,11 +135,13 @@ func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
 	if err == nil {
 		switch st.PredicateType {
 		case ReceiptPredicate:
-			if c.receipt, err = DecodeReceipt(st.Predicate); err == nil && !subjectsMatch(st.Subject, c.receipt) {
+			if c.receipt, err = DecodeReceipt(st.Predicate); err == nil && !subjectsMatch(st.Subject, receiptSubjects(c.receipt)) {
 				err = fmt.Errorf("%w: subject is not the receipt's executable", ErrInvalid)
 			}
 		case DeletionPredicate:
-			c.deletion, err = decodeDeletion(st.Predicate)
+			if c.deletion, err = decodeDeletion(st.Predicate); err == nil && !subjectsMatch(st.Subject, deletionSubjects(c.deletion)) {
+				err = fmt.Errorf("%w: subject is not the deleted bodies' receipts", ErrInvalid)
+			}
 		default:
 			err = fmt.Errorf("%w: predicate type %q", ErrInvalid, st.PredicateType)
 		}
@@ -150,8 +152,8 @@ func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
 	return c
 }
 
-func subjectsMatch(got []Subject, r *Receipt) bool {
-	want := receiptSubjects(r)
+// subjectsMatch reports whether a statement's subjects are exactly want.
+func subjectsMatch(got, want []Subject) bool {
 	if len(got) != len(want) {
 		return false
 	}

@@ -227,6 +227,20 @@ func TestPrune(t *testing.T) {
 	if !rep.OK() || len(rep.Pruned) != 3 || rep.Deletions != 1 || rep.Pruned[0].At != at(100) || rep.Pruned[2].Index != 2 {
 		t.Fatalf("%+v", rep)
 	}
+	// A deletion record re-signed by the broker's own key but naming other
+	// receipts as its subjects is malformed.
+	payload, _, err := openEnvelope(rec.Envelope, k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := decodeStatement(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Subject[0].Name = "receipt:someone-else"
+	if c := checkEntry(k.seal(PayloadType, statement(st.PredicateType, st.Subject, st.Predicate)), k.Public()); c.err == nil {
+		t.Fatal("a deletion record with the wrong subjects verified")
+	}
 	// A body deleted without a record is reported.
 	entries[4].Body = nil
 	if rep := Verify(entries, [][]byte{cp}, k.Public()); !hasProblem(rep, 4, ProblemBodyMissing) {

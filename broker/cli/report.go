@@ -71,8 +71,8 @@ func (r *runReport) toJSON() runJSON {
 	}
 	if e := r.wireErr(); e != nil && out.Error == nil {
 		out.Error = &jsonError{Code: e.Code.String(), Message: e.Message}
-		if r.handle != "" {
-			out.Outcome = wire.OutcomeUnknown.String() // it was accepted; we lost sight of it
+		if r.lostSight() {
+			out.Outcome = wire.OutcomeUnknown.String()
 		}
 	}
 	return out
@@ -83,6 +83,15 @@ func (r *runReport) result() *wire.Result {
 		return nil
 	}
 	return r.status.Result
+}
+
+// lostSight reports whether the broker may have accepted the action
+// without this client learning its fate: an action was accepted and then
+// lost sight of, or a request failed in transit (no coded answer came
+// back), so a submit may have been checkpointed.
+func (r *runReport) lostSight() bool {
+	var we *wire.Error
+	return r.result() == nil && r.err != nil && (r.handle != "" || !errors.As(r.err, &we))
 }
 
 // wireErr is r.err as a coded error; an uncoded one is an I/O failure of
@@ -105,7 +114,7 @@ func (r *runReport) exitCode() int {
 		if e := r.wireErr(); e != nil && e.Code == wire.CodeExecutableNotFound {
 			return exitNotFound
 		}
-		if r.handle != "" {
+		if r.lostSight() {
 			return exitUnknown
 		}
 		return exitNotExecuted

@@ -189,9 +189,6 @@ func (b *Broker) Close() error {
 // Journal returns the broker's journal.
 func (b *Broker) Journal() *Journal { return b.j }
 
-// Snapshots returns the broker's snapshot cache.
-func (b *Broker) Snapshots() *SnapCache { return b.snaps }
-
 // MarkRunning records that an action's process started.
 func (b *Broker) MarkRunning(ctx context.Context, handle string) error {
 	defer b.notify()

@@ -104,13 +104,6 @@ func (c *SnapCache) evict(e *list.Element) {
 	se.f.Close()
 }
 
-// Len returns the number of cached snapshots.
-func (c *SnapCache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
-}
-
 // Close drops every snapshot.
 func (c *SnapCache) Close() {
 	c.mu.Lock()

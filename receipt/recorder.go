@@ -78,9 +78,6 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		retained: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
 }
 
-// Observed returns the raw bytes written so far.
-func (r *Recorder) Observed() uint64 { return r.observed.Load() }
-
 // OverBudget reports whether more than the hard output budget has been
 // observed; the caller then ends the group as output_limit_reaped.
 func (r *Recorder) OverBudget() bool { return r.observed.Load() > uint64(r.cfg.Budget) }

@@ -109,9 +109,6 @@ func (rs *Ruleset) ID() string { return rulesetID() }
 // Exact reports how many exact secret values the ruleset holds.
 func (rs *Ruleset) Exact() int { return rs.exact }
 
-// Window is the largest number of bytes a chunk's release can wait for.
-func (rs *Ruleset) Window() int { return rs.width }
-
 // Hit counts the matches of one rule type. It never carries the secret.
 type Hit struct {
 	Type  string `json:"type"`

@@ -110,7 +110,7 @@ func (s *supervisor) settle(why reason) {
 				s.r.GroupGone = false
 				s.r.Evidence = fmt.Sprintf("kill(-%d, 0) after the last reap returned %v, not ESRCH", s.l.pid, err)
 			} else {
-				s.r.GoneAt, s.r.GoneMono = time.Now(), time.Since(s.t0)
+				s.r.GoneAt = time.Now()
 			}
 		}
 	} else {

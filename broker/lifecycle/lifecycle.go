@@ -25,12 +25,11 @@ type Spec struct {
 	OnEvent   func(Event) // called synchronously as each fact is observed
 }
 
-// Event is one observed transition with its wall-clock and monotonic times
-// (Mono is measured from the launch, so it is comparable within an action).
+// Event is one observed transition and when it was observed (Wall carries
+// Go's monotonic reading too, so events order exactly).
 type Event struct {
 	Kind   receipt.EventType // STARTED, TERM_SENT, KILL_SENT, TERMINATED or UNKNOWN_TERMINATION
 	Wall   time.Time
-	Mono   time.Duration
 	Detail string
 }
 
@@ -42,20 +41,17 @@ type Result struct {
 	Ready   *wire.Ready   // the launcher's measured facts, when it got that far
 	Errno   uint32        // execveat's errno, for spawn_failed after Ready
 
-	Pid      int
-	Started  time.Time // wall clock at STARTED
-	Ended    time.Time // wall clock when the outcome was decided
-	Duration time.Duration
+	Pid     int
+	Started time.Time // wall clock at STARTED
 
-	RootExited bool          // the root's exit was observed
-	RootExitAt time.Time     // when: recorded apart from GoneAt, since the group may outlive the root
-	ExitCode   *int          // set when the root exited normally
-	Signal     int           // set when a signal ended the root
-	GroupGone  bool          // the whole group was confirmed gone
-	ByCgroup   bool          // confirmed by cgroup.events (else by /proc and kill(-pgid, 0) == ESRCH)
-	GoneAt     time.Time     // wall clock when it was confirmed
-	GoneMono   time.Duration // the same, from the launch
-	Evidence   string        // how GroupGone was confirmed, or why it was not
+	RootExited bool      // the root's exit was observed
+	RootExitAt time.Time // when: recorded apart from GoneAt, since the group may outlive the root
+	ExitCode   *int      // set when the root exited normally
+	Signal     int       // set when a signal ended the root
+	GroupGone  bool      // the whole group was confirmed gone
+	ByCgroup   bool      // confirmed by cgroup.events (else by /proc and kill(-pgid, 0) == ESRCH)
+	GoneAt     time.Time // wall clock when it was confirmed
+	Evidence   string    // how GroupGone was confirmed, or why it was not
 
 	// LeaversUntracked says GroupGone cannot cover a descendant that left
 	// the process group (macOS: no cgroups, and Seatbelt allows setsid).

@@ -19,10 +19,8 @@ import (
 // Run launches spec and supervises it to its end. It returns only once the
 // outcome is decided from observed facts.
 func Run(spec Spec) Result {
-	s := &supervisor{spec: &spec, t0: time.Now()}
+	s := &supervisor{spec: &spec}
 	s.run()
-	s.r.Ended = time.Now()
-	s.r.Duration = time.Since(s.t0)
 	return s.r
 }
 
@@ -31,7 +29,6 @@ func Run(spec Spec) Result {
 // spawn, killContainer, survey and markGone.
 type supervisor struct {
 	spec *Spec
-	t0   time.Time
 	r    Result
 	l    *launcher
 	osState
@@ -45,7 +42,7 @@ type supervisor struct {
 func (s *supervisor) emit(k receipt.EventType, format string, args ...any) time.Time {
 	now := time.Now()
 	if s.spec.OnEvent != nil {
-		s.spec.OnEvent(Event{Kind: k, Wall: now, Mono: now.Sub(s.t0), Detail: fmt.Sprintf(format, args...)})
+		s.spec.OnEvent(Event{Kind: k, Wall: now, Detail: fmt.Sprintf(format, args...)})
 	}
 	return now
 }

@@ -95,7 +95,9 @@ func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
 		}
 		t.Logf("the new broker reported the orphaned process(es) %v", alive)
 	} else {
-		t.Logf("no process of the action survived the broker's SIGKILL (%v seen right after it)", orphans)
+		// The target sleeps and nothing ends it when its broker dies, so
+		// it must be there; without it the report above went untested.
+		t.Fatalf("no process of the action survived the broker's SIGKILL (%v seen right after it)", orphans)
 	}
 
 	if out, code := d2.CLI("resolve", h, "failed", "--note", "operator checked by hand"); code != 0 || !strings.Contains(out, "statement") {

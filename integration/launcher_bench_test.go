@@ -74,6 +74,5 @@ func withSnapshots(req *wire.SpawnRequest) *wire.SpawnRequest {
 func percentiles(d []time.Duration) (p50, p95 float64) {
 	s := slices.Clone(d)
 	slices.Sort(s)
-	at := func(q float64) float64 { return float64(s[int(q*float64(len(s)-1))]) / 1e3 }
-	return at(0.50), at(0.95)
+	return float64(quantile(s, 0.50)) / 1e3, float64(quantile(s, 0.95)) / 1e3
 }

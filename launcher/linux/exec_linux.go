@@ -51,10 +51,13 @@ func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
 // bind opens want.Path without following any link, checks its fstat
 // identity and returns a sealed memfd holding exactly the approved bytes.
 func bind(want wire.FileIdentity, snap int) (int, []byte, error) {
-	how := &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	// With the broker's snapshot the file is only measured (O_PATH);
+	// otherwise its bytes are copied from it.
+	flags := uint64(unix.O_PATH | unix.O_CLOEXEC)
+	if snap < 0 {
+		flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	}
+	how := &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(unix.AT_FDCWD, want.Path, how)
 	if err != nil {
 		return -1, nil, wire.Errorf(wire.CodeIdentityDrift, "open the approved %s: %v", want.Path, err)

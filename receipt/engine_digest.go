@@ -5,22 +5,39 @@ import (
 	"hash"
 )
 
-// hashWorker runs one running digest on its own goroutine, at most one
-// batch behind the goroutine that feeds it: the raw HMAC and the SHA-256
-// of the redacted stream each have one, so on two cores both hash passes
-// run beside redaction. Each batch carries marks; a mark asks for the
-// running digest at an exact offset into the batch, which fills in a
-// chunk record. Two buffers exist per worker (the one being filled and the
-// one being hashed), so memory stays bounded by flushAt plus what one
-// Write can release. finish must be called; it ends the goroutine.
+// hashWorker runs the HMAC of the raw stream on its own goroutine, so that
+// on two cores the raw pass runs beside redaction and the redacted digest.
+// The writer stages bytes and hands them over in batches of about flushAt
+// bytes, through a queue of up to queueDepth batches. Each batch carries
+// marks; a mark asks for the running MAC at an exact offset into the
+// batch, which fills in a chunk record's RawHMAC.
+//
+// The queue, not a double buffer, is what lets the two run at once. A
+// parked goroutine that is handed work is queued on the sender's CPU and
+// runs when the sender blocks or an idle CPU wakes and takes it; on a
+// small VM that wake-up takes about as long as hashing a batch, so a
+// writer that waits for each batch in turn ends up taking turns with the
+// worker instead of running beside it. With a queue the writer does not
+// wait, and the worker, once awake, drains it.
+//
+// Batches are allocated as they are needed, so memory stays bounded by
+// queueDepth+1 batches of at most flushAt+MaxChunk bytes. finish must be
+// called; it ends the goroutine.
 type hashWorker struct {
-	h     hash.Hash
-	field func(*Chunk) *string // which record field a mark fills in
-	stage batch
-	jobs  chan batch
-	free  chan batch
-	done  chan struct{}
+	h       hash.Hash
+	stage   batch
+	batches int // allocated so far, the staging one included
+	jobs    chan batch
+	free    chan batch
+	done    chan struct{}
 }
+
+const (
+	// flushAt is how many staged bytes make a batch worth handing over.
+	flushAt = 64 << 10
+	// queueDepth is how many batches may wait for or be in the worker.
+	queueDepth = 4
+)
 
 // batch is staged bytes and the marks into them.
 type batch struct {
@@ -34,9 +51,9 @@ type digestMark struct {
 	c  *Chunk
 }
 
-func newHashWorker(h hash.Hash, field func(*Chunk) *string) *hashWorker {
-	w := &hashWorker{h: h, field: field, jobs: make(chan batch, 1), free: make(chan batch, 1), done: make(chan struct{})}
-	w.free <- batch{}
+func newHashWorker(h hash.Hash) *hashWorker {
+	w := &hashWorker{h: h, batches: 1,
+		jobs: make(chan batch, queueDepth), free: make(chan batch, queueDepth), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -48,7 +65,7 @@ func (w *hashWorker) run() {
 		for _, m := range b.marks {
 			w.h.Write(b.data[off:m.at])
 			off = m.at
-			*w.field(m.c) = hex.EncodeToString(w.h.Sum(nil))
+			m.c.RawHMAC = hex.EncodeToString(w.h.Sum(nil))
 		}
 		w.h.Write(b.data[off:])
 		w.free <- batch{b.data[:0], b.marks[:0]}
@@ -62,9 +79,6 @@ func (w *hashWorker) mark(c *Chunk) {
 	w.stage.marks = append(w.stage.marks, digestMark{len(w.stage.data), c})
 }
 
-// flushAt is how many staged bytes make a batch worth handing over.
-const flushAt = 128 << 10
-
 // maybeFlush flushes once a batch is worth the hand-over.
 func (w *hashWorker) maybeFlush() {
 	if len(w.stage.data) >= flushAt {
@@ -72,18 +86,29 @@ func (w *hashWorker) maybeFlush() {
 	}
 }
 
-// flush hands what is staged to the worker and takes the other buffer,
-// waiting for the worker to finish the previous batch if it has not.
+// flush queues what is staged and takes an empty batch: a returned one if
+// there is one, else a new one while fewer than queueDepth+1 exist, else
+// the next one the worker returns. The send never blocks, since at most
+// queueDepth batches are ever outside the staging slot.
 func (w *hashWorker) flush() {
 	if len(w.stage.data) == 0 && len(w.stage.marks) == 0 {
 		return
 	}
 	w.jobs <- w.stage
-	w.stage = <-w.free
+	select {
+	case w.stage = <-w.free:
+	default:
+		if w.batches <= queueDepth {
+			w.batches++
+			w.stage = batch{data: make([]byte, 0, flushAt+MaxChunk)}
+		} else {
+			w.stage = <-w.free
+		}
+	}
 }
 
 // finish hashes what is left and ends the worker; afterwards every mark
-// is filled in and h holds the digest of the whole stream.
+// is filled in and h holds the MAC of the whole stream.
 func (w *hashWorker) finish() {
 	w.flush()
 	close(w.jobs)

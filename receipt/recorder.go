@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"sync"
 	"sync/atomic"
 )
 
@@ -34,19 +33,24 @@ type RecorderConfig struct {
 // Recorder records one output stream: it counts and MACs the raw bytes,
 // redacts them, digests and retains (head and tail of) the redacted
 // stream, and keeps chunk records. Its memory is bounded by Retain, the
-// ruleset's window, MaxChunk and two hash workers' batches, whatever is
-// written. Write and Close belong to one goroutine; OverBudget and
-// Observed may be polled from any. Close must be called: it also ends the
-// recorder's two hashing goroutines (raw HMAC, redacted SHA-256).
+// ruleset's window, MaxChunk and the HMAC worker's queue (see hashWorker),
+// whatever is written. Write and Close belong to one goroutine; OverBudget
+// may be polled from any. Close must be called: it also ends the
+// recorder's hashing goroutine.
+//
+// The work is split in two for two cores: the raw HMAC runs on the
+// worker, while the writer's goroutine redacts and digests the redacted
+// stream as it is released. The redacted stream is never copied to be
+// hashed, and its head is never hashed twice: the retained digest starts
+// as a clone of the redacted digest at the moment it has taken exactly
+// the head.
 type Recorder struct {
 	cfg      RecorderConfig
 	observed atomic.Uint64
 	eng      *engine
-	mac      *hashWorker // HMAC of raw bytes
-	red      *hashWorker // SHA-256 of redacted bytes
-	retained hash.Hash   // of head and tail; the full head is hashed early
-	headDone sync.WaitGroup
-	headSent bool // the full head is in retained (once headDone is done)
+	mac      *hashWorker // HMAC of raw bytes, on its own goroutine
+	red      hash.Hash   // SHA-256 of redacted bytes
+	retained hash.Hash   // SHA-256 of head and tail, once the head is full
 	blocked  bool
 
 	rawDone  uint64 // raw bytes accounted for in redacted output
@@ -72,10 +76,12 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	case cfg.Rules == nil || cfg.Retain < 0 || cfg.Budget <= 0:
 		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
 	}
-	return &Recorder{cfg: cfg, eng: newEngine(cfg.Rules),
-		mac:      newHashWorker(hmac.New(sha256.New, cfg.MACKey), func(c *Chunk) *string { return &c.RawHMAC }),
-		red:      newHashWorker(sha256.New(), func(c *Chunk) *string { return &c.RedactedSHA256 }),
-		retained: sha256.New(), tail: ring{size: int(cfg.Retain)}}, nil
+	r := &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), red: sha256.New(),
+		mac: newHashWorker(hmac.New(sha256.New, cfg.MACKey)), tail: ring{size: int(cfg.Retain)}}
+	if cfg.Retain == 0 {
+		r.retained = sha256.New() // the empty head is full already
+	}
+	return r, nil
 }
 
 // OverBudget reports whether more than the hard output budget has been
@@ -108,7 +114,6 @@ func (r *Recorder) chunk(p []byte) {
 	r.mac.mark(c)
 	r.mac.maybeFlush()
 	r.redact(p)
-	r.red.maybeFlush()
 }
 
 func (r *Recorder) redact(p []byte) {
@@ -142,7 +147,6 @@ func (r *Recorder) take(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	r.red.write(b)
 	r.redTotal += uint64(len(b))
 	if r.cfg.Live != nil {
 		r.cfg.Live(b)
@@ -150,21 +154,35 @@ func (r *Recorder) take(b []byte) {
 	if room := int(r.cfg.Retain) - len(r.head); room > 0 {
 		k := min(room, len(b))
 		r.head = append(r.head, b[:k]...)
+		r.red.Write(b[:k])
 		b = b[k:]
 		if k == room {
-			// The head is final: digest it now, beside the stream.
-			r.headSent = true
-			r.headDone.Go(func() { r.retained.Write(r.head) })
+			r.retained = headState(r.red, r.head)
 		}
 	}
+	r.red.Write(b)
 	r.tail.write(b)
+}
+
+// headState returns a SHA-256 that has taken exactly head: a clone of
+// red, which has just taken it, or, where the build's SHA-256 cannot be
+// cloned (GOFIPS140=v1.0.0), a new digest of head.
+func headState(red hash.Hash, head []byte) hash.Hash {
+	if c, ok := red.(hash.Cloner); ok {
+		if h, err := c.Clone(); err == nil {
+			return h
+		}
+	}
+	h := sha256.New()
+	h.Write(head)
+	return h
 }
 
 // finish closes the oldest pending chunk at the current redacted offset.
 func (r *Recorder) finish() {
 	c := r.pending[0]
 	r.pending, r.pendEnd = r.pending[1:], r.pendEnd[1:]
-	r.red.mark(c)
+	c.RedactedSHA256 = hex.EncodeToString(r.red.Sum(nil))
 	c.RedactedBytes, r.redChunk = r.redTotal-r.redChunk, r.redTotal
 	if len(r.first) < keepChunks {
 		r.first = append(r.first, c)
@@ -189,14 +207,14 @@ func (r *Recorder) Close() (*Captured, error) {
 	} else {
 		err = r.eng.err
 	}
-	r.mac.finish()
-	r.red.finish()
+	r.mac.flush() // the worker hashes its last batch beside the tail's digest
 	tail := r.tail.bytes()
-	r.headDone.Wait()
-	if !r.headSent {
-		r.retained.Write(r.head)
+	retained := r.red // a head that never filled is the whole stream
+	if r.retained != nil {
+		retained = r.retained
+		retained.Write(tail)
 	}
-	r.retained.Write(tail)
+	r.mac.finish()
 	ev := StreamEvidence{
 		Stream: r.cfg.Stream, RulesetID: r.cfg.Rules.ID(), ExactSecrets: r.cfg.Rules.Exact(),
 		Chunks: r.chunks, ChunkRecords: r.records(),
@@ -207,8 +225,8 @@ func (r *Recorder) Close() (*Captured, error) {
 		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
 		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
 		RawHMAC:        hex.EncodeToString(r.mac.h.Sum(nil)),
-		RedactedSHA256: hex.EncodeToString(r.red.h.Sum(nil)),
-		RetainedSHA256: hex.EncodeToString(r.retained.Sum(nil)),
+		RedactedSHA256: hex.EncodeToString(r.red.Sum(nil)),
+		RetainedSHA256: hex.EncodeToString(retained.Sum(nil)),
 		Redactions:     r.eng.hits(),
 	}
 	ev.DroppedBytes = ev.RedactedBytes - ev.RetainedBytes

@@ -177,9 +177,9 @@ func TestProject(t *testing.T) {
 }
 
 // Every chunk record commits to exactly the stream before its end: its
-// HMAC is that of the raw prefix and its digest that of the redacted
-// prefix, whether the chunk was hashed inline (small) or beside the next
-// chunk's redaction (large); the retained digest covers head then tail.
+// HMAC (hashed on the worker, several batches behind) is that of the raw
+// prefix and its digest that of the redacted prefix; the retained digest
+// covers head then tail.
 func TestRecorderChunkDigests(t *testing.T) {
 	var sb strings.Builder
 	for i := 0; sb.Len() < 600<<10; i++ {
@@ -242,5 +242,29 @@ func TestRecorderChunkDigests(t *testing.T) {
 	if sum := sha256.Sum256(append(append([]byte{}, c.Head...), c.Tail...)); ev.RetainedSHA256 != hex.EncodeToString(sum[:]) ||
 		!bytes.Equal(c.Head, want[:50000]) || !bytes.Equal(c.Tail, want[len(want)-50000:]) {
 		t.Fatal("retained bytes or their digest do not match the redacted stream's ends")
+	}
+}
+
+// The retained digest is taken from a clone of the redacted digest when
+// the head fills, or is the redacted digest itself when it never does; at
+// every edge of that it must still be the digest of head then tail.
+func TestRecorderRetainedDigest(t *testing.T) {
+	data := []byte(strings.Repeat("line of output with "+samples[0].secret+" in it\n", 300))
+	want, _, err := testRules(t).Redact(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(want))
+	for _, retain := range []int64{0, 1, 1000, n/2 - 1, n / 2, n/2 + 1, n - 1, n, n + 1, 4 * n} {
+		for _, size := range []int{1, 333, 1 << 16} {
+			c := record(t, newTestRecorder(t, retain, 1<<30), data, size)
+			h, tl := min(retain, n), min(retain, n-min(retain, n))
+			sum := sha256.Sum256(append(append([]byte{}, c.Head...), c.Tail...))
+			if !bytes.Equal(c.Head, want[:h]) || !bytes.Equal(c.Tail, want[n-tl:]) ||
+				c.Evidence.RetainedSHA256 != hex.EncodeToString(sum[:]) {
+				t.Fatalf("retain %d, writes of %d: head %d tail %d bytes, retained digest %s, want %x",
+					retain, size, len(c.Head), len(c.Tail), c.Evidence.RetainedSHA256, sum)
+			}
+		}
 	}
 }

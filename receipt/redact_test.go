@@ -70,6 +70,33 @@ func TestRedactEveryRule(t *testing.T) {
 	}
 }
 
+// The prefilter samples every second position, so each literal must be
+// found at both parities, at either end of a buffer and after any filler:
+// the candidate it reports is exactly where the literal starts.
+func TestPrefilterFindsEveryLiteral(t *testing.T) {
+	rs := testRules(t)
+	var lits []string
+	for _, refs := range rs.pre.refs {
+		for _, r := range refs {
+			lits = append(lits, r.lit)
+		}
+	}
+	if len(lits) < 2*30 {
+		t.Fatalf("%d literal pairs in the table, want two per literal", len(lits))
+	}
+	filler := strings.Repeat("a bearer of bad news ran 0123456789 ", 2)
+	for _, lit := range lits {
+		for pre := 0; pre < 40; pre++ {
+			buf := []byte(filler[:pre] + lit)
+			for from := 0; from <= min(pre, 3); from++ {
+				if got := rs.pre.candidate(buf, from); got != pre {
+					t.Fatalf("literal %q after %d filler bytes, scan from %d: candidate %d", lit, pre, from, got)
+				}
+			}
+		}
+	}
+}
+
 func TestRedactLeavesOrdinaryText(t *testing.T) {
 	rs := testRules(t)
 	in := []byte("task-runner-configuration-abcdefghijkl built; Bearer of news; ABCD; -----BEGIN CERTIFICATE-----\nxx\n")

@@ -20,8 +20,10 @@ integration:
 	$(GO) test -count=1 -v ./integration/...
 
 fuzz:
-	for t in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz || exit 1; \
+	for p in $$($(GO) list ./fuzz/...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+		done; \
 	done
 
 bench:

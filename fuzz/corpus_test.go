@@ -11,17 +11,22 @@ import (
 	"testing"
 )
 
-// TestFuzzCorporaNotEmpty finds every fuzz target in this package by
-// parsing its _test.go files (any func FuzzX(*testing.F)) and requires a
-// committed seed corpus for each: testdata/fuzz/FuzzX/ holding at least
-// one file in the "go test fuzz v1" format. A target added without seeds
-// fails here.
+// TestFuzzCorporaNotEmpty finds every fuzz target in this package and the
+// ones below it by parsing their _test.go files (any func FuzzX(*testing.F))
+// and requires a committed seed corpus for each: testdata/fuzz/FuzzX/
+// beside the file, holding at least one file in the "go test fuzz v1"
+// format. A target added without seeds fails here.
 func TestFuzzCorporaNotEmpty(t *testing.T) {
-	files, err := filepath.Glob("*_test.go")
+	here, err := filepath.Glob("*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var targets []string
+	below, err := filepath.Glob("*/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append(here, below...)
+	targets := map[string]string{} // name -> its corpus directory
 	fset := gotoken.NewFileSet()
 	for _, path := range files {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -31,15 +36,14 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") && takesTestingF(fn) {
-				targets = append(targets, fn.Name.Name)
+				targets[fn.Name.Name] = filepath.Join(filepath.Dir(path), "testdata", "fuzz", fn.Name.Name)
 			}
 		}
 	}
-	if len(targets) == 0 {
-		t.Fatal("no fuzz targets found; the check would prove nothing")
+	if len(below) == 0 || len(targets) == 0 {
+		t.Fatal("no fuzz targets found here or below; the check would prove nothing")
 	}
-	for _, name := range targets {
-		dir := filepath.Join("testdata", "fuzz", name)
+	for name, dir := range targets {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Errorf("%s: no seed corpus: %v", name, err)

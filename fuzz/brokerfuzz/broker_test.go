@@ -1,4 +1,4 @@
-package fuzz
+package brokerfuzz
 
 import (
 	"path"

@@ -226,6 +226,21 @@ func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
 	return home, tmp, nil
 }
 
+// RemoveActionDirs removes an action's private HOME and TMPDIR, with
+// whatever its target left there, once its outcome is known and before it
+// is recorded. Every outcome but unknown is decided before anything ran or
+// on evidence that the whole group is gone, so nothing can still use them.
+// An unknown action's directories are kept: a survivor may still be
+// working in them, and they are evidence for the operator who resolves it.
+// Removal does not follow symlinks the target planted (os.RemoveAll works
+// by directory descriptor); a failure is logged and leaves the directory
+// behind.
+func (b *Broker) RemoveActionDirs(handle string) {
+	if err := os.RemoveAll(filepath.Join(b.dirs.actions, handle)); err != nil {
+		b.cfg.Logf("action %s: remove its private directories: %v", handle, err)
+	}
+}
+
 // asWireError turns any error into the *wire.Error a client receives.
 // Uncoded errors are internal: logged in full, reported as INTERNAL.
 func (b *Broker) asWireError(err error) *wire.Error {

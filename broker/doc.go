@@ -79,4 +79,6 @@
 // receipt log and its checkpoints, capability reports), keys/ (0700: the
 // ed25519 receipt key and the separate output HMAC key, 0600), run/ (agent.sock,
 // operator.sock), actions/<handle>/{home,tmp}, lock. Every directory 0700.
+// An action's home and tmp are removed once its outcome is known and kept
+// while it is unknown (RemoveActionDirs).
 package broker

@@ -90,6 +90,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 // executing and becomes unknown (with an unknown receipt) at the next
 // start, which is the honest answer.
 func (b *Broker) notStarted(ctx context.Context, handle string, cause error) {
+	b.RemoveActionDirs(handle)
 	res := &wire.Result{Outcome: wire.KnownNotExecuted, Error: b.asWireError(cause)}
 	r, err := b.unexecutedReceipt(ctx, handle, wire.KnownNotExecuted, res.Error)
 	if err == nil {

@@ -83,6 +83,9 @@ func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
 		t.Fatalf("the unknown receipt claims what the new broker never observed: %+v", rc)
 	}
 	before := d2.Verify()
+	if _, err := os.Stat(filepath.Join(d1.State, "actions", h, "home")); err != nil {
+		t.Fatalf("the private directories of an unknown action must be kept (a survivor may use them): %v", err)
+	}
 
 	// The orphaned processes are reported by the new broker (they keep
 	// running: it did not start them); its answer stays unknown.

@@ -55,9 +55,14 @@ func (r *Runner) run(l *broker.Launch, cancel <-chan struct{}) {
 
 // finish seals the action's receipt and records its result in one
 // transaction. If that fails the action stays in flight in the journal and
-// becomes unknown at the next start: the honest answer.
+// becomes unknown at the next start: the honest answer. Unless the
+// outcome is unknown, it first removes the action's private directories,
+// so that whoever sees the result also sees them gone.
 func (r *Runner) finish(ctx context.Context, l *broker.Launch, result *wire.Result, res *lifecycle.Result,
 	events []lifecycle.Event, streams []*receipt.Captured) {
+	if result.Outcome != wire.OutcomeUnknown {
+		r.b.RemoveActionDirs(l.Handle)
+	}
 	rc, err := r.b.NewReceipt(ctx, l)
 	if err == nil {
 		r.fillReceipt(rc, res, events)

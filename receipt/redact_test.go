@@ -177,6 +177,37 @@ func TestRulesetRefusesBadSecrets(t *testing.T) {
 	if _, err := NewRuleset(make([]byte, MaxSecret+1)); err == nil {
 		t.Fatal("an over-long exact secret was accepted")
 	}
+	if _, err := NewRuleset(make([][]byte, maxSecrets+1)...); err == nil {
+		t.Fatalf("%d exact secrets were accepted", maxSecrets+1)
+	}
+}
+
+// The most exact secrets a ruleset takes, each with pairs of its own, fit
+// the prefilter's table, and every one of them is redacted.
+func TestRulesetHoldsMostSecrets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	secrets := make([][]byte, maxSecrets)
+	var in []byte
+	for i := range secrets {
+		s := make([]byte, 12)
+		for j := range s {
+			s[j] = byte(33 + rng.IntN(94))
+		}
+		secrets[i] = s
+		in = append(append(in, s...), '\n')
+	}
+	rs, err := NewRuleset(secrets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, hits, err := rs.Redact(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("[REDACTED:exact-secret]\n", maxSecrets); string(out) != want ||
+		len(hits) != 1 || hits[0].Count != maxSecrets {
+		t.Fatalf("%d secrets: output %q, hits %v", maxSecrets, out, hits)
+	}
 }
 
 // A failing rule blocks the stream: nothing after the failure, and none of

@@ -5,26 +5,30 @@ import (
 	"hash"
 )
 
-// hashWorker runs the HMAC of the raw stream on its own goroutine, so that
-// on two cores the raw pass runs beside redaction and the redacted digest.
+// hashWorker runs one running digest on its own goroutine: the HMAC of the
+// raw stream and the SHA-256 of the redacted stream each have one, so that
+// both hash passes run beside redaction, on as many cores as there are.
 // The writer stages bytes and hands them over in batches of about flushAt
 // bytes, through a queue of up to queueDepth batches. Each batch carries
-// marks; a mark asks for the running MAC at an exact offset into the
-// batch, which fills in a chunk record's RawHMAC.
+// marks: a mark asks for the running digest at an exact offset into the
+// batch, to fill in a chunk record, or for a copy of the digest's state
+// there (the retained digest starts as one).
 //
-// The queue, not a double buffer, is what lets the two run at once. A
-// parked goroutine that is handed work is queued on the sender's CPU and
-// runs when the sender blocks or an idle CPU wakes and takes it; on a
-// small VM that wake-up takes about as long as hashing a batch, so a
-// writer that waits for each batch in turn ends up taking turns with the
-// worker instead of running beside it. With a queue the writer does not
-// wait, and the worker, once awake, drains it.
+// The queue, not a double buffer, is what lets the writer and the worker
+// run at once. A parked goroutine that is handed work is queued on the
+// sender's CPU and runs when the sender blocks or an idle CPU wakes and
+// takes it; on a small VM that wake-up takes about as long as hashing a
+// batch, so a writer that waits for each batch in turn ends up taking
+// turns with the worker instead of running beside it. With a queue the
+// writer does not wait, and the worker, once awake, drains it.
 //
 // Batches are allocated as they are needed, so memory stays bounded by
 // queueDepth+1 batches of at most flushAt+MaxChunk bytes. finish must be
 // called; it ends the goroutine.
 type hashWorker struct {
 	h       hash.Hash
+	field   func(*Chunk) *string // the chunk record field a mark fills in
+	clone   chan hash.Hash       // the copy a clone mark asks for
 	stage   batch
 	batches int // allocated so far, the staging one included
 	jobs    chan batch
@@ -45,14 +49,15 @@ type batch struct {
 	marks []digestMark
 }
 
-// digestMark asks for the running digest after the first at staged bytes.
+// digestMark asks for the running digest after the first at staged bytes:
+// into c's record, or, when c is nil, as a copy of the digest's state.
 type digestMark struct {
 	at int
 	c  *Chunk
 }
 
-func newHashWorker(h hash.Hash) *hashWorker {
-	w := &hashWorker{h: h, batches: 1,
+func newHashWorker(h hash.Hash, field func(*Chunk) *string) *hashWorker {
+	w := &hashWorker{h: h, field: field, batches: 1, clone: make(chan hash.Hash, 1),
 		jobs: make(chan batch, queueDepth), free: make(chan batch, queueDepth), done: make(chan struct{})}
 	go w.run()
 	return w
@@ -65,16 +70,33 @@ func (w *hashWorker) run() {
 		for _, m := range b.marks {
 			w.h.Write(b.data[off:m.at])
 			off = m.at
-			m.c.RawHMAC = hex.EncodeToString(w.h.Sum(nil))
+			if m.c != nil {
+				*w.field(m.c) = hex.EncodeToString(w.h.Sum(nil))
+			} else {
+				w.clone <- cloneOf(w.h)
+			}
 		}
 		w.h.Write(b.data[off:])
 		w.free <- batch{b.data[:0], b.marks[:0]}
 	}
 }
 
+// cloneOf copies h's state, or returns nil where the build's hash cannot
+// be copied (GOFIPS140=v1.0.0).
+func cloneOf(h hash.Hash) hash.Hash {
+	if c, ok := h.(hash.Cloner); ok {
+		if h, err := c.Clone(); err == nil {
+			return h
+		}
+	}
+	return nil
+}
+
 func (w *hashWorker) write(b []byte) { w.stage.data = append(w.stage.data, b...) }
 
-// mark records c's digest at the current end of the staged stream.
+// mark records c's digest at the current end of the staged stream; with
+// a nil c, it asks for a copy of the state there, to be taken from clone.
+// At most one copy may be asked for.
 func (w *hashWorker) mark(c *Chunk) {
 	w.stage.marks = append(w.stage.marks, digestMark{len(w.stage.data), c})
 }
@@ -108,7 +130,7 @@ func (w *hashWorker) flush() {
 }
 
 // finish hashes what is left and ends the worker; afterwards every mark
-// is filled in and h holds the MAC of the whole stream.
+// is filled in and h holds the digest of the whole stream.
 func (w *hashWorker) finish() {
 	w.flush()
 	close(w.jobs)

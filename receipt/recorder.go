@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"sync/atomic"
 )
 
@@ -33,24 +32,22 @@ type RecorderConfig struct {
 // Recorder records one output stream: it counts and MACs the raw bytes,
 // redacts them, digests and retains (head and tail of) the redacted
 // stream, and keeps chunk records. Its memory is bounded by Retain, the
-// ruleset's window, MaxChunk and the HMAC worker's queue (see hashWorker),
-// whatever is written. Write and Close belong to one goroutine; OverBudget
-// may be polled from any. Close must be called: it also ends the
-// recorder's hashing goroutine.
+// ruleset's window, MaxChunk and its two hash workers' queues (see
+// hashWorker), whatever is written. Write and Close belong to one
+// goroutine; OverBudget may be polled from any. Close must be called: it
+// also ends the recorder's two hashing goroutines (raw HMAC, redacted
+// SHA-256), which run beside the writer's redaction.
 //
-// The work is split in two for two cores: the raw HMAC runs on the
-// worker, while the writer's goroutine redacts and digests the redacted
-// stream as it is released. The redacted stream is never copied to be
-// hashed, and its head is never hashed twice: the retained digest starts
-// as a clone of the redacted digest at the moment it has taken exactly
-// the head.
+// The head is never hashed twice: the retained digest starts as a copy of
+// the redacted digest at the moment it has taken exactly the head, and
+// only the tail is added at Close.
 type Recorder struct {
 	cfg      RecorderConfig
 	observed atomic.Uint64
 	eng      *engine
-	mac      *hashWorker // HMAC of raw bytes, on its own goroutine
-	red      hash.Hash   // SHA-256 of redacted bytes
-	retained hash.Hash   // SHA-256 of head and tail, once the head is full
+	mac      *hashWorker // HMAC of raw bytes
+	red      *hashWorker // SHA-256 of redacted bytes
+	headFull bool        // red has been asked for its state after the head
 	blocked  bool
 
 	rawDone  uint64 // raw bytes accounted for in redacted output
@@ -76,10 +73,12 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	case cfg.Rules == nil || cfg.Retain < 0 || cfg.Budget <= 0:
 		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
 	}
-	r := &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), red: sha256.New(),
-		mac: newHashWorker(hmac.New(sha256.New, cfg.MACKey)), tail: ring{size: int(cfg.Retain)}}
+	r := &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), tail: ring{size: int(cfg.Retain)},
+		mac: newHashWorker(hmac.New(sha256.New, cfg.MACKey), func(c *Chunk) *string { return &c.RawHMAC }),
+		red: newHashWorker(sha256.New(), func(c *Chunk) *string { return &c.RedactedSHA256 })}
 	if cfg.Retain == 0 {
-		r.retained = sha256.New() // the empty head is full already
+		r.headFull = true // the empty head is full already
+		r.red.mark(nil)
 	}
 	return r, nil
 }
@@ -114,6 +113,7 @@ func (r *Recorder) chunk(p []byte) {
 	r.mac.mark(c)
 	r.mac.maybeFlush()
 	r.redact(p)
+	r.red.maybeFlush()
 }
 
 func (r *Recorder) redact(p []byte) {
@@ -154,35 +154,35 @@ func (r *Recorder) take(b []byte) {
 	if room := int(r.cfg.Retain) - len(r.head); room > 0 {
 		k := min(room, len(b))
 		r.head = append(r.head, b[:k]...)
-		r.red.Write(b[:k])
+		r.red.write(b[:k])
 		b = b[k:]
 		if k == room {
-			r.retained = headState(r.red, r.head)
+			r.headFull = true
+			r.red.mark(nil)
 		}
 	}
-	r.red.Write(b)
+	r.red.write(b)
 	r.tail.write(b)
 }
 
-// headState returns a SHA-256 that has taken exactly head: a clone of
-// red, which has just taken it, or, where the build's SHA-256 cannot be
-// cloned (GOFIPS140=v1.0.0), a new digest of head.
-func headState(red hash.Hash, head []byte) hash.Hash {
-	if c, ok := red.(hash.Cloner); ok {
-		if h, err := c.Clone(); err == nil {
-			return h
-		}
+// retainedDigest is the SHA-256 of a full head and then tail: the
+// redacted digest's state after the head, which the worker copies, plus
+// the tail. Where the state cannot be copied the head is hashed again.
+func (r *Recorder) retainedDigest(tail []byte) string {
+	h := <-r.red.clone
+	if h == nil {
+		h = sha256.New()
+		h.Write(r.head)
 	}
-	h := sha256.New()
-	h.Write(head)
-	return h
+	h.Write(tail)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // finish closes the oldest pending chunk at the current redacted offset.
 func (r *Recorder) finish() {
 	c := r.pending[0]
 	r.pending, r.pendEnd = r.pending[1:], r.pendEnd[1:]
-	c.RedactedSHA256 = hex.EncodeToString(r.red.Sum(nil))
+	r.red.mark(c)
 	c.RedactedBytes, r.redChunk = r.redTotal-r.redChunk, r.redTotal
 	if len(r.first) < keepChunks {
 		r.first = append(r.first, c)
@@ -207,14 +207,19 @@ func (r *Recorder) Close() (*Captured, error) {
 	} else {
 		err = r.eng.err
 	}
-	r.mac.flush() // the worker hashes its last batch beside the tail's digest
+	r.mac.flush() // the workers drain their queues beside the tail's digest
+	r.red.flush()
 	tail := r.tail.bytes()
-	retained := r.red // a head that never filled is the whole stream
-	if r.retained != nil {
-		retained = r.retained
-		retained.Write(tail)
+	var retained string
+	if r.headFull {
+		retained = r.retainedDigest(tail)
 	}
 	r.mac.finish()
+	r.red.finish()
+	redacted := hex.EncodeToString(r.red.h.Sum(nil))
+	if !r.headFull {
+		retained = redacted // the head that never filled is the whole stream
+	}
 	ev := StreamEvidence{
 		Stream: r.cfg.Stream, RulesetID: r.cfg.Rules.ID(), ExactSecrets: r.cfg.Rules.Exact(),
 		Chunks: r.chunks, ChunkRecords: r.records(),
@@ -225,8 +230,8 @@ func (r *Recorder) Close() (*Captured, error) {
 		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
 		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
 		RawHMAC:        hex.EncodeToString(r.mac.h.Sum(nil)),
-		RedactedSHA256: hex.EncodeToString(r.red.Sum(nil)),
-		RetainedSHA256: hex.EncodeToString(retained.Sum(nil)),
+		RedactedSHA256: redacted,
+		RetainedSHA256: retained,
 		Redactions:     r.eng.hits(),
 	}
 	ev.DroppedBytes = ev.RedactedBytes - ev.RetainedBytes

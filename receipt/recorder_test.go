@@ -177,9 +177,9 @@ func TestProject(t *testing.T) {
 }
 
 // Every chunk record commits to exactly the stream before its end: its
-// HMAC (hashed on the worker, several batches behind) is that of the raw
-// prefix and its digest that of the redacted prefix; the retained digest
-// covers head then tail.
+// HMAC is that of the raw prefix and its digest that of the redacted
+// prefix, though each is hashed on a worker batches behind the writer;
+// the retained digest covers head then tail.
 func TestRecorderChunkDigests(t *testing.T) {
 	var sb strings.Builder
 	for i := 0; sb.Len() < 600<<10; i++ {

@@ -14,7 +14,16 @@
 // evidence states observed, redacted, retained and dropped bytes, the
 // retained ranges, and a closed truncation reason; OverBudget tells the
 // supervisor when the hard output budget is passed. Memory is bounded by
-// Retain, the ruleset's window and MaxChunk, whatever the target writes.
+// Retain, the ruleset's window, MaxChunk and the hash workers' queues,
+// whatever the target writes.
+//
+// The writer's goroutine redacts; the HMAC and the SHA-256 each run on a
+// worker of their own, fed through a short queue of batches, so that the
+// three passes over the bytes run at once on as many cores as there are
+// (see hashWorker for why a queue and not a double buffer). The retained
+// digest is not a fourth pass over the head: it starts as a copy of the
+// redacted digest's state at the head's end, and only the tail is hashed
+// again at Close.
 //
 // # Redaction
 //
@@ -22,13 +31,14 @@
 // keys, Slack, JWTs, bearer tokens, PEM private keys) and exact values the
 // broker knows are secret. Every rule starts with a literal and looks at
 // most W bytes (its window). A literal prefilter finds candidates with a
-// table of rare byte pairs, checked at every second position (a hit is
-// confirmed against the literal itself); text with no literal is released
-// at once, except the last few bytes a literal could still start in. A
-// candidate is decided
-// only when W bytes past it have arrived or the stream ended, so the
-// output is the same however the stream was cut: streaming redaction
-// equals whole-buffer redaction (a fuzz target checks it). A token longer
+// table of byte pairs, two adjacent ones per literal chosen by an
+// estimate of how rare they are in ordinary text, checked at every second
+// position (a hit is confirmed against the literal itself); text with no
+// literal is released at once, except the last few bytes a literal could
+// still start in. A candidate is decided only when W bytes past it have
+// arrived or the stream ended, so the output is the same however the
+// stream was cut: streaming redaction equals whole-buffer redaction (a
+// fuzz target checks it). A token longer
 // than its rule's cap and a PEM block without its END line stay redacted
 // window after window until they end. Evidence records the ruleset id (a
 // digest of the built-in rules), the number of exact values (never their

@@ -14,7 +14,9 @@ import (
 
 // groupMembers returns every process in process group pgid except the
 // process pgid itself (the root, which supervise keeps as a zombie).
-// Processes that vanish during the scan are skipped.
+// Processes that vanish during the scan are skipped. It runs at the end of
+// every action, so each stat file is read with one buffer and three
+// system calls.
 func groupMembers(pgid int) ([]member, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -26,16 +28,22 @@ func groupMembers(pgid int) ([]member, error) {
 		return nil, err
 	}
 	var out []member
+	buf := make([]byte, 4096) // a stat line is well under 1 KiB
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid == pgid {
 			continue
 		}
-		st, err := os.ReadFile("/proc/" + name + "/stat")
+		fd, err := unix.Open("/proc/"+name+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // gone, or a kernel thread we may not read
 		}
-		m, group, ok := parseStat(pid, st)
+		n, err := unix.Read(fd, buf)
+		unix.Close(fd)
+		if err != nil {
+			continue
+		}
+		m, group, ok := parseStat(pid, buf[:n])
 		if ok && group == pgid {
 			out = append(out, m)
 		}
@@ -51,16 +59,23 @@ func parseStat(pid int, st []byte) (m member, pgrp int, ok bool) {
 	if i < 0 {
 		return m, 0, false
 	}
-	f := strings.Fields(string(st[i+1:]))
-	if len(f) < 3 {
-		return m, 0, false
+	var f [3][]byte
+	rest := st[i+1:]
+	for k := range f {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			return m, 0, false
+		}
+		f[k], rest = rest[:end], rest[end:]
 	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgrp, err2 := strconv.Atoi(f[2])
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgrp, err2 := strconv.Atoi(string(f[2]))
 	if err1 != nil || err2 != nil {
 		return m, 0, false
 	}
-	return member{pid: pid, ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"}, pgrp, true
+	state := string(f[0])
+	return member{pid: pid, ppid: ppid, zombie: state == "Z" || state == "X"}, pgrp, true
 }
 
 // Cgroups is a writable (delegated) cgroup v2 directory in which each

@@ -74,14 +74,3 @@ func TestOrdinaryUserRunsConfined(t *testing.T) {
 		t.Fatalf("the target ran as %q, want uid %d", res.Stdout.Text, nobody)
 	}
 }
-
-func copyExecutable(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}

@@ -98,6 +98,18 @@ func (a *action) Helper(args ...string) *wire.SpawnRequest {
 	return a.Request(bins.helper, args...)
 }
 
+// copyExecutable copies the program src to a new file dst, mode 0755.
+func copyExecutable(t testing.TB, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Path returns name inside the workspace.
 func (a *action) Path(name string) string { return filepath.Join(a.Workspace, name) }
 

@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +18,8 @@ import (
 // copyHelper puts a private copy of the helper in dir and returns its path.
 func copyHelper(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(bins.helper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := dir + "/prog"
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := filepath.Join(dir, "prog")
+	copyExecutable(t, bins.helper, p)
 	return p
 }
 
@@ -92,18 +87,27 @@ func TestLauncherHostileSnapshots(t *testing.T) {
 	noMarker(t, a.Workspace)
 }
 
+// memfd returns a sealable memfd holding content, with seals added.
 func memfd(t *testing.T, content []byte, seals int) int {
 	fd, err := unix.MemfdCreate("snap", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		t.Fatal(err)
 	}
-	unix.Pwrite(fd, content, 0)
+	fillMemfd(t, fd, content, seals)
+	return fd
+}
+
+// fillMemfd writes content into the memfd fd and adds seals (if any).
+func fillMemfd(t *testing.T, fd int, content []byte, seals int) {
+	t.Helper()
+	if n, err := unix.Pwrite(fd, content, 0); err != nil || n != len(content) {
+		t.Fatalf("fill the memfd: %d of %d bytes, %v", n, len(content), err)
+	}
 	if seals != 0 {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return fd
 }
 
 func TestLauncherSnapshotCacheHit(t *testing.T) {
@@ -167,18 +171,12 @@ func TestLauncherExecFailedIsReported(t *testing.T) {
 	req := a.Helper("write", "marker", "x")
 	req.Snapshots = true
 	content, _ := os.ReadFile(bins.helper)
-	noexec := func(def []int) []int {
-		fd, err := unix.MemfdCreate("noexec", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
-		if err != nil {
-			t.Skipf("skip: this kernel has no MFD_NOEXEC_SEAL: %v", err)
-		}
-		unix.Pwrite(fd, content, 0)
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, snapshot.Seals); err != nil {
-			t.Fatal(err)
-		}
-		return append(def, fd)
+	noexec, err := unix.MemfdCreate("noexec", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
+	if err != nil {
+		t.Skipf("skip: this kernel has no MFD_NOEXEC_SEAL: %v", err)
 	}
-	r := a.Launch(launch{Req: req, FDs: noexec})
+	fillMemfd(t, noexec, content, snapshot.Seals)
+	r := a.Launch(launch{Req: req, FDs: func(def []int) []int { return append(def, noexec) }})
 	failed, ok := r.Reply.(*wire.ExecFailed)
 	if !ok || unix.Errno(failed.Errno) != unix.EACCES || r.State.ExitCode() != 127 || r.Execed {
 		t.Fatalf("want ExecFailed EACCES and exit 127, got %#v, %v", r.Reply, r.State)

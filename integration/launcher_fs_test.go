@@ -87,13 +87,7 @@ func TestLauncherFilesystem(t *testing.T) {
 func TestLauncherSetuidGainsNothing(t *testing.T) {
 	a := newAction(t)
 	suid := a.Path("suid-helper")
-	b, err := os.ReadFile(bins.helper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(suid, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, bins.helper, suid)
 	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}

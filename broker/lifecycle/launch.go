@@ -75,10 +75,8 @@ func start(spec *Spec, o *osState) (l *launcher, err error) {
 		return nil, err
 	}
 	l = &launcher{pid: pid, h: h, exited: make(chan struct{}), stdout: outR, stderr: errR}
-	seen := make(chan struct{})
-	go h.watch(seen)
 	go func() {
-		<-seen
+		h.watch()
 		l.exitAt = time.Now()
 		close(l.exited)
 	}()

@@ -88,10 +88,9 @@ func (h handle) kill() { unix.Kill(h.pid, unix.SIGKILL) }
 // the exit is seen (a root that never dies keeps it open).
 func (h handle) release() {}
 
-// watch closes exited when the process has exited, without reaping it. If
-// the kqueue fails, it falls back to polling the process's state.
-func (h handle) watch(exited chan<- struct{}) {
-	defer close(exited)
+// watch returns when the process has exited, without reaping it. If the
+// kqueue fails, it falls back to polling the process's state.
+func (h handle) watch() {
 	defer unix.Close(h.kq)
 	if h.gone {
 		return

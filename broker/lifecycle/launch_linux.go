@@ -51,11 +51,10 @@ func (h handle) kill() { unix.PidfdSendSignal(h.pidfd, unix.SIGKILL, nil, 0) }
 
 func (h handle) release() { unix.Close(h.pidfd) }
 
-// watch closes exited when the process has exited. It does not reap it
+// watch returns when the process has exited. It does not reap it
 // (WNOWAIT): the zombie keeps the process group id from being reused while
 // the rest of the group is signalled.
-func (h handle) watch(exited chan<- struct{}) {
-	defer close(exited)
+func (h handle) watch() {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PIDFD, h.pidfd, &info, unix.WEXITED|unix.WNOWAIT, nil)

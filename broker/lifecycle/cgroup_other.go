@@ -16,11 +16,5 @@ func (*Cgroups) Dir() string { return "" }
 // Remove does nothing on this platform.
 func (*Cgroups) Remove() {}
 
-// Leftover is an action cgroup that outlived its broker (Linux only).
-type Leftover struct {
-	ID   string
-	Pids []int
-}
-
 // Leftovers finds none on this platform.
 func (*Cgroups) Leftovers() ([]Leftover, error) { return nil, nil }

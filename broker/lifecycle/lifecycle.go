@@ -61,6 +61,13 @@ type Result struct {
 	StreamsComplete          bool   // both streams were drained to EOF
 }
 
+// Leftover is an action cgroup that outlived the broker which made it:
+// processes of an action whose outcome is unknown (Linux only).
+type Leftover struct {
+	ID   string // the action's handle
+	Pids []int
+}
+
 // reason records why the broker ended a group itself.
 type reason uint8
 

@@ -164,17 +164,11 @@ func (d *brokerd) HWM() int64 {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				d.t.Fatal(err)
-			}
-			return kb << 10
-		}
+	kb, err := strconv.ParseInt(strings.TrimSuffix(statusField(d.t, string(b), "VmHWM"), " kB"), 10, 64)
+	if err != nil {
+		d.t.Fatal(err)
 	}
-	d.t.Fatal("no VmHWM in /proc/PID/status")
-	return 0
+	return kb << 10
 }
 
 // CLI runs `broker ARGS... --state STATE` and returns its stdout and exit
@@ -379,7 +373,12 @@ func isZombie(stat []byte) bool {
 // killMarked SIGKILLs whatever carries mark, so that a failing test leaves
 // nothing behind.
 func killMarked(t testing.TB, mark string) {
-	for _, p := range marked(t, mark) {
+	killPids(marked(t, mark))
+}
+
+// killPids SIGKILLs pids.
+func killPids(pids []int) {
+	for _, p := range pids {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,7 +160,7 @@ func removeCgroupOf(t *testing.T, pids []int) {
 	if !strings.Contains(rel, "/warrant/") {
 		return
 	}
-	killMarkedPids(pids)
+	killPids(pids)
 	dir := filepath.Join("/sys/fs/cgroup/unified", rel)
 	for range 400 {
 		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
@@ -170,10 +169,4 @@ func removeCgroupOf(t *testing.T, pids []int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("could not remove the orphaned action's cgroup %s", dir)
-}
-
-func killMarkedPids(pids []int) {
-	for _, p := range pids {
-		syscall.Kill(p, syscall.SIGKILL)
-	}
 }

@@ -12,15 +12,15 @@ import (
 	"warrant/wire"
 )
 
-// statusField returns the value of one /proc/self/status line.
-func statusField(t *testing.T, status, name string) string {
+// statusField returns the value of one line of a /proc/PID/status text.
+func statusField(t testing.TB, status, name string) string {
 	t.Helper()
 	for _, line := range strings.Split(status, "\n") {
 		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}
-	t.Fatalf("no %s in the target's status:\n%s", name, status)
+	t.Fatalf("no %s in the status:\n%s", name, status)
 	return ""
 }
 

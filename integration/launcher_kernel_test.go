@@ -37,11 +37,12 @@ func checkMarker(t *testing.T, m *exec.Cmd) {
 	if fields[0] != "S" && fields[0] != "R" {
 		t.Fatalf("the marker process is in state %s", fields[0])
 	}
-	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.Process.Pid))
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok && strings.TrimSpace(v) != "0000000000000000" {
-			t.Fatalf("the marker has a pending signal: %s", v)
-		}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.Process.Pid))
+	if err != nil {
+		t.Fatalf("read the marker's status: %v", err)
+	}
+	if v := statusField(t, string(status), "ShdPnd"); v != "0000000000000000" {
+		t.Fatalf("the marker has a pending signal: %s", v)
 	}
 }
 

@@ -4,22 +4,21 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 )
 
 // capture drains one output pipe into its sink, counting every byte. It
-// keeps reading after the sink fails (so the target never blocks on a full
-// pipe) and reports the first sink error.
+// keeps reading after the sink fails, so the target never blocks on a full
+// pipe, but writes nothing more to that sink.
 type capture struct {
 	f      *os.File
 	sink   io.Writer
 	budget int64
-	over   func() // called once when the count first exceeds budget
+	over   func() // called once, when the count first exceeds budget
 
 	done     chan struct{}
 	n        uint64
-	complete bool // reached EOF
-	sinkErr  error
+	complete bool  // reached EOF
+	sinkErr  error // the sink's first error; nothing is written after it
 }
 
 func newCapture(f *os.File, sink io.Writer, budget int64, over func()) *capture {
@@ -30,17 +29,18 @@ func newCapture(f *os.File, sink io.Writer, budget int64, over func()) *capture 
 
 func (c *capture) run() {
 	defer close(c.done)
-	var once sync.Once
+	budget := uint64(c.budget)
 	buf := make([]byte, 64<<10)
 	for {
 		k, err := c.f.Read(buf)
 		if k > 0 {
+			before := c.n
 			c.n += uint64(k)
 			if c.sinkErr == nil {
 				_, c.sinkErr = c.sink.Write(buf[:k])
 			}
-			if c.n > uint64(c.budget) {
-				once.Do(c.over)
+			if before <= budget && c.n > budget {
+				c.over()
 			}
 		}
 		if errors.Is(err, io.EOF) {

@@ -24,7 +24,10 @@ func Main() int {
 	runtime.LockOSThread() // never unlocked: the sandbox steps and the exec share this thread
 	ready, exec, err := prepare()
 	if err != nil {
-		reply(refusal(err))
+		// prepare may have stopped before it checked fd 3.
+		if isSeqpacket(requestFD) {
+			reply(refusal(err))
+		}
 		return exitRefused
 	}
 	if !reply(ready) {
@@ -94,12 +97,9 @@ func refusal(err error) *wire.Refused {
 // even after invalid bytes are replaced.
 const maxDetail = 1024
 
-// reply sends m as the one datagram of the reply on the request socket.
-// When fd 3 is not a SOCK_SEQPACKET socket, nothing is written to it.
+// reply sends m as the one datagram of the reply on fd 3, which the
+// caller knows to be a SOCK_SEQPACKET socket (checkSocket or isSeqpacket).
 func reply(m wire.Message) bool {
-	if typ, err := unix.GetsockoptInt(requestFD, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
-		return false
-	}
 	buf, err := wire.EncodeFrame(m)
 	if err != nil {
 		// Only a message that fails its own validation cannot be encoded.

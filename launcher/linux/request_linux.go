@@ -74,8 +74,7 @@ func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
 // checkSocket requires fd to be a connected AF_UNIX SOCK_SEQPACKET socket
 // whose peer is our parent, running as our uid, and marks it close-on-exec.
 func checkSocket(fd int) error {
-	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
-	if err != nil || typ != unix.SOCK_SEQPACKET {
+	if !isSeqpacket(fd) {
 		return bad("fd %d is not a SOCK_SEQPACKET socket", fd)
 	}
 	dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
@@ -93,6 +92,12 @@ func checkSocket(fd int) error {
 		return wire.Errorf(wire.CodeIOFailed, "mark the request socket close-on-exec: %v", err)
 	}
 	return nil
+}
+
+// isSeqpacket reports whether fd is a SOCK_SEQPACKET socket.
+func isSeqpacket(fd int) bool {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	return err == nil && typ == unix.SOCK_SEQPACKET
 }
 
 // recvmsg is unix.Recvmsg retried on EINTR.

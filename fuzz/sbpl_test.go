@@ -99,7 +99,7 @@ func TestReadSBPL(t *testing.T) {
 	}
 }
 
-// spliced puts p in every path slot; the fixed paths hold only
+// sbplSpec puts p in every path slot; the fixed paths hold only
 // [a-wyzA-Z0-9/] so a twin cannot collide with them.
 func sbplSpec(p string) darwin.Spec {
 	return darwin.Spec{
@@ -112,6 +112,7 @@ func sbplSpec(p string) darwin.Spec {
 	}
 }
 
+// sbplTwin replaces every byte of s other than [A-Za-z0-9/] with 'x'.
 func sbplTwin(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -122,7 +123,7 @@ func sbplTwin(s string) string {
 	return string(b)
 }
 
-// sandboxPath is the macOS root-symlink mapping the generator documents.
+// sbplMapped is the macOS root-symlink mapping the generator documents.
 func sbplMapped(p string) string {
 	for _, l := range []string{"/etc", "/tmp", "/var"} {
 		if p == l || strings.HasPrefix(p, l+"/") {
@@ -132,7 +133,7 @@ func sbplMapped(p string) string {
 	return p
 }
 
-// representable is the oracle for what a profile can hold: a clean
+// sbplRepresentable is the oracle for what a profile can hold: a clean
 // absolute path within macOS PATH_MAX, valid UTF-8, no control character.
 func sbplRepresentable(p string) bool {
 	return len(p) <= 1024 && utf8.ValidString(p) && path.IsAbs(p) && path.Clean(p) == p &&
@@ -204,7 +205,7 @@ func readSBPL(src string) ([]sbplToken, error) {
 	return out, nil
 }
 
-// readString reads a string body after its opening quote and returns the
+// readSBPLString reads a string body after its opening quote and returns the
 // value and the bytes consumed, closing quote included.
 func readSBPLString(src string) (string, int, error) {
 	var b strings.Builder

@@ -74,11 +74,21 @@ func SameFile(a, b wire.FileIdentity) bool {
 		a.Size == b.Size && a.MtimeNs == b.MtimeNs && a.CtimeNs == b.CtimeNs
 }
 
+// copyChunk is the most CopyExact reads with one pread.
+const copyChunk = 256 << 10
+
 // CopyExact writes exactly size bytes of fd, read with pread from offset
 // 0, to w. A file that is shorter or longer than size is an error: it
 // changed under us.
 func CopyExact(w io.Writer, fd int, size int64) error {
-	buf := make([]byte, 256<<10)
+	// A small file gets a buffer one byte larger than itself, not a whole
+	// chunk: the launcher hashes every executable it runs, and most are
+	// far below copyChunk. The extra byte is where growth shows.
+	n := int64(copyChunk)
+	if size >= 0 && size < n {
+		n = size + 1
+	}
+	buf := make([]byte, n)
 	var off int64
 	for {
 		n, err := unix.Pread(fd, buf, off)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -77,5 +78,43 @@ func TestFileHashesExactlyItsContent(t *testing.T) {
 	d := openPath(t, filepath.Dir(p))
 	if _, err := Stat(d, "dir"); err == nil {
 		t.Fatal("a directory was accepted as a regular file")
+	}
+}
+
+// CopyExact reads every size around its buffer's edges exactly, and
+// refuses an approved size one byte off either way.
+func TestCopyExactSizes(t *testing.T) {
+	for _, size := range []int{0, 1, copyChunk - 1, copyChunk, copyChunk + 1, 2*copyChunk + 7} {
+		content := make([]byte, size)
+		for i := range content {
+			content[i] = byte(i * 7)
+		}
+		p := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(p, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if err := CopyExact(h, int(f.Fd()), int64(size)); err != nil {
+			t.Errorf("%d bytes: %v", size, err)
+		} else if sum := sha256.Sum256(content); string(h.Sum(nil)) != string(sum[:]) {
+			t.Errorf("%d bytes: the digest is not that of the content", size)
+		}
+		for _, c := range []struct {
+			size int64
+			want string
+		}{{int64(size) - 1, "grew"}, {int64(size) + 1, "shrank"}} {
+			if c.size < 0 {
+				continue
+			}
+			err := CopyExact(sha256.New(), int(f.Fd()), c.size)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%d bytes copied as %d: %v, want an error saying the file %s", size, c.size, err, c.want)
+			}
+		}
+		f.Close()
 	}
 }

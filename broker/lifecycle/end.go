@@ -190,7 +190,6 @@ func (s *supervisor) drain() {
 	s.l.stderr.SetReadDeadline(deadline)
 	<-s.out.done
 	<-s.err.done
-	s.r.StdoutBytes, s.r.StderrBytes = s.out.n, s.err.n
 	s.r.StreamsComplete = s.out.complete && s.err.complete
 	if !s.r.StreamsComplete && s.r.GroupGone {
 		s.r.Evidence += fmt.Sprintf("; but an output pipe stayed open %s after the group was gone", drainBound)

@@ -57,8 +57,7 @@ type Result struct {
 	// the process group (macOS: no cgroups, and Seatbelt allows setsid).
 	LeaversUntracked bool
 
-	StdoutBytes, StderrBytes uint64 // observed bytes per stream
-	StreamsComplete          bool   // both streams were drained to EOF
+	StreamsComplete bool // both streams were drained to EOF
 }
 
 // Leftover is an action cgroup that outlived the broker which made it:

@@ -120,8 +120,8 @@ func TestExitCodeIsTheRootsOwn(t *testing.T) {
 	if !r.res.GroupGone || r.stdout.String() != "out\n" || r.stderr.String() != "err\n" {
 		t.Fatalf("group gone %v, stdout %q, stderr %q", r.res.GroupGone, r.stdout, r.stderr)
 	}
-	if r.res.StdoutBytes != 4 || r.res.StderrBytes != 4 || r.kinds() != "STARTED,TERMINATED" {
-		t.Fatalf("counts %d/%d events %s", r.res.StdoutBytes, r.res.StderrBytes, r.kinds())
+	if r.kinds() != "STARTED,TERMINATED" {
+		t.Fatalf("events %s", r.kinds())
 	}
 }
 
@@ -175,8 +175,8 @@ func TestOutputBudgetEndsTheGroup(t *testing.T) {
 	if r.res.Outcome != wire.OutputLimitReaped || r.res.Err.Code != wire.CodeOutputLimit {
 		t.Fatalf("outcome %s err %v", r.res.Outcome, r.res.Err)
 	}
-	if r.res.StdoutBytes <= 1<<20 || uint64(len(r.stdout.String())) != r.res.StdoutBytes {
-		t.Fatalf("observed %d, sink holds %d", r.res.StdoutBytes, len(r.stdout.String()))
+	if n := len(r.stdout.String()); n <= 1<<20 {
+		t.Fatalf("the sink holds %d bytes, not more than the budget of %d", n, 1<<20)
 	}
 }
 

@@ -42,9 +42,6 @@ const (
 	Ptrace        = "ptrace"
 )
 
-// Allowed lists the allowed effects in report order.
-var Allowed = []string{ReadInput, WriteWorkspace, RunRuntime, SpawnChild, SpawnGrandchild}
-
 // Forbidden lists the forbidden effects in report order.
 var Forbidden = []string{WriteOutside, ReadSecret, SymlinkEscape, TCPConnect, UDPSend,
 	UnixPathname, UnixAbstract, Signal, LeakedFD, EnvCanary, UserNS, Ptrace}

@@ -111,8 +111,14 @@ func printUsage(w io.Writer) {
 }
 
 // parse parses flags that may come before, between or after the
-// positional arguments, and checks their number.
+// positional arguments, and checks that there are exactly positional.
 func (e *env) parse(args []string, positional int) ([]string, error) {
+	return e.parseRange(args, positional, positional)
+}
+
+// parseRange is parse for a command that takes from least to most
+// positional arguments.
+func (e *env) parseRange(args []string, least, most int) ([]string, error) {
 	var pos []string
 	for {
 		if err := e.fs.Parse(args); err != nil {
@@ -128,8 +134,12 @@ func (e *env) parse(args []string, positional int) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-	if len(pos) != positional {
-		return nil, usageError{fmt.Sprintf("want %d argument(s), got %d: %s", positional, len(pos), strings.Join(pos, " "))}
+	if n := len(pos); n < least || n > most {
+		want := least
+		if n > most {
+			want = most
+		}
+		return nil, usageError{fmt.Sprintf("want %d argument(s), got %d: %s", want, n, strings.Join(pos, " "))}
 	}
 	if e.state == "" {
 		d, err := broker.DefaultStateDir()

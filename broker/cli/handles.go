@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"warrant/broker"
@@ -13,10 +12,14 @@ import (
 // runStatus prints the state of one action; without a handle, the
 // capability state stored in the journal (ARCHITECTURE §2.5).
 func runStatus(e *env, args []string) error {
-	if !hasPositional(args) {
-		return e.capabilityStatus(args)
+	pos, err := e.parseRange(args, 0, 1)
+	if err != nil {
+		return err
 	}
-	cl, pos, err := e.connectArgs(args, 1)
+	if len(pos) == 0 {
+		return e.capabilityStatus()
+	}
+	cl, err := e.dial()
 	if err != nil {
 		return err
 	}
@@ -102,27 +105,9 @@ func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState
 	return nil
 }
 
-// hasPositional reports whether args hold anything but the flags status
-// takes (--state DIR, --json).
-func hasPositional(args []string) bool {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--state" || a == "-state":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			return true
-		}
-	}
-	return false
-}
-
 // capabilityStatus prints the capability report last stored on the state
 // directory, without taking its lock.
-func (e *env) capabilityStatus(args []string) error {
-	if _, err := e.parse(args, 0); err != nil {
-		return err
-	}
+func (e *env) capabilityStatus() error {
 	r, err := broker.ReadCapability(context.Background(), e.state)
 	if err != nil {
 		return err

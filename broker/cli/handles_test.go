@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// `broker status` without a handle reads the stored capability; with one
+// it asks the daemon; with more it is a usage error. The flag set alone
+// decides which arguments are positional.
+func TestStatusArguments(t *testing.T) {
+	state := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"status", "--state", state}, exitOK, "capability: unverified"},
+		{[]string{"status", "--json", "--state", state}, exitOK, `"state": "unverified"`},
+		{[]string{"status", "--state=" + state, "--json=false"}, exitOK, "capability: unverified"},
+		{[]string{"status", "--state", state, "a-1"}, exitFailed, "no broker answers on " + state},
+		{[]string{"status", "a-1", "b-2", "--state", state}, exitUsage, "want 1 argument(s), got 2: a-1 b-2"},
+		{[]string{"status", "--state"}, exitUsage, "flag needs an argument"},
+	} {
+		var out bytes.Buffer
+		if code := Main(c.args, &out, &out); code != c.code || !strings.Contains(out.String(), c.want) {
+			t.Errorf("broker %s: exit %d, want %d with %q:\n%s", strings.Join(c.args, " "), code, c.code, c.want, out.String())
+		}
+	}
+}

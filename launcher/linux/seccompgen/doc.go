@@ -4,6 +4,6 @@
 // libseccomp for the architecture it runs on, and writes the programs the
 // launcher embeds (seccomp_{ioctl,main}_GOARCH.bpf) with a disassembly for
 // reviewers (seccomp_GOARCH.txt). Run it with `go generate ./launcher/linux`
-// on each architecture; a test checks that the committed programs are
-// byte-identical to what libseccomp produces from this policy.
+// on each architecture; a test checks that the committed programs and
+// disassembly are byte-identical to what it produces from this policy.
 package main

@@ -22,9 +22,9 @@ func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &execution{fd: exe, argv: req.Argv, keep: -1, sha256: sum}
-	for _, kv := range req.Env {
-		e.env = append(e.env, kv.Name+"="+kv.Value)
+	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, sha256: sum}
+	for i, kv := range req.Env {
+		e.env[i] = kv.Name + "=" + kv.Value
 	}
 	if req.Interpreter == nil {
 		return e, refuseScript(exe, req.Executable.Path)

@@ -75,12 +75,17 @@ func startBroker(t testing.TB, state string) *brokerd {
 	return d
 }
 
+// brokerCanary is in every daemon's own environment, as a credential
+// variable and as a variable of no meaning; no target may see it.
+const brokerCanary = "canary-broker-env-4711"
+
 // spawnBroker starts `broker serve` on state with the launcher TestMain
 // built.
 func spawnBroker(state string) (*brokerd, error) {
 	d := &brokerd{State: state, log: &syncBuffer{}, done: make(chan struct{})}
 	d.cmd = exec.Command(bins.broker, "serve", "--state", state)
-	d.cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher)
+	d.cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher,
+		"OPENAI_API_KEY="+brokerCanary, "WARRANT_CANARY="+brokerCanary)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,26 @@ func TestBrokerSecretSplitAcrossChunks(t *testing.T) {
 	})
 	if err != nil || files == 0 {
 		t.Fatalf("scan the state directory: %d files, %v", files, err)
+	}
+}
+
+// TestBrokerEnvironmentCanary: a canary in the daemon's own environment
+// does not reach the target, which sees the action's environment only.
+func TestBrokerEnvironmentCanary(t *testing.T) {
+	d := shared(t)
+	if environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", d.Pid())); err != nil || !bytes.Contains(environ, []byte(brokerCanary)) {
+		t.Fatalf("the canary is not in the daemon's environment (%v); the test would prove nothing", err)
+	}
+	a := d.newAgent(t)
+	lookPath(t, "env")
+	_, r := a.Run(a.request(wire.ProfileShort, "env"))
+	if r.Outcome != wire.Exited || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("env: %s %+v, stderr %q", r.Outcome, r.Error, r.Stderr.Text)
+	}
+	if !strings.Contains(r.Stdout.Text, "HOME=") {
+		t.Fatalf("the target printed no environment: %q", r.Stdout.Text)
+	}
+	if strings.Contains(r.Stdout.Text, brokerCanary) {
+		t.Fatalf("the daemon's environment reached the target:\n%s", r.Stdout.Text)
 	}
 }

@@ -7,12 +7,15 @@ import "warrant/internal/closed"
 // as its name.
 type enum = closed.Enum
 
-// ParseEnum returns the enum value whose wire name is text, for
-// command-line flags and human input.
-func ParseEnum[E interface {
+// namedEnum is an enum of this package: one that knows its names table.
+type namedEnum interface {
 	enum
 	names() []string
-}](text string) (E, error) {
+}
+
+// ParseEnum returns the enum value whose wire name is text, for
+// command-line flags and human input.
+func ParseEnum[E namedEnum](text string) (E, error) {
 	var e E
 	err := closed.Unmarshal(e.names(), []byte(text), &e)
 	return e, err

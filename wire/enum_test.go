@@ -9,8 +9,7 @@ import (
 // checkEnumType exercises one enum type through ParseEnum, String,
 // MarshalText, UnmarshalText and checkEnum.
 func checkEnumType[E interface {
-	enum
-	names() []string
+	namedEnum
 	String() string
 	MarshalText() ([]byte, error)
 }, P interface {

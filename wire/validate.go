@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"warrant/internal/closed"
 )
 
 // Size caps for text fields. The request caps are ARCHITECTURE §2.1.
@@ -109,11 +111,8 @@ func checkArgs(field string, args []string, first int) error {
 }
 
 // checkEnum rejects the zero value and anything beyond the closed set.
-func checkEnum[E interface {
-	enum
-	names() []string
-}](e E) error {
-	if e == 0 || int(e) >= len(e.names()) {
+func checkEnum[E namedEnum](e E) error {
+	if !closed.Valid(e.names(), e) {
 		return fmt.Errorf("%T: invalid value %d", e, uint8(e))
 	}
 	return nil

@@ -69,6 +69,15 @@ func buildLauncher(t *testing.T) string {
 	return launcherOnce.path
 }
 
+// TestMain removes the launcher that buildLauncher built for all tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if launcherOnce.path != "" {
+		os.RemoveAll(filepath.Dir(launcherOnce.path))
+	}
+	os.Exit(code)
+}
+
 // daemon is one running `broker serve`.
 type daemon struct {
 	cmd    *exec.Cmd

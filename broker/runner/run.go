@@ -37,17 +37,14 @@ func (r *Runner) run(l *broker.Launch, cancel <-chan struct{}) {
 
 	result := &wire.Result{Outcome: res.Outcome, Error: res.Err, GroupGone: res.GroupGone,
 		ExitCode: exitCode(&res), Signal: uint8(res.Signal)}
-	started := res.Ready != nil && !res.Started.IsZero()
-	if started {
+	var streams []*receipt.Captured
+	if !res.Started.IsZero() { // STARTED: Ready then EOF
 		result.Stdout, result.Stderr = outC.Projection(projectChars), errC.Projection(projectChars)
 		if outErr != nil || errErr != nil {
 			// The facts of the run stand; its output is withheld.
 			result.Error = wire.Errorf(wire.CodeEvidenceBlocked, "output redaction failed; no output is shown or kept")
 			result.Stdout.Text, result.Stderr.Text = "", ""
 		}
-	}
-	var streams []*receipt.Captured
-	if started {
 		streams = []*receipt.Captured{outC, errC}
 	}
 	r.finish(ctx, l, result, &res, events, streams)
@@ -133,9 +130,9 @@ func (r *Runner) fillReceipt(rc *receipt.Receipt, res *lifecycle.Result, events 
 		rc.ExecErrno = &errno
 	}
 	for _, e := range events {
-		rc.Events = append(rc.Events, receipt.Event{Type: e.Kind, At: r.b.Stamp(e.Wall)})
+		at := r.b.Stamp(e.Wall)
+		rc.Events = append(rc.Events, receipt.Event{Type: e.Kind, At: at})
 		if e.Kind == receipt.EventStarted {
-			at := r.b.Stamp(e.Wall)
 			pid := int64(res.Pid)
 			rc.Start, rc.Pid = &at, &pid
 		}

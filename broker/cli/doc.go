@@ -3,8 +3,9 @@
 // `status`, `wait` and `cancel` follow an action; `approvals`, `approve`,
 // `deny`, `leases`, `revoke`, `actions` and `resolve` are the operator's;
 // they all talk to the daemon through the client package. `receipts`
-// reads the journal directly (read-only, without the state lock) and
-// `probe` proves the sandbox on this host. Every command takes --state DIR
+// reads the journal directly (read-only, without the state lock), except
+// `receipts prune`, which needs the state directory to itself; `probe`
+// proves the sandbox on this host. Every command takes --state DIR
 // (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
 // ~/.local/state/warrant) and, where it prints data, --json. Human output
 // is meant to be read before deciding: the approval card shows everything

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -124,8 +123,12 @@ func TestLauncherMountIsDenied(t *testing.T) {
 		t.Fatalf("mount: %q", r.Stdout)
 	}
 	var ws, mnt unix.Stat_t
-	unix.Stat(a.Workspace, &ws)
-	unix.Stat(filepath.Join(a.Workspace, "mnt"), &mnt)
+	if err := unix.Stat(a.Workspace, &ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Stat(a.Path("mnt"), &mnt); err != nil {
+		t.Fatal(err)
+	}
 	if ws.Dev != mnt.Dev {
 		t.Fatal("something is mounted over the target's directory")
 	}

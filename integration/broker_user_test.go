@@ -56,14 +56,7 @@ func TestOrdinaryUserRunsConfined(t *testing.T) {
 	cmd.Env = []string{"WARRANT_STATE=" + filepath.Join(home, "state"), "PATH=/usr/bin:/bin", "HOME=" + home}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.Output()
-	var res struct {
-		Outcome  string `json:"outcome"`
-		ExitCode *int   `json:"exit_code"`
-		Stdout   struct {
-			Text string `json:"text"`
-		} `json:"stdout"`
-		Error *struct{ Code, Message string } `json:"error"`
-	}
+	var res runJSON
 	if jerr := json.Unmarshal(out, &res); jerr != nil {
 		t.Fatalf("broker run as uid %d: %v %v\n%s", nobody, err, jerr, out)
 	}

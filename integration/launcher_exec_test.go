@@ -41,10 +41,7 @@ func TestLauncherExecutableReplacedByRename(t *testing.T) {
 	a := newAction(t)
 	prog := copyHelper(t, a.Outside)
 	req := a.Request(prog, "write", "marker", "x")
-	b, _ := os.ReadFile(prog)
-	if err := os.WriteFile(prog+".new", b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, prog, prog+".new")
 	if err := os.Rename(prog+".new", prog); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +66,10 @@ func TestLauncherHostileSnapshots(t *testing.T) {
 	a := newAction(t)
 	req := a.Helper("write", "marker", "x")
 	req.Snapshots = true
-	content, _ := os.ReadFile(bins.helper)
+	content, err := os.ReadFile(bins.helper)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tampered := append([]byte{}, content...)
 	tampered[len(tampered)-1] ^= 0xff
 	for name, mk := range map[string]func() int{
@@ -170,7 +170,10 @@ func TestLauncherExecFailedIsReported(t *testing.T) {
 	a := newAction(t)
 	req := a.Helper("write", "marker", "x")
 	req.Snapshots = true
-	content, _ := os.ReadFile(bins.helper)
+	content, err := os.ReadFile(bins.helper)
+	if err != nil {
+		t.Fatal(err)
+	}
 	noexec, err := unix.MemfdCreate("noexec", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
 	if err != nil {
 		t.Skipf("skip: this kernel has no MFD_NOEXEC_SEAL: %v", err)

@@ -87,8 +87,6 @@ func (s *supervisor) settle(why reason) {
 		if s.r.RootExitAt.Before(s.r.Started) {
 			s.r.RootExitAt = s.r.Started
 		}
-	}
-	if s.r.RootExited {
 		s.confirmGone()
 	} else {
 		s.r.Evidence = fmt.Sprintf("the root process %d did not exit within %s of SIGKILL", s.l.pid, killBound)

@@ -27,7 +27,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":     {"serve [--read-path DIR]...", runServe},
+	"serve":     {"serve [--read-path DIR]... [--launcher PATH]", runServe},
 	"probe":     {"probe [--launcher PATH] [--json]", runProbe},
 	"approvals": {"approvals [--json]", runApprovals},
 	"approve":   {"approve ID [--uses N] [--ttl D] [--json]", runApprove},

@@ -39,7 +39,7 @@ func runApprove(e *env, args []string) error {
 		return err
 	}
 	if *uses < 1 || *uses > 1<<32-1 {
-		return usageError{"--uses must be at least 1"}
+		return usageError{"--uses must be from 1 to 4294967295"}
 	}
 	if *ttl < time.Second {
 		return usageError{"--ttl must be at least 1s"}

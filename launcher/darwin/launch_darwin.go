@@ -95,7 +95,7 @@ func prepare() (*prepared, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "apply the Seatbelt profile: %v", err)
 	}
 	ready := &wire.Ready{
-		SeatbeltDigest: Digest(p.profile),
+		SeatbeltDigest: profileDigest(p.profile),
 		Binding:        wire.Unbound,
 		Workspace:      ws,
 		Cwd:            cwd,

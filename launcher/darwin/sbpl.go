@@ -74,9 +74,9 @@ func Profile(s Spec) (string, *wire.Error) {
 	return b.String(), nil
 }
 
-// Digest is the SHA-256 of a generated profile; Ready carries it as
+// profileDigest is the SHA-256 of a generated profile; Ready carries it as
 // seatbelt_digest.
-func Digest(profile string) []byte {
+func profileDigest(profile string) []byte {
 	d := sha256.Sum256([]byte(profile))
 	return d[:]
 }

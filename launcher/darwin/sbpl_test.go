@@ -207,8 +207,8 @@ func TestRootSymlinksMapToPrivate(t *testing.T) {
 	}
 }
 
-func TestDigest(t *testing.T) {
-	a, b := Digest("(version 1)"), Digest("(version 1) ")
+func TestProfileDigest(t *testing.T) {
+	a, b := profileDigest("(version 1)"), profileDigest("(version 1) ")
 	if len(a) != 32 || string(a) == string(b) {
 		t.Fatalf("Digest is not a SHA-256 of the profile text")
 	}

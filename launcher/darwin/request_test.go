@@ -74,6 +74,12 @@ func TestAdmitScript(t *testing.T) {
 	if p, _ := admit(req, 3); strings.Join(p.argv, "|") != "/usr/bin/env|/Users/me/proj/tools/gen.py|--out|x" {
 		t.Errorf("script without #! argument: %q", p.argv)
 	}
+	// A quote is representable in SBPL (it is escaped); only control
+	// characters are refused (TestAdmitRefusals).
+	req.Interpreter.File.Path = `/usr/bin/"py`
+	if _, e := admit(req, 3); e != nil {
+		t.Errorf("an interpreter path with a quote was refused: %v", e)
+	}
 }
 
 func TestAdmitRefusals(t *testing.T) {
@@ -104,8 +110,8 @@ func TestAdmitRefusals(t *testing.T) {
 		}, 3, wire.CodeArgumentsInvalid},
 		{"HOME missing", func(r *wire.SpawnRequest) { r.Env = r.Env[1:] }, 3, wire.CodeArgumentsInvalid},
 		{"workspace with newline", func(r *wire.SpawnRequest) { r.Workspace.Path = "/Users/me/a\n(allow default)" }, 3, wire.CodePathInvalid},
-		{"interpreter with quote is fine, with newline not", func(r *wire.SpawnRequest) {
-			r.Interpreter = &wire.Interpreter{File: file("/usr/bin/\"py\n", 'i')}
+		{"interpreter with newline", func(r *wire.SpawnRequest) {
+			r.Interpreter = &wire.Interpreter{File: file("/usr/bin/py\n", 'i')}
 		}, 3, wire.CodePathInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

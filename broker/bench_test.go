@@ -21,25 +21,20 @@ import (
 func BenchmarkAdmitAndCheckpoint(b *testing.B) {
 	r := newRigTB(b)
 	ctx := context.Background()
-	s := &wire.Submit{Workspace: r.workspace, Request: r.request()}
-	_, err := r.b.Submit(ctx, s)
-	must(b, err)
-	pending, err := r.b.j.PendingApprovals(ctx, 1)
-	must(b, err)
-	_, err = r.b.j.Approve(ctx, pending[0].ID, MaxLeaseUses, time.Hour)
-	must(b, err)
-	if m, err := r.b.Submit(ctx, s); err != nil || m.Type() != wire.TypeAccepted { // warms the snapshot cache
-		b.Fatalf("warm-up submit: %v %v", m, err)
-	}
+	req := r.request()
+	_, lease := r.approved(req, MaxLeaseUses)
+	r.wantAccepted(req) // warms the snapshot cache
+	s := &wire.Submit{Workspace: r.workspace, Request: req}
 	bare := bareCommitter(b, filepath.Join(b.TempDir(), "bare.db"))
 	defer bare.Close()
 
 	var ours, floor []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if i%(MaxLeaseUses-2) == MaxLeaseUses-3 {
+		if i%(MaxLeaseUses-2) == MaxLeaseUses-3 { // two uses left: revoke the lease so that the next submit asks anew
 			b.StopTimer()
-			r.reapprove(b, s)
+			must(b, r.b.j.Revoke(ctx, lease.ID))
+			_, lease = r.approved(req, MaxLeaseUses)
 			b.StartTimer()
 		}
 		t0 := time.Now()
@@ -64,16 +59,6 @@ func BenchmarkAdmitAndCheckpoint(b *testing.B) {
 	b.ReportMetric(p(floor, 0.50), "bare-commit-p50-µs")
 	b.ReportMetric(p(floor, 0.99), "bare-commit-p99-µs")
 	b.ReportMetric(p(ours, 0.50)/max(p(floor, 0.50), 1), "p50-ratio")
-}
-
-// reapprove grants a fresh lease when the benchmark has used up the last.
-func (r *rig) reapprove(tb testing.TB, s *wire.Submit) {
-	ctx := context.Background()
-	must(tb, r.b.j.Revoke(ctx, r.mustLeaseID()))
-	m, err := r.b.Submit(ctx, s)
-	must(tb, err)
-	_, err = r.b.j.Approve(ctx, m.(*wire.ApprovalRequired).Request.ID, MaxLeaseUses, time.Hour)
-	must(tb, err)
 }
 
 func bareCommitter(tb testing.TB, path string) *sql.DB {

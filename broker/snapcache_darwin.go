@@ -17,8 +17,5 @@ func NewSnapCache(int, int64) *SnapCache { return &SnapCache{} }
 // Get returns no snapshot: the executable stays unbound on macOS.
 func (*SnapCache) Get(*os.File, wire.FileIdentity) (*os.File, error) { return nil, nil }
 
-// Len is always 0.
-func (*SnapCache) Len() int { return 0 }
-
 // Close does nothing.
 func (*SnapCache) Close() {}

@@ -88,7 +88,7 @@ func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView
 // PendingApprovals lists the requests still waiting for a decision, oldest
 // first, at most limit of them.
 func (j *Journal) PendingApprovals(ctx context.Context, limit int) ([]wire.ApprovalView, error) {
-	ids, err := j.column(ctx, `SELECT id FROM approval_requests WHERE state = 'pending' ORDER BY created_unix, rowid LIMIT ?`, limit)
+	ids, err := column[string](ctx, j.db, `SELECT id FROM approval_requests WHERE state = 'pending' ORDER BY created_unix, rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
@@ -182,22 +182,4 @@ func decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, 
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s is already %s", id, state)
 	}
 	return readApproval(ctx, tx, id)
-}
-
-// column runs a query returning one text column.
-func (j *Journal) column(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := j.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }

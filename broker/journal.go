@@ -80,20 +80,9 @@ func (j *Journal) IntegrityCheck(ctx context.Context) (string, error) {
 func (j *Journal) RecoverInterrupted(ctx context.Context) ([]string, error) {
 	var handles []string
 	err := j.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT handle FROM actions WHERE state IN ('executing', 'running') ORDER BY created_unix, handle`)
+		var err error
+		handles, err = column[string](ctx, tx, `SELECT handle FROM actions WHERE state IN ('executing', 'running') ORDER BY created_unix, handle`)
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return err
-			}
-			handles = append(handles, h)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		res := unknownResult("the broker stopped while the action was executing; whether it ran, and what it did, is unknown")
@@ -137,6 +126,28 @@ func (j *Journal) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// column runs a query returning one column and collects its values.
+func column[T any](ctx context.Context, q rowsQuerier, query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // event appends one event to an action's history.

@@ -172,10 +172,6 @@ func (b *Broker) PruneReceipts(ctx context.Context, cutoff time.Time, policy str
 	return pruned, record, nil
 }
 
-type rowsQuerier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // readEntries reads the whole receipt log in index order.
 func readEntries(ctx context.Context, q rowsQuerier) ([]receipt.Entry, error) {
 	rows, err := q.QueryContext(ctx, `SELECT idx, envelope, body FROM receipt_log ORDER BY idx`)
@@ -199,20 +195,8 @@ func readEntries(ctx context.Context, q rowsQuerier) ([]receipt.Entry, error) {
 
 // readCheckpoints reads every stored checkpoint, oldest first.
 func readCheckpoints(ctx context.Context, q rowsQuerier) ([][]byte, error) {
-	rows, err := q.QueryContext(ctx, `SELECT note FROM receipt_checkpoints ORDER BY seq`)
+	out, err := column[[]byte](ctx, q, `SELECT note FROM receipt_checkpoints ORDER BY seq`)
 	if err != nil {
-		return nil, fmt.Errorf("read receipt checkpoints: %w", err)
-	}
-	defer rows.Close()
-	var out [][]byte
-	for rows.Next() {
-		var n []byte
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("read receipt checkpoints: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read receipt checkpoints: %w", err)
 	}
 	return out, nil

@@ -12,7 +12,8 @@
 // sanitized PATH or by absolute path, every symlink recorded, opened
 // without following any, fstat + bounded SHA-256; a "#!" script's
 // interpreter pinned the same way, "#!/usr/bin/env NAME" pinned as NAME;
-// workspace and cwd opened by fd with openat2 RESOLVE_BENEATH|NO_SYMLINKS|
+// the workspace opened by fd with openat2 RESOLVE_NO_SYMLINKS|
+// NO_MAGICLINKS, the cwd beneath it with RESOLVE_BENEATH|NO_SYMLINKS|
 // NO_MAGICLINKS|NO_XDEV) → the default policy and its digest → the
 // fingerprint, SHA-256 of the canonical CBOR of the whole CommandIdentity
 // → an exact lease match, else an approval request → sealed snapshot

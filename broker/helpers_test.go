@@ -102,12 +102,21 @@ func (r *rig) request(argv ...string) wire.ActionRequest {
 	return wire.ActionRequest{Executable: r.tool, Argv: argv, Cwd: "sub", Profile: wire.ProfileShort}
 }
 
-// resolved resolves r.request() in process, as Submit would.
+// resolveReq resolves req in the rig's workspace in process, as Submit
+// would; the descriptors are closed when the test ends.
+func (r *rig) resolveReq(req wire.ActionRequest) (*Resolved, error) {
+	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: req})
+	if err == nil {
+		r.t.Cleanup(res.Close)
+	}
+	return res, err
+}
+
+// resolved resolves r.request(), which must succeed.
 func (r *rig) resolved() *Resolved {
 	r.t.Helper()
-	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: r.request()})
+	res, err := r.resolveReq(r.request())
 	must(r.t, err)
-	r.t.Cleanup(res.Close)
 	return res
 }
 

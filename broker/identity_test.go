@@ -14,14 +14,6 @@ import (
 	"warrant/wire"
 )
 
-func (r *rig) resolveReq(req wire.ActionRequest) (*Resolved, error) {
-	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: req})
-	if err == nil {
-		r.t.Cleanup(res.Close)
-	}
-	return res, err
-}
-
 func TestIdentitySymlinkChainAndDigest(t *testing.T) {
 	r := newRig(t)
 	dir := filepath.Dir(r.tool)

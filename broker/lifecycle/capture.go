@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 )
 
 // capture drains one output pipe into its sink, counting every byte. It
@@ -27,10 +28,16 @@ func newCapture(f *os.File, sink io.Writer, budget int64, over func()) *capture 
 	return c
 }
 
+// captureBufs holds the 64 KiB read buffers (a pipe's default capacity),
+// so that each launch does not allocate and zero two of them.
+var captureBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 func (c *capture) run() {
 	defer close(c.done)
 	budget := uint64(c.budget)
-	buf := make([]byte, 64<<10)
+	bp := captureBufs.Get().(*[]byte)
+	defer captureBufs.Put(bp)
+	buf := *bp
 	for {
 		k, err := c.f.Read(buf)
 		if k > 0 {

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,12 @@ func (r *run) kinds() string {
 // launch runs "sh -c script" through the fake launcher with limits lim.
 func launch(t *testing.T, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string) *run {
 	t.Helper()
+	return launchIn(t, nil, script, lim, cancel, argv0)
+}
+
+// launchIn is launch with the action's cgroup created under cg (nil: none).
+func launchIn(t *testing.T, cg *Cgroups, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string) *run {
+	t.Helper()
 	ws, err := os.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +86,7 @@ func launch(t *testing.T, script string, lim profile.Limits, cancel <-chan struc
 	r := &run{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	var mu sync.Mutex
 	spec := Spec{
-		ID: "t", Launcher: fakeLauncher, Workspace: ws, Limits: lim,
+		ID: "t", Launcher: fakeLauncher, Workspace: ws, Limits: lim, Cgroup: cg,
 		Stdout: r.stdout, Stderr: r.stderr, Cancel: cancel,
 		OnEvent: func(e Event) { mu.Lock(); r.events = append(r.events, e); mu.Unlock() },
 		Request: &wire.SpawnRequest{
@@ -230,5 +237,26 @@ func TestReadyThatDiffersFromTheRequestIsUnknown(t *testing.T) {
 	}
 	if k := r.kinds(); k != "TERM_SENT,KILL_SENT,UNKNOWN_TERMINATION" && k != "TERM_SENT,UNKNOWN_TERMINATION" {
 		t.Fatalf("events %s", k)
+	}
+}
+
+// With a delegated cgroup, the end is confirmed by cgroup.events as well
+// as by /proc: a grandchild holding stdout is killed, the receipt can say
+// "cgroup empty", and the action's cgroup is removed afterwards.
+func TestCgroupConfirmsTheEnd(t *testing.T) {
+	cg, err := DetectCgroups(fmt.Sprintf("lifecycle-test-%d", os.Getpid()))
+	if err != nil {
+		t.Skipf("no delegated cgroup v2 with cgroup.kill here, so the cgroup path cannot be tested: %v", err)
+	}
+	defer cg.Remove()
+	r := launchIn(t, cg, `sleep 1000 & echo $!`, limits(time.Minute), nil, "sh")
+	if r.res.Outcome != wire.Exited || !r.res.GroupGone || !r.res.ByCgroup || !strings.Contains(r.res.Evidence, "populated 0") {
+		t.Fatalf("outcome %s gone %v by cgroup %v: %s", r.res.Outcome, r.res.GroupGone, r.res.ByCgroup, r.res.Evidence)
+	}
+	if alive(t, r.stdout.String()) {
+		t.Fatal("the grandchild outlived the action")
+	}
+	if _, err := os.Stat(filepath.Join(cg.Dir(), "t")); !os.IsNotExist(err) {
+		t.Fatalf("the action's cgroup is still there after the action: %v", err)
 	}
 }

@@ -47,8 +47,6 @@ type Recorder struct {
 	eng      *engine
 	mac      *hashWorker // HMAC of raw bytes
 	red      *hashWorker // SHA-256 of redacted bytes
-	headFull bool        // red has been asked for its state after the head
-	blocked  bool
 
 	rawDone  uint64 // raw bytes accounted for in redacted output
 	redTotal uint64
@@ -77,8 +75,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		mac: newHashWorker(hmac.New(sha256.New, cfg.MACKey), func(c *Chunk) *string { return &c.RawHMAC }),
 		red: newHashWorker(sha256.New(), func(c *Chunk) *string { return &c.RedactedSHA256 })}
 	if cfg.Retain == 0 {
-		r.headFull = true // the empty head is full already
-		r.red.mark(nil)
+		r.red.mark(nil) // the empty head is full already
 	}
 	return r, nil
 }
@@ -112,14 +109,10 @@ func (r *Recorder) chunk(p []byte) {
 	r.mac.write(p)
 	r.mac.mark(c)
 	r.mac.maybeFlush()
-	r.redact(p)
+	// A failure blocks the engine for good: it then takes nothing more,
+	// and Close reports the failure.
+	r.eng.write(p, r.emit)
 	r.red.maybeFlush()
-}
-
-func (r *Recorder) redact(p []byte) {
-	if !r.blocked && r.eng.write(p, r.emit) != nil {
-		r.blocked = true
-	}
 }
 
 // emit takes released redacted output, closing every chunk whose raw end
@@ -157,8 +150,7 @@ func (r *Recorder) take(b []byte) {
 		r.red.write(b[:k])
 		b = b[k:]
 		if k == room {
-			r.headFull = true
-			r.red.mark(nil)
+			r.red.mark(nil) // the head is full
 		}
 	}
 	r.red.write(b)
@@ -199,25 +191,20 @@ func (r *Recorder) Close() (*Captured, error) {
 		panic("receipt: internal error: recorder closed twice")
 	}
 	r.closed = true
-	var err error
-	if !r.blocked {
-		if err = r.eng.run(true, r.emit); err != nil {
-			r.blocked = true
-		}
-	} else {
-		err = r.eng.err
-	}
+	// A blocked engine releases nothing and returns its failure again.
+	err := r.eng.run(true, r.emit)
 	r.mac.flush() // the workers drain their queues beside the tail's digest
 	r.red.flush()
 	tail := r.tail.bytes()
+	headFull := len(r.head) == int(r.cfg.Retain) // red was asked for its state there
 	var retained string
-	if r.headFull {
+	if headFull {
 		retained = r.retainedDigest(tail)
 	}
 	r.mac.finish()
 	r.red.finish()
 	redacted := hex.EncodeToString(r.red.h.Sum(nil))
-	if !r.headFull {
+	if !headFull {
 		retained = redacted // the head that never filled is the whole stream
 	}
 	ev := StreamEvidence{
@@ -236,7 +223,7 @@ func (r *Recorder) Close() (*Captured, error) {
 	}
 	ev.DroppedBytes = ev.RedactedBytes - ev.RetainedBytes
 	switch {
-	case r.blocked:
+	case err != nil:
 		ev.Truncation = TruncEvidenceBlocked
 	case r.OverBudget():
 		ev.Truncation = TruncOutputLimit

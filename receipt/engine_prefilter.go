@@ -111,9 +111,6 @@ func (f *prefilter) addLiteral(lit string) {
 // pair buf[i], buf[i+1] is marked; -1 if there is none. It reads sixteen
 // bytes (eight sampled pairs) per step.
 func (f *prefilter) nextHit(buf []byte, from int) int {
-	if from < 0 {
-		return -1
-	}
 	t := &f.slot
 	i := from
 	for ; i+16 <= len(buf); i += 16 {

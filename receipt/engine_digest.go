@@ -23,7 +23,9 @@ import (
 // writer does not wait, and the worker, once awake, drains it.
 //
 // Batches are allocated as they are needed, so memory stays bounded by
-// queueDepth+1 batches of at most flushAt+MaxChunk bytes. finish must be
+// queueDepth+1 batches, each under flushAt bytes plus what one chunk
+// staged (MaxChunk raw bytes; for redacted output, what the chunk
+// released, held-back bytes and placeholders included). finish must be
 // called; it ends the goroutine.
 type hashWorker struct {
 	h       hash.Hash
@@ -110,8 +112,10 @@ func (w *hashWorker) maybeFlush() {
 
 // flush queues what is staged and takes an empty batch: a returned one if
 // there is one, else a new one while fewer than queueDepth+1 exist, else
-// the next one the worker returns. The send never blocks, since at most
-// queueDepth batches are ever outside the staging slot.
+// the next one the worker returns. The send waits only while queueDepth
+// batches are queued and the worker has taken none of them yet; the
+// worker's return of a batch never waits, since at most queueDepth
+// batches are ever outside the staging slot.
 func (w *hashWorker) flush() {
 	if len(w.stage.data) == 0 && len(w.stage.marks) == 0 {
 		return

@@ -115,15 +115,13 @@ type Sandbox struct {
 	Cwd               Dir          `json:"cwd"`
 }
 
-// SandboxOf mirrors the launcher's Ready.
+// SandboxOf mirrors the launcher's Ready. An absent digest encodes as
+// the empty string, which omitempty leaves out.
 func SandboxOf(r *wire.Ready) *Sandbox {
-	s := &Sandbox{LandlockABI: r.LandlockABI, HandledFS: r.HandledFS, HandledNet: r.HandledNet,
-		Scoped: r.Scoped, SeccompDigest: hexOrEmpty(r.SeccompDigest), SeatbeltDigest: hexOrEmpty(r.SeatbeltDigest), Binding: r.Binding,
-		ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256), Workspace: dirOf(&r.Workspace), Cwd: dirOf(&r.Cwd)}
-	if r.InterpreterSHA256 != nil {
-		s.InterpreterSHA256 = hex.EncodeToString(r.InterpreterSHA256)
-	}
-	return s
+	return &Sandbox{LandlockABI: r.LandlockABI, HandledFS: r.HandledFS, HandledNet: r.HandledNet, Scoped: r.Scoped,
+		SeccompDigest: hex.EncodeToString(r.SeccompDigest), SeatbeltDigest: hex.EncodeToString(r.SeatbeltDigest),
+		Binding: r.Binding, ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256),
+		InterpreterSHA256: hex.EncodeToString(r.InterpreterSHA256), Workspace: dirOf(&r.Workspace), Cwd: dirOf(&r.Cwd)}
 }
 
 // How a receipt's resource limits were enforced.
@@ -166,12 +164,4 @@ type Time struct {
 // for t (for example time.Since(brokerStart)).
 func Stamp(mono time.Duration, wall time.Time) Time {
 	return Time{MonoNs: int64(mono), WallUnixNs: wall.UnixNano()}
-}
-
-// hexOrEmpty encodes b, or nothing for an absent value.
-func hexOrEmpty(b []byte) string {
-	if b == nil {
-		return ""
-	}
-	return hex.EncodeToString(b)
 }

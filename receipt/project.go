@@ -42,7 +42,8 @@ func Project(c *Captured, maxChars int) wire.Stream {
 	var sb strings.Builder
 	cut := writeHead(&sb, c.Head, half)
 	omitted := ev.DroppedBytes + ev.WithheldBytes
-	if omitted > 0 || cut > 0 || tailChars > maxChars-half {
+	marked := omitted > 0 || cut > 0 || tailChars > maxChars-half
+	if marked {
 		fmt.Fprintf(&sb, "\n[… %d bytes omitted", omitted)
 		if skipped := cut + max(0, tailChars-(maxChars-half)); skipped > 0 {
 			fmt.Fprintf(&sb, ", %d characters not shown", skipped)
@@ -57,8 +58,8 @@ func Project(c *Captured, maxChars int) wire.Stream {
 		Text:          sb.String(),
 		ObservedBytes: ev.ObservedBytes,
 		RetainedBytes: ev.RetainedBytes,
-		DroppedBytes:  ev.DroppedBytes + ev.WithheldBytes,
-		Truncated:     ev.Truncation != 0 || omitted > 0 || cut > 0 || tailChars > maxChars-half,
+		DroppedBytes:  omitted,
+		Truncated:     ev.Truncation != 0 || marked,
 	}
 }
 

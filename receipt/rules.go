@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // A byteClass is a set of bytes, tested with one table lookup.
@@ -112,7 +113,8 @@ const (
 // rulesetID is the digest of the built-in rules' full description. Exact
 // secret values are never hashed into it (a digest of a low-entropy
 // secret could be enumerated); only their number is recorded, beside it.
-func rulesetID() string {
+// Every stream's evidence names it, so it is described and hashed once.
+var rulesetID = sync.OnceValue(func() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", rulesetName)
 	fmt.Fprintf(h, "%s begin=%q end=%q tail=%q label=%d class=%s window=%d\n",
@@ -127,7 +129,7 @@ func rulesetID() string {
 	}
 	fmt.Fprintf(h, "%s min=%d max=%d\n", exactName, MinSecret, MaxSecret)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
+})
 
 // matcher compiles t. Every literal of one rule has the same length.
 func (t tokenRule) matcher() matcher {

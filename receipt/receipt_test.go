@@ -59,7 +59,7 @@ func TestReceiptRefusesOverclaims(t *testing.T) {
 		"no refusal":      func(r *Receipt) { r.Error = nil },
 		"exit code":       func(r *Receipt) { r.ExitCode = ptr(int32(0)) },
 		"group gone":      func(r *Receipt) { r.GroupGone = &GroupGone{Method: GonePgidESRCH} },
-		"observed output": func(r *Receipt) { r.Streams = []StreamEvidence{{Stream: Stdout, ObservedBytes: 1}} },
+		"observed output": func(r *Receipt) { r.Streams = []StreamEvidence{testCaptured(t, Stdout, "x").Evidence} },
 	}
 	for name, edit := range nx {
 		r := testReceipt("r1", wire.KnownNotExecuted)
@@ -67,6 +67,18 @@ func TestReceiptRefusesOverclaims(t *testing.T) {
 		if _, err := r.Encode(); err == nil {
 			t.Errorf("known_not_executed with %s: accepted", name)
 		}
+	}
+}
+
+// output_limit_reaped is claimed only with a stream past its budget.
+func TestReceiptOutputLimit(t *testing.T) {
+	r := testReceipt("r1", wire.OutputLimitReaped)
+	if _, err := r.Encode(); err == nil {
+		t.Fatal("output_limit_reaped without a stream past its budget: accepted")
+	}
+	r.Streams = []StreamEvidence{record(t, newTestRecorder(t, 4, 8), []byte("more than eight bytes"), 100).Evidence}
+	if _, err := r.Encode(); err != nil {
+		t.Fatalf("output_limit_reaped with a stream past its budget: %v", err)
 	}
 }
 

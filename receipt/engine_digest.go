@@ -25,8 +25,8 @@ import (
 // Batches are allocated as they are needed, so memory stays bounded by
 // queueDepth+1 batches, each under flushAt bytes plus what one chunk
 // staged (MaxChunk raw bytes; for redacted output, what the chunk
-// released, held-back bytes and placeholders included). finish must be
-// called; it ends the goroutine.
+// released, held-back bytes and placeholders included). end and then wait
+// must be called; they end the goroutine.
 type hashWorker struct {
 	h       hash.Hash
 	field   func(*Chunk) *string // the chunk record field a mark fills in
@@ -34,7 +34,7 @@ type hashWorker struct {
 	stage   batch
 	batches int // allocated so far, the staging one included
 	jobs    chan batch
-	free    chan batch
+	free    chan batch // room for every batch, so the worker never waits
 	done    chan struct{}
 }
 
@@ -60,7 +60,7 @@ type digestMark struct {
 
 func newHashWorker(h hash.Hash, field func(*Chunk) *string) *hashWorker {
 	w := &hashWorker{h: h, field: field, batches: 1, clone: make(chan hash.Hash, 1),
-		jobs: make(chan batch, queueDepth), free: make(chan batch, queueDepth), done: make(chan struct{})}
+		jobs: make(chan batch, queueDepth), free: make(chan batch, queueDepth+1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -113,13 +113,8 @@ func (w *hashWorker) maybeFlush() {
 // flush queues what is staged and takes an empty batch: a returned one if
 // there is one, else a new one while fewer than queueDepth+1 exist, else
 // the next one the worker returns. The send waits only while queueDepth
-// batches are queued and the worker has taken none of them yet; the
-// worker's return of a batch never waits, since at most queueDepth
-// batches are ever outside the staging slot.
+// batches are queued and the worker has taken none of them yet.
 func (w *hashWorker) flush() {
-	if len(w.stage.data) == 0 && len(w.stage.marks) == 0 {
-		return
-	}
 	w.jobs <- w.stage
 	select {
 	case w.stage = <-w.free:
@@ -133,10 +128,16 @@ func (w *hashWorker) flush() {
 	}
 }
 
-// finish hashes what is left and ends the worker; afterwards every mark
-// is filled in and h holds the digest of the whole stream.
-func (w *hashWorker) finish() {
-	w.flush()
+// end queues what is staged as the last batch, taking no new one, and
+// lets the worker run out.
+func (w *hashWorker) end() {
+	if len(w.stage.data) > 0 || len(w.stage.marks) > 0 {
+		w.jobs <- w.stage
+	}
+	w.stage = batch{}
 	close(w.jobs)
-	<-w.done
 }
+
+// wait returns once the worker has ended; afterwards every mark is filled
+// in and h holds the digest of the whole stream.
+func (w *hashWorker) wait() { <-w.done }

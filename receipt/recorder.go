@@ -193,16 +193,16 @@ func (r *Recorder) Close() (*Captured, error) {
 	r.closed = true
 	// A blocked engine releases nothing and returns its failure again.
 	err := r.eng.run(true, r.emit)
-	r.mac.flush() // the workers drain their queues beside the tail's digest
-	r.red.flush()
+	r.mac.end() // the workers drain their queues beside the tail's digest
+	r.red.end()
 	tail := r.tail.bytes()
 	headFull := len(r.head) == int(r.cfg.Retain) // red was asked for its state there
 	var retained string
 	if headFull {
 		retained = r.retainedDigest(tail)
 	}
-	r.mac.finish()
-	r.red.finish()
+	r.mac.wait()
+	r.red.wait()
 	redacted := hex.EncodeToString(r.red.h.Sum(nil))
 	if !headFull {
 		retained = redacted // the head that never filled is the whole stream

@@ -286,6 +286,9 @@ func TestExportDSSEJSONL(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	if len(lines) != len(entries) {
+		t.Fatalf("%d lines for %d entries", len(lines), len(entries))
+	}
 	for i, l := range lines {
 		if !bytes.Equal(l, entries[i].Envelope) {
 			t.Fatalf("line %d differs from the stored envelope", i)

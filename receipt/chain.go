@@ -27,7 +27,7 @@ type Chain struct {
 	keys   *Keys
 	n      int64
 	prev   string
-	hashes []tlog.Hash
+	hashes hashReader // the Merkle tree's stored hashes
 }
 
 // NewChain resumes the log after the stored entries, which must be the
@@ -53,7 +53,7 @@ func NewChain(keys *Keys, stored []Entry) (*Chain, error) {
 func (c *Chain) Len() int64 { return c.n }
 
 func (c *Chain) add(envelope, payload []byte) error {
-	h, err := tlog.StoredHashes(c.n, envelope, c)
+	h, err := tlog.StoredHashes(c.n, envelope, c.hashes)
 	if err != nil {
 		return fmt.Errorf("append to log: %w", err)
 	}
@@ -63,18 +63,16 @@ func (c *Chain) add(envelope, payload []byte) error {
 	return nil
 }
 
-// ReadHashes implements tlog.HashReader over the stored hashes.
-func (c *Chain) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	return readHashes(c.hashes, indexes)
-}
+// hashReader is a tlog.HashReader over a Merkle tree's stored hashes.
+type hashReader []tlog.Hash
 
-func readHashes(stored []tlog.Hash, indexes []int64) ([]tlog.Hash, error) {
+func (h hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))
 	for i, x := range indexes {
-		if x < 0 || x >= int64(len(stored)) {
+		if x < 0 || x >= int64(len(h)) {
 			return nil, fmt.Errorf("read hash %d: beyond the log", x)
 		}
-		out[i] = stored[x]
+		out[i] = h[x]
 	}
 	return out, nil
 }

@@ -170,14 +170,14 @@ func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
 	v.now, v.cpn = map[string]*checked{}, map[string]checkpointResult{}
 	defer func() { v.memo, v.cps = v.now, v.cpn }()
 	rep := &Report{Entries: int64(len(entries))}
-	var stored []tlog.Hash
+	var stored hashReader
 	prev := ""
 	done := make([]*checked, len(entries))
 	for i := range entries {
 		pos := int64(i)
 		c := v.entry(entries[i].Envelope)
 		done[i] = c
-		h, err := tlog.StoredHashesForRecordHash(pos, c.leaf, hashReader(stored))
+		h, err := tlog.StoredHashesForRecordHash(pos, c.leaf, stored)
 		if err != nil {
 			panic("receipt: internal error: " + err.Error())
 		}
@@ -219,11 +219,7 @@ func (c *checked) links() (int64, string) {
 	return c.deletion.LogIndex, c.deletion.Previous
 }
 
-type hashReader []tlog.Hash
-
-func (h hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) { return readHashes(h, indexes) }
-
-func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored []tlog.Hash) {
+func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored hashReader) {
 	nv, err := NoteVerifier(v.pub)
 	if err != nil {
 		rep.add(-1, ProblemCheckpoint, "%v", err)
@@ -243,7 +239,7 @@ func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored []
 		case t.N > rep.Entries:
 			p.Kind, p.Detail = ProblemTruncated, fmt.Sprintf("checkpoint covers %d entries; the log holds %d", t.N, rep.Entries)
 		default:
-			root, err := tlog.TreeHash(t.N, hashReader(stored))
+			root, err := tlog.TreeHash(t.N, stored)
 			if err != nil {
 				panic("receipt: internal error: " + err.Error())
 			}

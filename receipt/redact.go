@@ -64,7 +64,6 @@ type Ruleset struct {
 	pre     prefilter
 	byFirst [256][]litRule // literals by first byte, in rule order
 	maxLit  int            // longest literal
-	width   int            // largest window over every rule and continuation
 	exact   int            // number of exact secret values
 }
 
@@ -95,7 +94,6 @@ func (rs *Ruleset) add(m matcher) {
 	idx := len(rs.rules)
 	m.hole = []byte("[REDACTED:" + m.name + "]")
 	rs.rules = append(rs.rules, m)
-	rs.width = max(rs.width, m.width, pemWindow)
 	for _, l := range m.lits {
 		rs.pre.addLiteral(l)
 		rs.byFirst[l[0]] = append(rs.byFirst[l[0]], litRule{lit: l, rule: idx})

@@ -55,7 +55,7 @@ var (
 // A tokenRule matches a literal prefix, up to sepMax separator bytes, and a
 // run of min..max bytes of class. A run longer than max is redacted too:
 // the engine keeps consuming class bytes, max at a time, until the run
-// ends (see contToken), so no cap ever lets the tail of a token through.
+// ends (see cont), so no cap ever lets the tail of a token through.
 type tokenRule struct {
 	name     string
 	lits     []string
@@ -91,7 +91,7 @@ var builtinTokens = []tokenRule{
 
 // PEM private keys: from the BEGIN line through the END line. A block
 // whose END line does not appear within pemWindow bytes is redacted
-// pemWindow bytes at a time until it does (contPEM).
+// pemWindow bytes at a time until it does (see cont).
 const (
 	pemName    = "pem-private-key"
 	pemBegin   = "-----BEGIN"

@@ -29,3 +29,26 @@ func TestStatusArguments(t *testing.T) {
 		}
 	}
 }
+
+// `broker run` splits at its first "--": a command that itself holds "--"
+// (git diff -- FILE) is the command's, not a stray argument of run's.
+func TestRunSplitsAtTheFirstDoubleDash(t *testing.T) {
+	t.Setenv("WARRANT_STATE", t.TempDir())
+	t.Setenv("WARRANT_LAUNCHER", "/nonexistent/launcher")
+	for _, args := range [][]string{
+		{"run", "--", "git", "diff", "--", "f"},
+		{"run", "--profile", "short", "--", "git", "diff", "--", "f"},
+	} {
+		var out bytes.Buffer
+		code := Main(args, &out, &out)
+		if code == exitUsage || !strings.Contains(out.String(), "/nonexistent/launcher") {
+			t.Errorf("broker %s: exit %d; want it past argument parsing, stopped at the missing launcher:\n%s",
+				strings.Join(args, " "), code, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := Main([]string{"run", "--profile", "short", "--"}, &out, &out); code != exitUsage ||
+		!strings.Contains(out.String(), "put the command after --") {
+		t.Errorf("run without a command: exit %d\n%s", code, out.String())
+	}
+}

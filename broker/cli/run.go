@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -49,17 +50,14 @@ func runRun(e *env, args []string) error {
 	e.fs.StringVar(&o.goal, "goal", "", "the goal (default: the default goal)")
 	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
 	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
-	flags, command, ok := strings.Cut(strings.Join(args, "\x00"), "\x00--\x00")
-	if !ok && len(args) > 0 && args[0] == "--" {
-		flags, command, ok = "", strings.Join(args[1:], "\x00"), true
-	}
-	if !ok || command == "" {
+	dash := slices.Index(args, "--")
+	if dash < 0 || dash == len(args)-1 {
 		return usageError{"put the command after --"}
 	}
-	if _, err := e.parse(splitNonEmpty(flags), 0); err != nil {
+	if _, err := e.parse(args[:dash], 0); err != nil {
 		return err
 	}
-	argv := strings.Split(command, "\x00")
+	argv := args[dash+1:]
 	profile, err := wire.ParseEnum[wire.Profile](o.profile)
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile must be short, standard or long, not %q", o.profile)}
@@ -96,14 +94,6 @@ func runRun(e *env, args []string) error {
 	st, err := waitEnd(ctx, cl, handle)
 	live.done()
 	return e.report(runReport{handle: handle, status: st, err: err}, d != nil)
-}
-
-// splitNonEmpty splits a NUL-joined list, where "" is the empty list.
-func splitNonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\x00")
 }
 
 // submitApproved submits req until it is accepted, asking for approval as

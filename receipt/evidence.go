@@ -95,7 +95,7 @@ type StreamEvidence struct {
 // validate checks the evidence's own arithmetic.
 func (s *StreamEvidence) validate() error {
 	switch {
-	case s.Stream == 0 || int(s.Stream) >= len(streamNames):
+	case !closed.Valid(streamNames, s.Stream):
 		return errorf("stream: invalid name %d", s.Stream)
 	case s.RedactedBytes != s.RetainedBytes+s.DroppedBytes:
 		return errorf("%s: redacted %d != retained %d + dropped %d", s.Stream, s.RedactedBytes, s.RetainedBytes, s.DroppedBytes)

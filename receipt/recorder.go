@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync/atomic"
+
+	"warrant/internal/closed"
 )
 
 const (
@@ -64,7 +66,7 @@ type Recorder struct {
 // NewRecorder returns a recorder for one stream.
 func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	switch {
-	case cfg.Stream == 0 || int(cfg.Stream) >= len(streamNames):
+	case !closed.Valid(streamNames, cfg.Stream):
 		return nil, fmt.Errorf("new recorder: invalid stream %d", cfg.Stream)
 	case len(cfg.MACKey) != MACKeySize:
 		return nil, fmt.Errorf("new recorder: MAC key is %d bytes, want %d", len(cfg.MACKey), MACKeySize)

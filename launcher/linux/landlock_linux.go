@@ -5,21 +5,15 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/landlockabi"
 	"warrant/wire"
-)
-
-// minABI is the Landlock floor: TCP rules need ABI 4. erratumSignalScope
-// is the errata bit saying that ABI 6 signal scoping is fixed (go-landlock
-// does not export it).
-const (
-	minABI             = 4
-	erratumSignalScope = 1 << 1
 )
 
 // knownABIs[n] is go-landlock's preset for ABI n: every fs, net and scope
 // right that ABI knows. Only its three masks are read; its Restrict (best
 // effort, all threads) is never used. A kernel newer than the last preset
-// is treated as that ABI and the reply says so.
+// is handled as that ABI: the rights it added stay unhandled, and Ready
+// reports the preset's number, not the kernel's.
 var knownABIs = [...]landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3,
 	4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7, 8: landlock.V8,
 	9: landlock.V9, 10: landlock.V10, 11: landlock.V11}
@@ -40,8 +34,8 @@ const (
 // read-write path, read+write on the listed devices, no network rule and
 // both scopes. Below the floor it refuses; there is no best effort.
 func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
-	abi := landlockABI()
-	floor := max(minABI, int(req.Policy.MinLandlockABI))
+	abi := landlockabi.Running()
+	floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI))
 	if abi < floor {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", abi, floor)
 	}
@@ -86,21 +80,6 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	}
 	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, attr.HandledAccessNet, attr.Scoped
 	return nil
-}
-
-// landlockABI returns the running ABI, counting a kernel whose ABI-6
-// signal scoping lacks its erratum fix as ABI 5 (as go-landlock does).
-func landlockABI() int {
-	abi, err := ll.LandlockGetABIVersion()
-	if err != nil {
-		return 0
-	}
-	if abi >= 6 {
-		if errata, err := ll.LandlockGetErrata(); err != nil || errata&erratumSignalScope == 0 {
-			return 5
-		}
-	}
-	return abi
 }
 
 // addRule grants rights beneath the directory or file open as fd.

@@ -3,6 +3,7 @@ package linux
 import (
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/personality"
 	"warrant/internal/profile"
 	"warrant/wire"
 )
@@ -16,8 +17,6 @@ const (
 	secNoAmbient        = 1 << 6
 	secNoAmbientLocked  = 1 << 7
 	secureBits          = secNoRoot | secNoRootLocked | secKeepCapsLocked | secNoAmbient | secNoAmbientLocked
-	perLinux            = 0
-	personalityQuery    = 0xffffffff
 	capabilityWords     = 2
 	maxCapabilityNumber = 63
 )
@@ -33,10 +32,10 @@ func dropPrivileges(p wire.Profile) error {
 	if err := setRlimits(profile.Of(p)); err != nil {
 		return err
 	}
-	if _, _, e := unix.RawSyscall(unix.SYS_PERSONALITY, perLinux, 0, 0); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_PERSONALITY, personality.Linux, 0, 0); e != 0 {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "personality: %v", e)
 	}
-	if got, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, personalityQuery, 0, 0); got != perLinux {
+	if got, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, personality.Query, 0, 0); got != personality.Linux {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "personality is %#x after setting PER_LINUX", got)
 	}
 	if err := dropCapabilities(); err != nil {

@@ -6,6 +6,8 @@ import (
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/personality"
 )
 
 // allowed is the allowlist, in the spirit of Docker's default profile:
@@ -62,12 +64,6 @@ clock_settime clock_adjtime adjtimex lookup_dcookie`
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
-// Argument values the conditional rules compare with.
-const (
-	perLinux         = 0
-	personalityQuery = 0xffffffff
-)
-
 var (
 	actDeny   = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	actAbsent = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
@@ -111,8 +107,8 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	}{
 		{"clone", cond(0, seccomp.CompareMaskedEqual, namespaceFlags, 0)},
 		{"socketpair", cond(0, seccomp.CompareEqual, unix.AF_UNIX)},
-		{"personality", cond(0, seccomp.CompareEqual, perLinux)},
-		{"personality", cond(0, seccomp.CompareEqual, personalityQuery)},
+		{"personality", cond(0, seccomp.CompareEqual, personality.Linux)},
+		{"personality", cond(0, seccomp.CompareEqual, personality.Query)},
 		{"prlimit64", cond(0, seccomp.CompareEqual, 0)}, // only its own limits
 	}
 	for _, r := range conditional {

@@ -4,12 +4,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/fsid"
+	"warrant/internal/retry"
 	"warrant/wire"
 )
-
-// openat2Retries bounds the retries of openat2 on EAGAIN, which the kernel
-// returns when a concurrent rename or mount might have raced the lookup.
-const openat2Retries = 16
 
 // checkWorkspace performs step 3: the received directory must be the
 // approved workspace, by (dev, ino, mnt_id).
@@ -34,13 +31,12 @@ func enterCwd(ws int, want wire.DirIdentity) (wire.DirIdentity, error) {
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS |
 			unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 	}
+	// EAGAIN: a concurrent rename or mount might have raced the lookup.
 	var fd int
-	var err error
-	for range openat2Retries {
-		if fd, err = unix.Openat2(ws, want.Path, how); err != unix.EAGAIN && err != unix.EINTR {
-			break
-		}
-	}
+	err := retry.EAGAIN(func() (err error) {
+		fd, err = unix.Openat2(ws, want.Path, how)
+		return err
+	})
 	switch {
 	case err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP || err == unix.EXDEV:
 		return wire.DirIdentity{}, wire.Errorf(wire.CodeIdentityDrift,

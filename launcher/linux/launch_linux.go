@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -105,12 +106,10 @@ func reply(m wire.Message) bool {
 		// Only a message that fails its own validation cannot be encoded.
 		panic("linux: internal error: " + err.Error())
 	}
-	for {
-		_, err = unix.Write(requestFD, buf)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	err = retry.EINTR(func() error {
+		_, err := unix.Write(requestFD, buf)
+		return err
+	})
 	return err == nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/envpolicy"
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -102,12 +103,11 @@ func isSeqpacket(fd int) bool {
 
 // recvmsg is unix.Recvmsg retried on EINTR.
 func recvmsg(fd int, p, oob []byte, flags int) (n, oobn, recvflags int, err error) {
-	for {
+	err = retry.EINTR(func() (err error) {
 		n, oobn, recvflags, _, err = unix.Recvmsg(fd, p, oob, flags)
-		if err != unix.EINTR {
-			return n, oobn, recvflags, err
-		}
-	}
+		return err
+	})
+	return n, oobn, recvflags, err
 }
 
 // parseRights returns the descriptors of every SCM_RIGHTS message in oob.

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -91,10 +92,11 @@ func CopyExact(w io.Writer, fd int, size int64) error {
 	buf := make([]byte, n)
 	var off int64
 	for {
-		n, err := unix.Pread(fd, buf, off)
-		if err == unix.EINTR {
-			continue
-		}
+		var n int
+		err := retry.EINTR(func() (err error) {
+			n, err = unix.Pread(fd, buf, off)
+			return err
+		})
 		if err != nil {
 			return err
 		}

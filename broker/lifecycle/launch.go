@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -118,16 +119,17 @@ func startProcess(path string, files []*os.File, sys *syscall.SysProcAttr) (int,
 // rest of the frame if a stream socket took only part of it (a
 // SOCK_SEQPACKET socket takes all or nothing).
 func sendRequest(fd int, frame, rights []byte) error {
-	n, err := unix.SendmsgN(fd, frame, rights, nil, 0)
-	for err == unix.EINTR {
+	var n int
+	err := retry.EINTR(func() (err error) {
 		n, err = unix.SendmsgN(fd, frame, rights, nil, 0)
-	}
+		return err
+	})
 	for err == nil && n < len(frame) {
 		var k int
-		k, err = unix.Write(fd, frame[n:])
-		if err == unix.EINTR {
-			err = nil
-		}
+		err = retry.EINTR(func() (err error) {
+			k, err = unix.Write(fd, frame[n:])
+			return err
+		})
 		n += k
 	}
 	return err
@@ -175,7 +177,8 @@ func (l *launcher) abandon() {
 }
 
 // reap waits for the launcher (or the target it became) and returns its
-// wait status.
+// wait status. A wait is not bounded like retry's calls: giving up would
+// report an exit that did not happen.
 func (l *launcher) reap() unix.WaitStatus {
 	var ws unix.WaitStatus
 	for {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -59,12 +60,10 @@ func spawn(path string, files []*os.File, _ *osState) (int, handle, error) {
 	var ev unix.Kevent_t
 	unix.SetKevent(&ev, pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
 	ev.Fflags = unix.NOTE_EXIT
-	for {
-		_, err = unix.Kevent(kq, []unix.Kevent_t{ev}, nil, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	err = retry.EINTR(func() error {
+		_, err := unix.Kevent(kq, []unix.Kevent_t{ev}, nil, nil)
+		return err
+	})
 	switch err {
 	case nil:
 	case unix.ESRCH:

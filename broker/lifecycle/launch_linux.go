@@ -54,7 +54,8 @@ func (h handle) release() { unix.Close(h.pidfd) }
 
 // watch returns when the process has exited. It does not reap it
 // (WNOWAIT): the zombie keeps the process group id from being reused while
-// the rest of the group is signalled.
+// the rest of the group is signalled. Like reap, it retries EINTR without
+// bound.
 func (h handle) watch() {
 	var info unix.Siginfo
 	for {

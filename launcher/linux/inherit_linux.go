@@ -28,7 +28,10 @@ func cleanSlate() error {
 			return wire.Errorf(wire.CodeIOFailed, "reset the disposition of signal %d: %v", sig, err)
 		}
 	}
-	return clearSignalMask()
+	if err := clearSignalMask(); err != nil {
+		return wire.Errorf(wire.CodeIOFailed, "clear the signal mask: %v", err)
+	}
+	return nil
 }
 
 // maxSignal is the highest Linux signal number (SIGRTMAX).
@@ -38,10 +41,7 @@ const maxSignal = 64
 // on to the target.
 func clearSignalMask() error {
 	var empty unix.Sigset_t
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
-		return wire.Errorf(wire.CodeIOFailed, "clear the signal mask: %v", err)
-	}
-	return nil
+	return unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil)
 }
 
 // setStdio performs step 6: 0 = /dev/null, 1 and 2 = the received pipes,

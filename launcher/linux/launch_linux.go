@@ -122,7 +122,16 @@ type execution struct {
 	interpSHA256 []byte   // of the interpreter, for a script
 }
 
+// run clears the signal mask again (nothing may have blocked a signal
+// since step 1) and executes. It returns only when nothing was executed,
+// with the errno of the step that failed: past Ready, ExecFailed is the
+// only reply that tells the broker so.
 func (e *execution) run() unix.Errno {
-	clearSignalMask() // again: nothing may have blocked a signal since step 1
+	if err := clearSignalMask(); err != nil {
+		if errno, ok := err.(unix.Errno); ok {
+			return errno
+		}
+		return unix.EINVAL // x/sys returns bare errnos; fail closed all the same
+	}
 	return execveat(e.fd, e.argv, e.env)
 }

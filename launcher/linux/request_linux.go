@@ -14,6 +14,12 @@ import (
 // descriptor is seen and refused instead of truncating the control data.
 const maxFDs = 8
 
+// requestBuf holds the largest valid request datagram, wire's frame (a
+// 4-byte big-endian length, then a body of at most MaxLauncherFrame
+// bytes), and one spare byte: a longer datagram is refused either way, by
+// MSG_TRUNC or by DecodeFrame's cap.
+const requestBuf = 4 + wire.MaxLauncherFrame + 1
+
 // received holds the descriptors that came with the request, in the order
 // wire.SpawnRequest documents; an absent snapshot is -1.
 type received struct {
@@ -27,7 +33,7 @@ func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
 	if err := checkSocket(sock); err != nil {
 		return nil, nil, err
 	}
-	buf := make([]byte, wire.MaxLauncherFrame+5)
+	buf := make([]byte, requestBuf)
 	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
 	n, oobn, flags, err := recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {

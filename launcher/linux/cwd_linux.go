@@ -9,7 +9,7 @@ import (
 )
 
 // checkWorkspace performs step 3: the received directory must be the
-// approved workspace, by (dev, ino, mnt_id).
+// approved workspace, by (dev, ino, mnt_id, birth time).
 func checkWorkspace(fd int, want wire.DirIdentity) (wire.DirIdentity, error) {
 	got, err := fsid.Dir(fd, want.Path)
 	if err != nil {

@@ -17,9 +17,11 @@
 //     environment checked by envpolicy.Check; exactly FDCount descriptors,
 //     each fstat-checked for its role (directory, writable pipes, regular
 //     snapshot files).
-//  3. The workspace descriptor's (dev, ino, mnt_id) equal the approved ones.
+//  3. The workspace descriptor's (dev, ino, mnt_id, birth time) equal the
+//     approved ones.
 //  4. openat2(workspace, cwd, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|
-//     NO_XDEV) with bounded EAGAIN retries; identity equal; fchdir.
+//     NO_XDEV), EAGAIN and EINTR retried at most 16 times (internal/retry);
+//     identity equal; fchdir.
 //  5. The executable (and a script's pinned interpreter) re-opened with
 //     RESOLVE_NO_SYMLINKS; fstat identity equal; content bound in a sealed
 //     memfd, the broker's (snapshot.Verify) or our own copy
@@ -38,11 +40,13 @@
 //     checked, and the bounding set too when the launcher holds
 //     CAP_SETPCAP (an ordinary user's full bounding set cannot be shrunk,
 //     and grants nothing under no_new_privs); no_new_privs.
-//  8. Landlock: ABI ≥ max(4, policy floor) or refuse (an ABI 6+ kernel
+//  8. Landlock: ABI ≥ max(4, policy floor) or refuse, the ABI counted by
+//     internal/landlockabi as the broker counts it (an ABI 6+ kernel
 //     without the signal-scope erratum fix counts as ABI 5); every fs, net
 //     and scope right the running ABI knows is handled, as go-landlock's
-//     presets V1…V11 name them (a newer kernel is treated as ABI 11 and
-//     the reply says so); read+execute on the runtime paths; every right
+//     presets V1…V11 name them (a newer kernel is handled as ABI 11: the
+//     rights it added stay unhandled and Ready reports ABI 11, not the
+//     kernel's number); read+execute on the runtime paths; every right
 //     except making devices or sockets, ioctl on devices and connecting to
 //     pathname sockets on the workspace (granted by its verified
 //     descriptor), HOME, TMPDIR and any extra read-write path; read+write
@@ -61,10 +65,25 @@
 //     personality only PER_LINUX or a query, prlimit64 only on itself.
 //     The second program denies ioctl TIOCSTI and TIOCLINUX compared on
 //     the command's low 32 bits.
-//  10. Send Ready with the measured facts, then execveat(memfd, "", argv,
-//     env, AT_EMPTY_PATH). If it returns: ExecFailed{errno}, exit 127.
-//     The broker learns that the exec happened from EOF on the
-//     close-on-exec reply socket.
+//  10. Send Ready with the measured facts, clear the signal mask again,
+//     then execveat(memfd, "", argv, env, AT_EMPTY_PATH). If either fails:
+//     ExecFailed{errno}, exit 127, nothing executed. The broker learns that
+//     the exec happened from EOF on the close-on-exec reply socket.
+//
+// Where each step lives (Main and prepare, in launch_linux.go, call them
+// in this order):
+//
+//	step  file                   function
+//	1     inherit_linux.go       cleanSlate (unignoreSignal: sys_unsafe_linux.go)
+//	2     request_linux.go       readRequest
+//	3     cwd_linux.go           checkWorkspace
+//	4     cwd_linux.go           enterCwd
+//	5     binding_linux.go       bindExecutable
+//	6     inherit_linux.go       setStdio
+//	7     creds_linux.go         dropPrivileges
+//	8     landlock_linux.go      restrictFS
+//	9     seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go)
+//	10    launch_linux.go        reply, execution.run (execveat: sys_unsafe_linux.go)
 //
 // # Invariants
 //
@@ -85,19 +104,21 @@
 // itself, a root user outside the action, and shared libraries and the
 // ELF interpreter, which are read from the read-only runtime paths, not
 // bound by digest. Known gaps: below Landlock ABI 6 signals to processes
-// outside the action are not scoped (the broker's MinLandlockABI decides
-// whether that is acceptable); a directory's identity is (dev, ino,
-// mnt_id, birth time), so a cwd removed and recreated on a reused inode
-// number is told apart only where the filesystem records birth times
-// (ext4, xfs, btrfs, tmpfs do).
+// outside the action are not scoped (the policy's MinLandlockABI decides
+// whether that is acceptable; landlockabi.Floor demands ABI 6 wherever
+// the kernel has it); a directory's identity is (dev, ino, mnt_id, birth
+// time), so a cwd removed and recreated on a reused inode number is told
+// apart only where the filesystem records birth times (ext4, xfs, btrfs,
+// tmpfs do).
 //
 // # Dependencies and size
 //
-// The Landlock system calls and rights are go-landlock's syscall package;
+// The Landlock ruleset calls and rights are go-landlock's syscall package
+// (the ABI is counted by internal/landlockabi, shared with the broker);
 // its high-level package supplies only the per-ABI masks, never its
 // Restrict (best effort, all threads). The syscall package links the
 // libcap psx module without calling it; build the launcher with
 // CGO_ENABLED=0 (as the integration tests do), else psx's cgo variant
 // makes it a dynamically linked libpthread program. cmd/launcher and this
-// package, seccompgen included, are 1,279 non-test, non-blank lines.
+// package, seccompgen included, are 1,286 non-test, non-blank lines.
 package linux

@@ -132,6 +132,26 @@ func Canonical(v any) ([]byte, error) {
 	return b, nil
 }
 
+// DecodeCanonical strictly decodes into v the canonical encoding of a
+// wire value, as Canonical wrote it: the broker reads its stored values
+// (identities, results) back under the same rules as frames — duplicate
+// keys, unknown fields, indefinite lengths, tags and invalid UTF-8 are
+// refused, and data must re-encode to exactly itself. On error v may be
+// partly written and must be discarded; the error wraps ErrMalformed.
+func DecodeCanonical(data []byte, v any) error {
+	if err := decMode.Unmarshal(data, v); err != nil {
+		return malformed("%T: %v", v, err)
+	}
+	again, err := Canonical(v)
+	if err != nil {
+		return malformed("%T: %v", v, err)
+	}
+	if !bytes.Equal(again, data) {
+		return malformed("%T: not in canonical form", v)
+	}
+	return nil
+}
+
 // newMessage returns a pointer to a fresh zero value of the body type of t.
 func newMessage(t MsgType) Message {
 	rt, ok := messageTypes[t]

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"warrant/broker/internal/journal"
 	"warrant/wire"
 )
 
@@ -19,10 +20,10 @@ import (
 // filesystem: the floor any durable checkpoint pays. It reports p50 and
 // p99 of both, and their ratio.
 func BenchmarkAdmitAndCheckpoint(b *testing.B) {
-	r := newRigTB(b)
+	r := newRigTB(b, true)
 	ctx := context.Background()
 	req := r.request()
-	_, lease := r.approved(req, MaxLeaseUses)
+	_, lease := r.approved(req, journal.MaxLeaseUses)
 	r.wantAccepted(req) // warms the snapshot cache
 	s := &wire.Submit{Workspace: r.workspace, Request: req}
 	bare := bareCommitter(b, filepath.Join(b.TempDir(), "bare.db"))
@@ -31,10 +32,10 @@ func BenchmarkAdmitAndCheckpoint(b *testing.B) {
 	var ours, floor []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if i%(MaxLeaseUses-2) == MaxLeaseUses-3 { // two uses left: revoke the lease so that the next submit asks anew
+		if i%(journal.MaxLeaseUses-2) == journal.MaxLeaseUses-3 { // two uses left: revoke the lease so that the next submit asks anew
 			b.StopTimer()
 			must(b, r.b.j.Revoke(ctx, lease.ID))
-			_, lease = r.approved(req, MaxLeaseUses)
+			_, lease = r.approved(req, journal.MaxLeaseUses)
 			b.StartTimer()
 		}
 		t0 := time.Now()

@@ -7,19 +7,26 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"warrant/broker/internal/journal"
+	"warrant/broker/internal/policy"
+	"warrant/broker/internal/probe"
+	"warrant/broker/internal/seam"
+	"warrant/broker/internal/snapcache"
+	"warrant/broker/runner"
 	"warrant/internal/envpolicy"
 	"warrant/wire"
 )
 
 // Config configures a broker.
 type Config struct {
-	StateDir       string               // see StateDir layout in doc.go
+	StateDir       string               // see the state directory layout in doc.go
 	ExtraReadPaths []string             // operator-configured read+execute paths added to every policy
 	Environ        []string             // the broker's environment; only LANG, LC_* and TZ are taken from it
-	Executor       Executor             // launches checkpointed actions; nil: execution is refused
+	Executor       runner.Executor      // launches checkpointed actions; nil: execution is refused
 	Now            func() time.Time     // the clock; time.Now when nil
 	Logf           func(string, ...any) // diagnostics; discarded when nil
 
@@ -30,76 +37,38 @@ type Config struct {
 	// Reprobe runs the probe at Open even when a verified stored report
 	// matches this host (`broker probe`).
 	Reprobe bool
-	// InsecureSkipProbeForTests marks the capability verified without a
-	// probe, for tests whose Executor is a double that starts nothing. It
-	// panics outside a test binary (testing.Testing). Nothing is unconfined
-	// by it: it can only skip the check, never the launcher.
-	InsecureSkipProbeForTests bool
 
 	// Socket limits; defaults when zero.
 	MaxConns    int           // concurrent connections per socket (64)
 	IdleTimeout time.Duration // a connection must complete its next frame within this (30s)
 }
 
-// Executor launches actions once they are checkpointed. The lifecycle
-// (launcher, supervision, output, receipts) implements it; the broker
-// itself never executes anything.
-type Executor interface {
-	// Start launches l. It takes ownership of l's descriptors. A nil error
-	// means the executor now owns the action and records how it ends
-	// through Broker.MarkRunning and Broker.Finish. An error means nothing
-	// was started; the broker then records the outcome known_not_executed
-	// with the error (a *wire.Error keeps its code).
-	Start(ctx context.Context, l *Launch) error
-	// Cancel asks the executor to end an action it owns.
-	Cancel(handle, reason string) wire.CancelResult
-}
-
-// Launch is one checkpointed action, handed to the Executor: its use is
-// already consumed and its EXECUTING record committed.
-type Launch struct {
-	Handle         string
-	Goal           Goal
-	Session        string
-	Resolved       *Resolved
-	Snapshot       *os.File // sealed snapshot of the executable; nil where unbound (macOS)
-	InterpSnapshot *os.File // of the interpreter of a "#!" script, or nil
-	Home, Tmp      string   // the action's private directories, created 0700
-}
-
-// Close releases every descriptor of l.
-func (l *Launch) Close() {
-	l.Resolved.Close()
-	for _, f := range []*os.File{l.Snapshot, l.InterpSnapshot} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
 // Broker decides whether actions may run: admission, identity, approvals,
-// leases, goals and the journal.
+// leases, goals and the journal; and turns what the executor observed
+// into evidence.
 type Broker struct {
 	cfg   Config
 	dirs  stateDirs
 	lock  *os.File
-	j     *Journal
-	snaps *SnapCache
+	j     *journal.Journal
+	snaps *snapcache.Cache
 	base  wire.Policy
 	env   []wire.EnvVar
 	rlog  *receiptLog
+	seams []string // test seams in force (broker/internal/seam); nil in production
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
 
 	mu         sync.Mutex
-	changed    chan struct{}     // closed and replaced whenever an action changes state
-	capability *CapabilityReport // decided at Open; submits are refused unless verified
-	prober     Prober            // the configured Executor, when it can run the probe
+	changed    chan struct{} // closed and replaced whenever an action changes state
+	capability *probe.Report // decided at Open; submits are refused unless verified
+	prober     probe.Prober  // the configured Executor, when it can run the probe
 }
 
 // Open prepares the state directory, takes its lock (one broker per state
-// directory), opens the journal, and marks every action a previous broker
-// left in flight as unknown.
+// directory), opens the journal, marks every action a previous broker
+// left in flight as unknown (and journals any of their processes that are
+// still running), and decides the capability state.
 func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -113,15 +82,12 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 30 * time.Second
 	}
-	prober, _ := cfg.Executor.(Prober) // the real chain the probe runs through, even when a crashtest executor replaces it
-	if crashtestExecutor != nil {
-		cfg.Executor = crashtestExecutor(cfg.StateDir) // only in -tags warrant_crashtest builds
-	}
-	extras := cfg.ExtraReadPaths
-	if insecureProbeTestReadPaths != nil {
-		extras = append(slices.Clone(extras), insecureProbeTestReadPaths(cfg.StateDir)...) // only in -tags warrant_insecure_probe_test builds
-	}
-	base, err := basePolicy(extras)
+	// The real chain the probe runs through and that finds survivors, even
+	// when a seam replaces the executor.
+	prober, _ := cfg.Executor.(probe.Prober)
+	finder, _ := cfg.Executor.(survivorFinder)
+	active := applySeams(&cfg)
+	base, err := policy.Base(cfg.ExtraReadPaths)
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
@@ -133,13 +99,16 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	j, err := OpenJournal(ctx, dirs.journal, cfg.Now)
+	j, err := journal.Open(ctx, dirs.journal, cfg.Now)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
+	if slices.Contains(active, seam.Crashtest) {
+		j.SetCrashPoints(seam.CrashPoint)
+	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober,
-		snaps: NewSnapCache(64, 1<<30), env: actionEnv(cfg.Environ), opened: cfg.Now()}
+		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ), seams: active, opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
 	if err == nil {
 		b.rlog, err = openReceiptLog(ctx, j, keys)
@@ -159,11 +128,56 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
 	}
+	b.journalSurvivors(ctx, finder)
 	if _, err := b.EnsureCapability(ctx, cfg.Reprobe); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	return b, nil
+}
+
+// applySeams applies every test seam in force (broker/internal/seam) —
+// none in a production build — and warns about them. It returns their
+// names, which the capability report records.
+func applySeams(cfg *Config) []string {
+	active := seam.Active()
+	if len(active) == 0 {
+		return nil
+	}
+	cfg.Logf("WARNING: test seams are in force (%s); this broker is for tests only", strings.Join(active, ", "))
+	if x := seam.CrashExecutor(cfg.StateDir); x != nil {
+		cfg.Executor = x
+	}
+	if extra := seam.ExtraReadPaths(cfg.StateDir); extra != nil {
+		cfg.ExtraReadPaths = append(slices.Clone(cfg.ExtraReadPaths), extra...)
+	}
+	return active
+}
+
+// survivorFinder is an Executor that can find the processes of earlier
+// actions that outlived a previous broker (runner.Runner).
+type survivorFinder interface {
+	Survivors() ([]runner.Survivor, error)
+}
+
+// journalSurvivors reports the processes of earlier actions (their outcome
+// already unknown) that still run, in the log and as a SURVIVORS event in
+// each action's journal. They are left running: the operator decides
+// about processes this broker did not start.
+func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
+	if f == nil {
+		return
+	}
+	left, err := f.Survivors()
+	if err != nil {
+		b.cfg.Logf("%v", err)
+	}
+	for _, s := range left {
+		b.cfg.Logf("action %s: %s", s.Handle, s.Detail)
+		if err := b.j.RecordEvent(ctx, s.Handle, "SURVIVORS", s.Detail); err != nil {
+			b.cfg.Logf("action %s: journal its survivors: %v", s.Handle, err)
+		}
+	}
 }
 
 // actionEnv is the identity's environment: the allowlist built from the
@@ -187,20 +201,9 @@ func (b *Broker) Close() error {
 }
 
 // Journal returns the broker's journal.
-func (b *Broker) Journal() *Journal { return b.j }
+func (b *Broker) Journal() *journal.Journal { return b.j }
 
-// MarkRunning records that an action's process started.
-func (b *Broker) MarkRunning(ctx context.Context, handle string) error {
-	defer b.notify()
-	return b.j.MarkRunning(ctx, handle)
-}
-
-// Finish records how an action ended and wakes its waiters.
-func (b *Broker) Finish(ctx context.Context, handle string, r *wire.Result) error {
-	defer b.notify()
-	return b.j.Finish(ctx, handle, r)
-}
-
+// notify wakes every waiter: an action changed state.
 func (b *Broker) notify() {
 	b.mu.Lock()
 	close(b.changed)
@@ -226,7 +229,7 @@ func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
 	return home, tmp, nil
 }
 
-// RemoveActionDirs removes an action's private HOME and TMPDIR, with
+// removeActionDirs removes an action's private HOME and TMPDIR, with
 // whatever its target left there, once its outcome is known and before it
 // is recorded. Every outcome but unknown is decided before anything ran or
 // on evidence that the whole group is gone, so nothing can still use them.
@@ -235,7 +238,7 @@ func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
 // Removal does not follow symlinks the target planted (os.RemoveAll works
 // by directory descriptor); a failure is logged and leaves the directory
 // behind.
-func (b *Broker) RemoveActionDirs(handle string) {
+func (b *Broker) removeActionDirs(handle string) {
 	if err := os.RemoveAll(filepath.Join(b.dirs.actions, handle)); err != nil {
 		b.cfg.Logf("action %s: remove its private directories: %v", handle, err)
 	}

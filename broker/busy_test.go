@@ -47,7 +47,7 @@ func TestSessionIdleAfterFinish(t *testing.T) {
 	req.Session = "agent-1"
 	r.approved(req, 2)
 	first := r.wantAccepted(req)
-	must(t, r.b.Finish(context.Background(), first, &wire.Result{Outcome: wire.KnownNotExecuted,
+	must(t, r.b.j.Finish(context.Background(), first, &wire.Result{Outcome: wire.KnownNotExecuted,
 		Error: wire.Errorf(wire.CodeInternal, "finished by the test")}))
 	r.wantAccepted(req)
 }

@@ -2,15 +2,74 @@ package broker
 
 import (
 	"context"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
+	"warrant/broker/internal/journal"
+	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
 	"warrant/receipt"
 	"warrant/wire"
 )
+
+// The last room of the pipeline: what the executor observed becomes
+// evidence. An observer per action journals each lifecycle event as it
+// is reported, and at the end builds the receipt from the journal's facts
+// plus the observation, seals it and records the result in one
+// transaction.
+
+// observer is the runner.Observer of one action.
+type observer struct {
+	b      *Broker
+	handle string
+}
+
+// Event journals STARTED (the action is running), TERM_SENT and KILL_SENT
+// as they happen. TERMINATED and UNKNOWN_TERMINATION are recorded with
+// the result.
+func (o *observer) Event(e lifecycle.Event) {
+	ctx := context.Background()
+	var err error
+	switch e.Kind {
+	case receipt.EventStarted:
+		err = o.b.j.MarkRunning(ctx, o.handle)
+		o.b.notify()
+	case receipt.EventTermSent, receipt.EventKillSent:
+		err = o.b.j.RecordEvent(ctx, o.handle, e.Kind.String(), e.Detail)
+	}
+	if err != nil {
+		o.b.cfg.Logf("action %s: journal %s: %v", o.handle, e.Kind, err)
+	}
+}
+
+// End seals the action's receipt and records its result in one
+// transaction. If that fails the result is still recorded, without a
+// receipt; if even that fails the action stays in flight in the journal
+// and becomes unknown at the next start: the honest answer. Unless the
+// outcome is unknown, it first removes the action's private directories,
+// so that whoever sees the result also sees them gone.
+func (o *observer) End(obs *runner.Observation) {
+	ctx := context.Background()
+	b := o.b
+	if obs.Result.Outcome != wire.OutcomeUnknown {
+		b.removeActionDirs(o.handle)
+	}
+	rc, err := b.observedReceipt(ctx, o.handle, obs)
+	if err == nil {
+		_, err = b.finishWithReceipt(ctx, obs.Result, rc, obs.Streams...) // adds the streams' evidence
+	}
+	if err == nil {
+		return
+	}
+	// The result is still a fact: record it without a receipt rather than
+	// leave the action in flight (its session BUSY, its waiters waiting).
+	b.cfg.Logf("action %s: seal its receipt: %v; recording the result without one", o.handle, err)
+	if err := b.j.Finish(ctx, o.handle, obs.Result); err != nil {
+		b.cfg.Logf("action %s: record its end: %v; it becomes unknown at the next start", o.handle, err)
+	}
+	b.notify()
+}
 
 // Stamp returns t on the receipt clocks: the wall clock, and the broker's
 // monotonic clock measured from Open. A t read from time.Now carries a
@@ -21,87 +80,97 @@ func (b *Broker) Stamp(t time.Time) receipt.Time {
 	return receipt.Stamp(t.Sub(b.opened), t)
 }
 
-// NewReceipt returns the receipt of a checkpointed action with every fact
-// the broker journalled filled in: ids, session, goal and revision, lease
-// and approval, identity (environment names only) and fingerprint, the
-// profile's limits (as enforced by the launcher's rlimits; the runner
-// says "none" for an action that never reached Ready), the
-// issued time, and the REQUESTED, APPROVED and EXECUTING events. The
-// runner adds what it observes (sandbox, start, end, pid, exit or signal,
-// group gone, outcome, STARTED … TERMINATED) and calls FinishWithReceipt.
-func (b *Broker) NewReceipt(ctx context.Context, l *Launch) (*receipt.Receipt, error) {
-	r, err := b.journalledReceipt(ctx, l.Handle, receipt.EventExecuting)
+// observedReceipt is the receipt of a checkpointed action that the
+// executor ran: every fact the broker journalled (ids, session, goal and
+// revision, lease and approval, identity with environment names only,
+// fingerprint, the REQUESTED, APPROVED and EXECUTING events), the
+// profile's limits as enforced by the launcher's rlimits ("none" for an
+// action that never reached Ready), and what the lifecycle observed:
+// sandbox facts, start, end, pid, exit or signal, group gone, outcome,
+// STARTED … TERMINATED.
+func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner.Observation) (*receipt.Receipt, error) {
+	rc, err := b.journalledReceipt(ctx, handle, receipt.EventExecuting)
 	if err != nil {
-		return nil, fmt.Errorf("prepare receipt of %s: %w", l.Handle, err)
+		return nil, fmt.Errorf("prepare receipt of %s: %w", handle, err)
 	}
-	r.Limits = receipt.LimitsOf(r.Identity.Profile, receipt.EnforcedByRlimit)
-	return r, nil
+	rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.EnforcedByRlimit)
+	res := obs.Run
+	if res.Ready != nil {
+		rc.Sandbox = receipt.SandboxOf(res.Ready)
+	} else {
+		rc.Limits.EnforcedBy = receipt.EnforcedByNone // the launcher applied nothing
+	}
+	rc.Outcome = res.Outcome
+	if res.Err != nil {
+		rc.Error = &receipt.Refusal{Code: res.Err.Code, Message: res.Err.Message}
+	}
+	if res.Errno != 0 {
+		errno := res.Errno
+		rc.ExecErrno = &errno
+	}
+	for _, e := range obs.Events {
+		at := b.Stamp(e.Wall)
+		rc.Events = append(rc.Events, receipt.Event{Type: e.Kind, At: at})
+		if e.Kind == receipt.EventStarted {
+			pid := int64(res.Pid)
+			rc.Start, rc.Pid = &at, &pid
+		}
+	}
+	if rc.Start != nil && res.RootExited {
+		end := b.Stamp(res.RootExitAt) // the root's exit; the group's end is GroupGone.At
+		rc.End = &end
+	}
+	rc.ExitCode = runner.ExitCode(res)
+	if res.Signal != 0 {
+		sig := uint8(res.Signal)
+		rc.Signal = &sig
+	}
+	if res.GroupGone {
+		m := receipt.GonePgidESRCH
+		switch {
+		case res.ByCgroup:
+			m = receipt.GoneCgroupEmpty
+		case res.LeaversUntracked:
+			m = receipt.GoneProcessGroupOnly
+		}
+		rc.GroupGone = &receipt.GroupGone{Method: m, At: b.Stamp(res.GoneAt)}
+	}
+	return rc, nil
 }
 
 // journalledReceipt builds a receipt of handle from the journal alone,
 // with the journalled events up to last. Outcome and limits are left for
 // the caller.
 func (b *Broker) journalledReceipt(ctx context.Context, handle string, last receipt.EventType) (*receipt.Receipt, error) {
-	var leaseID, approvalID, goal, session string
-	var revision uint64
-	var fingerprint, idBlob []byte
-	err := b.j.db.QueryRowContext(ctx, `SELECT lease_id, approval_id, goal, goal_revision, session, fingerprint, identity
-		FROM actions WHERE handle = ?`, handle).Scan(&leaseID, &approvalID, &goal, &revision, &session, &fingerprint, &idBlob)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
-	}
+	rec, err := b.j.Record(ctx, handle)
 	if err != nil {
-		return nil, fmt.Errorf("read action: %w", err)
-	}
-	var id wire.CommandIdentity
-	if err := decodeStored(idBlob, &id); err != nil {
-		return nil, fmt.Errorf("decode identity: %w", err)
-	}
-	r := &receipt.Receipt{Format: receipt.Format, ID: newID("r-"), Action: handle, Session: session,
-		Goal: goal, GoalRevision: &revision, LeaseID: leaseID, ApprovalID: approvalID,
-		Identity: receipt.IdentityOf(&id), Fingerprint: hex.EncodeToString(fingerprint),
-		Issued: b.Stamp(b.cfg.Now())}
-	if r.Events, err = b.journalledEvents(ctx, handle, approvalID, last); err != nil {
 		return nil, err
 	}
+	revision := rec.GoalRevision
+	r := &receipt.Receipt{Format: receipt.Format, ID: journal.NewID("r-"), Action: handle, Session: rec.Session,
+		Goal: rec.Goal, GoalRevision: &revision, LeaseID: rec.LeaseID, ApprovalID: rec.ApprovalID,
+		Identity: receipt.IdentityOf(&rec.Identity), Fingerprint: hex.EncodeToString(rec.Fingerprint),
+		Issued: b.Stamp(b.cfg.Now())}
+	r.Events = b.journalledEvents(rec, last)
 	return r, nil
 }
 
 // journalledEvents returns the receipt events of an action as journalled:
 // REQUESTED and APPROVED from its approval request (second precision),
 // then its own events up to last. Events the receipt format does not name
-// (an operator's classification) are left out.
-func (b *Broker) journalledEvents(ctx context.Context, handle, approvalID string, last receipt.EventType) ([]receipt.Event, error) {
-	var requested int64
-	var decided sql.NullInt64
-	if err := b.j.db.QueryRowContext(ctx, `SELECT created_unix, decided_unix FROM approval_requests WHERE id = ?`,
-		approvalID).Scan(&requested, &decided); err != nil {
-		return nil, fmt.Errorf("read approval request %s: %w", approvalID, err)
-	}
-	at := []time.Time{time.Unix(requested, 0)}
+// (an operator's classification, SURVIVORS) are left out.
+func (b *Broker) journalledEvents(rec *journal.Record, last receipt.EventType) []receipt.Event {
+	at := []time.Time{rec.Requested}
 	kinds := []receipt.EventType{receipt.EventRequested}
-	if decided.Valid {
-		at, kinds = append(at, time.Unix(decided.Int64, 0)), append(kinds, receipt.EventApproved)
+	if rec.Approved != nil {
+		at, kinds = append(at, *rec.Approved), append(kinds, receipt.EventApproved)
 	}
-	rows, err := b.j.db.QueryContext(ctx, `SELECT kind, at_unix_ns FROM action_events WHERE handle = ? ORDER BY seq`, handle)
-	if err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", handle, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind string
-		var ns int64
-		if err := rows.Scan(&kind, &ns); err != nil {
-			return nil, fmt.Errorf("read events of %s: %w", handle, err)
-		}
+	for _, e := range rec.Events {
 		var t receipt.EventType
-		if t.UnmarshalText([]byte(kind)) != nil || t <= kinds[len(kinds)-1] || t > last {
+		if t.UnmarshalText([]byte(e.Kind)) != nil || t <= kinds[len(kinds)-1] || t > last {
 			continue
 		}
-		at, kinds = append(at, time.Unix(0, ns)), append(kinds, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", handle, err)
+		at, kinds = append(at, e.At), append(kinds, t)
 	}
 	events := make([]receipt.Event, len(kinds))
 	for i := range kinds {
@@ -113,7 +182,7 @@ func (b *Broker) journalledEvents(ctx context.Context, handle, approvalID string
 			events[i].At.MonoNs = events[i-1].At.MonoNs
 		}
 	}
-	return events, nil
+	return events
 }
 
 // unexecutedReceipt builds, from the journal alone, the receipt of an
@@ -140,42 +209,17 @@ func (b *Broker) unexecutedReceipt(ctx context.Context, handle string, o wire.Ou
 // unknown receipt, so the log says where its gap is. A failure is logged
 // and retried at the next start.
 func (b *Broker) sealUnknownReceipts(ctx context.Context) error {
-	rows, err := b.j.db.QueryContext(ctx, `SELECT handle, result FROM actions WHERE state = 'unknown' AND receipt_id = ''
-		ORDER BY created_unix, rowid`)
+	todo, err := b.j.UnknownWithoutReceipt(ctx)
 	if err != nil {
-		return fmt.Errorf("find unknown actions without a receipt: %w", err)
-	}
-	type pending struct {
-		handle string
-		why    *wire.Error
-	}
-	var todo []pending
-	for rows.Next() {
-		var p pending
-		var blob []byte
-		if err := rows.Scan(&p.handle, &blob); err != nil {
-			rows.Close()
-			return fmt.Errorf("find unknown actions without a receipt: %w", err)
-		}
-		var res wire.Result
-		if blob != nil && decodeStored(blob, &res) == nil && res.Error != nil {
-			p.why = res.Error
-		} else {
-			p.why = unknownResult("the broker did not observe how the action ended").Error
-		}
-		todo = append(todo, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("find unknown actions without a receipt: %w", err)
+		return err
 	}
 	for _, p := range todo {
-		r, err := b.unexecutedReceipt(ctx, p.handle, wire.OutcomeUnknown, p.why)
+		r, err := b.unexecutedReceipt(ctx, p.Handle, wire.OutcomeUnknown, p.Why)
 		if err == nil {
 			_, err = b.SealReceipt(ctx, r)
 		}
 		if err != nil {
-			b.cfg.Logf("action %s: seal its unknown receipt: %v", p.handle, err)
+			b.cfg.Logf("action %s: seal its unknown receipt: %v", p.Handle, err)
 		}
 	}
 	return nil

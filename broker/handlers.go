@@ -5,11 +5,25 @@ import (
 	"fmt"
 	"time"
 
+	"warrant/broker/client"
+	"warrant/broker/internal/journal"
+	"warrant/broker/internal/server"
 	"warrant/wire"
 )
 
 // maxList bounds every listing (the wire's cap).
 const maxList = 512
+
+// Serve answers agent.sock and operator.sock in the state directory's
+// run/ until ctx is done (broker/internal/server: peer uid checks, frame
+// caps and deadlines, bounded connections), dispatching each request to
+// HandleAgent or HandleOperator.
+func (b *Broker) Serve(ctx context.Context) error {
+	agent, operator := client.SocketPaths(b.dirs.root)
+	return server.Serve(ctx, server.Options{AgentPath: agent, OperatorPath: operator,
+		Agent: b.HandleAgent, Operator: b.HandleOperator,
+		MaxConns: b.cfg.MaxConns, IdleTimeout: b.cfg.IdleTimeout, Logf: b.cfg.Logf})
+}
 
 // HandleAgent answers one request from agent.sock: submit, query, wait,
 // cancel and goals. Errors come back as *wire.Error replies.
@@ -69,11 +83,11 @@ func (b *Broker) answer(reply wire.Message, err error) wire.Message {
 	return reply
 }
 
-func goalReply(g Goal, err error) (wire.Message, error) {
+func goalReply(g journal.Goal, err error) (wire.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.reply(), nil
+	return g.Reply(), nil
 }
 
 func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {

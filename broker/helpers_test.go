@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/internal/identity"
+	"warrant/broker/internal/seam"
+	"warrant/broker/runner"
 	"warrant/wire"
 )
 
@@ -34,10 +37,10 @@ type holdExecutor struct {
 	launched []*wire.CommandIdentity
 }
 
-func (h *holdExecutor) Start(_ context.Context, l *Launch) error {
+func (h *holdExecutor) Start(_ context.Context, l *runner.Launch, _ runner.Observer) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	id := l.Resolved.Identity
+	id := *l.Resolved.Identity()
 	h.launched = append(h.launched, &id)
 	l.Close()
 	return nil
@@ -58,9 +61,15 @@ type rig struct {
 	tool      string // absolute path of a copy of /bin/true outside the workspace
 }
 
-func newRig(t *testing.T, mutate ...func(*Config)) *rig { return newRigTB(t, mutate...) }
+// newRig opens the rig's broker with the probe skipped (seam.InsecureSkipProbe):
+// the holdExecutor starts nothing, so there is nothing to probe.
+func newRig(t *testing.T, mutate ...func(*Config)) *rig { return newRigTB(t, true, mutate...) }
 
-func newRigTB(t testing.TB, mutate ...func(*Config)) *rig {
+// newProbedRig opens the rig's broker without the seam: its capability is
+// decided as a production broker's is.
+func newProbedRig(t *testing.T, mutate ...func(*Config)) *rig { return newRigTB(t, false, mutate...) }
+
+func newRigTB(t testing.TB, skipProbe bool, mutate ...func(*Config)) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, clock: &fakeClock{t: time.Unix(1_700_000_000, 0)}, exec: &holdExecutor{},
@@ -70,11 +79,13 @@ func newRigTB(t testing.TB, mutate ...func(*Config)) *rig {
 	r.tool = filepath.Join(dir, "bin", "tool")
 	copyFile(t, "/bin/true", r.tool)
 	cfg := Config{StateDir: r.state, Executor: r.exec, Now: r.clock.Now, Environ: []string{"LANG=C.UTF-8", "SECRET_TOKEN=x"},
-		Logf: func(string, ...any) {}, InsecureSkipProbeForTests: true} // holdExecutor starts nothing
+		Logf: func(string, ...any) {}}
 	for _, m := range mutate {
 		m(&cfg)
 	}
+	seam.InsecureSkipProbe = skipProbe
 	b, err := Open(context.Background(), cfg)
+	seam.InsecureSkipProbe = false
 	must(t, err)
 	r.b = b
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,8 +115,8 @@ func (r *rig) request(argv ...string) wire.ActionRequest {
 
 // resolveReq resolves req in the rig's workspace in process, as Submit
 // would; the descriptors are closed when the test ends.
-func (r *rig) resolveReq(req wire.ActionRequest) (*Resolved, error) {
-	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: req})
+func (r *rig) resolveReq(req wire.ActionRequest) (*identity.Resolved, error) {
+	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.env, r.b.policyFor)
 	if err == nil {
 		r.t.Cleanup(res.Close)
 	}
@@ -113,7 +124,7 @@ func (r *rig) resolveReq(req wire.ActionRequest) (*Resolved, error) {
 }
 
 // resolved resolves r.request(), which must succeed.
-func (r *rig) resolved() *Resolved {
+func (r *rig) resolved() *identity.Resolved {
 	r.t.Helper()
 	res, err := r.resolveReq(r.request())
 	must(r.t, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"warrant/broker/internal/journal"
 	"warrant/wire"
 )
 
@@ -213,16 +214,16 @@ func TestCheckpointRechecksLease(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name   string
-		change func(r *rig, g Goal, l *wire.LeaseView)
+		change func(r *rig, g journal.Goal, l *wire.LeaseView)
 		code   wire.Code
 	}{
-		{"revoked", func(r *rig, _ Goal, l *wire.LeaseView) { must(t, r.b.j.Revoke(ctx, l.ID)) }, wire.CodeLeaseRevoked},
-		{"expired", func(r *rig, _ Goal, _ *wire.LeaseView) { r.clock.Advance(2 * time.Hour) }, wire.CodeLeaseExpired},
-		{"revised", func(r *rig, g Goal, _ *wire.LeaseView) {
+		{"revoked", func(r *rig, _ journal.Goal, l *wire.LeaseView) { must(t, r.b.j.Revoke(ctx, l.ID)) }, wire.CodeLeaseRevoked},
+		{"expired", func(r *rig, _ journal.Goal, _ *wire.LeaseView) { r.clock.Advance(2 * time.Hour) }, wire.CodeLeaseExpired},
+		{"revised", func(r *rig, g journal.Goal, _ *wire.LeaseView) {
 			_, err := r.b.j.ReviseGoal(ctx, g.ID)
 			must(t, err)
 		}, wire.CodeGoalRevisionMismatch},
-		{"paused", func(r *rig, g Goal, _ *wire.LeaseView) {
+		{"paused", func(r *rig, g journal.Goal, _ *wire.LeaseView) {
 			_, err := r.b.j.SetGoalState(ctx, g.ID, wire.GoalPaused)
 			must(t, err)
 		}, wire.CodeGoalInactive},
@@ -233,7 +234,7 @@ func TestCheckpointRechecksLease(t *testing.T) {
 			view, lv := r.approved(r.request(), 1)
 			g, err := r.b.j.Goal(ctx, view.Goal)
 			must(t, err)
-			l, err := r.b.j.MatchLease(ctx, g, r.resolved())
+			l, err := r.b.j.MatchLease(ctx, g, r.resolved().Identity().Workspace, r.resolved().Fingerprint())
 			if err != nil || l == nil {
 				t.Fatalf("no match for the approved identity: %v", err)
 			}
@@ -249,7 +250,7 @@ func TestCheckpointRechecksLease(t *testing.T) {
 		r := newRig(t)
 		view, _ := r.approved(r.request(), 1)
 		g, _ := r.b.j.Goal(ctx, view.Goal)
-		l, _ := r.b.j.MatchLease(ctx, g, r.resolved())
+		l, _ := r.b.j.MatchLease(ctx, g, r.resolved().Identity().Workspace, r.resolved().Fingerprint())
 		_, err := r.b.j.Checkpoint(ctx, l, "", &view.Identity)
 		must(t, err)
 		_, err = r.b.j.Checkpoint(ctx, l, "", &view.Identity)

@@ -1,9 +1,17 @@
 package broker
 
 import (
+	"context"
+	"io"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
+
+	"warrant/broker/internal/probe"
 	"warrant/wire"
 )
 
@@ -14,7 +22,7 @@ import (
 func TestUnverifiedRefusesEverySubmit(t *testing.T) {
 	r := newRig(t)
 	_, l := r.approved(r.request(), 3)
-	r.b.setCapability(unverified("test: not probed"))
+	r.b.setCapability(probe.Unverified("test: not probed"))
 	_, err := r.cl.Submit(r.workspace, r.request())
 	wantCode(t, err, wire.CodeSandboxUnavailable)
 	_, err = r.cl.Submit(r.workspace, r.request("new"))
@@ -37,10 +45,51 @@ func TestUnverifiedRefusesEverySubmit(t *testing.T) {
 // TestExecutorWithoutProbeStaysUnverified: without the test seam, a broker
 // whose executor cannot run the probe is unverified and refuses.
 func TestExecutorWithoutProbeStaysUnverified(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.InsecureSkipProbeForTests = false })
+	r := newProbedRig(t)
 	if st := r.b.Capability().State; st != wire.Unverified {
 		t.Fatalf("state %s, want unverified", st)
 	}
 	_, err := r.cl.Submit(r.workspace, r.request())
+	wantCode(t, err, wire.CodeSandboxUnavailable)
+}
+
+// silentProber runs nothing: every probe fails, as a broken chain would.
+type silentProber struct {
+	holdExecutor
+	probes int
+}
+
+func (p *silentProber) Probe(context.Context, *runner.Launch, io.Writer, io.Writer) lifecycle.Result {
+	p.probes++
+	return lifecycle.Result{Outcome: wire.KnownNotExecuted, Err: wire.Errorf(wire.CodeSandboxUnavailable, "test: no launcher")}
+}
+func (p *silentProber) LauncherDigest() string { return strings.Repeat("ab", 32) }
+func (p *silentProber) Cgroups() string        { return "" }
+
+// TestProbeFailureIsUnavailableAndRetried: a chain that runs nothing
+// makes every check fail; the report is unavailable (never partial),
+// stored, names the failed checks, and is not reused: the next start
+// probes again.
+func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
+	p := &silentProber{}
+	self, err := os.Executable()
+	must(t, err)
+	r := newProbedRig(t, func(c *Config) { c.Executor, c.ProbeTarget = p, []string{self, "unused"} })
+	rep := r.b.Capability()
+	if rep.State != wire.Unavailable || p.probes != 1 || !slices.Contains(rep.Failed, "launch/host") ||
+		!slices.Contains(rep.Failed, "ptrace/grandchild") || len(rep.Failed) != len(rep.Checks) {
+		t.Fatalf("report %+v after %d probes", rep, p.probes)
+	}
+	stored, err := storedReport(context.Background(), r.b.j)
+	must(t, err)
+	if stored == nil || stored.State != wire.Unavailable || stored.Binding != rep.Binding {
+		t.Fatalf("stored %+v", stored)
+	}
+	again, err := r.b.EnsureCapability(context.Background(), false)
+	must(t, err)
+	if p.probes != 2 || again.State != wire.Unavailable {
+		t.Fatalf("an unavailable report was reused: %d probes, state %s", p.probes, again.State)
+	}
+	_, err = r.cl.Submit(r.workspace, r.request())
 	wantCode(t, err, wire.CodeSandboxUnavailable)
 }

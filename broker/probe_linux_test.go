@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"warrant/broker"
+	"warrant/broker/internal/probe"
 	"warrant/internal/probeprog"
 	"warrant/wire"
 )
@@ -59,9 +59,9 @@ func brokerCmd(t *testing.T, bin, launcher, state string, args ...string) (strin
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
-func probeReport(t *testing.T, out string) *broker.CapabilityReport {
+func probeReport(t *testing.T, out string) *probe.Report {
 	t.Helper()
-	r := &broker.CapabilityReport{}
+	r := &probe.Report{}
 	if err := json.Unmarshal([]byte(out), r); err != nil {
 		t.Fatalf("broker probe --json: %v\n%s", err, out)
 	}
@@ -140,14 +140,9 @@ func TestProbeVerifiesThisHost(t *testing.T) {
 }
 
 // latestReport reads the journal's last capability report.
-func latestReport(t *testing.T, state string) *broker.CapabilityReport {
+func latestReport(t *testing.T, state string) *probe.Report {
 	t.Helper()
-	j, err := broker.OpenJournal(context.Background(), filepath.Join(state, "journal.db"), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	r, err := j.LatestCapabilityReport(context.Background())
+	r, err := broker.ReadCapability(context.Background(), state)
 	if err != nil || r == nil {
 		t.Fatalf("stored report: %v %v", r, err)
 	}

@@ -3,28 +3,33 @@ package broker
 import (
 	"context"
 
+	"warrant/broker/internal/identity"
+	"warrant/broker/internal/journal"
+	"warrant/broker/internal/policy"
+	"warrant/broker/runner"
 	"warrant/wire"
 )
 
-// Submit runs the pipeline of ARCHITECTURE §2 up to the launch:
+// Submit runs the pipeline of docs/architecture.md §2 up to the launch:
 // admission → identity → exact lease match (or an approval request) →
 // snapshot → durable EXECUTING checkpoint (the lease use is consumed
-// there) → Executor.Start. It answers *wire.Accepted or
+// there) → Executor.Start, with an observer that turns what it reports
+// into evidence (evidence.go). It answers *wire.Accepted or
 // *wire.ApprovalRequired, or a *wire.Error. Unless the capability probe
-// verified this host (probe.go) it refuses with SANDBOX_UNAVAILABLE before
-// anything else. Without an Executor it refuses
-// with SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
+// verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
+// before anything else. Without an Executor it refuses with
+// SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
 // nothing is recorded as executed.
 func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, error) {
 	if err := b.checkCapability(); err != nil {
 		return nil, err // before anything: no approval is asked for what cannot run
 	}
-	if err := Admit(s); err != nil {
+	if err := identity.Admit(s); err != nil {
 		return nil, err
 	}
 	goalID := s.Request.Goal
 	if goalID == "" {
-		goalID = DefaultGoal
+		goalID = journal.DefaultGoal
 	}
 	g, err := b.j.Goal(ctx, goalID)
 	if err != nil {
@@ -33,23 +38,24 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	if g.State != wire.GoalActive {
 		return nil, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; it cannot run actions", g.ID, g.State)
 	}
-	r, err := b.resolve(s)
+	r, err := identity.Resolve(s, b.env, b.policyFor)
 	if err != nil {
 		return nil, err
 	}
-	launch := &Launch{Goal: g, Session: s.Request.Session, Resolved: r}
+	id := r.Identity()
+	launch := &runner.Launch{Resolved: r, MACKey: b.Keys().MACKey()}
 	handed := false
 	defer func() {
 		if !handed {
 			launch.Close()
 		}
 	}()
-	lease, err := b.j.MatchLease(ctx, g, r)
+	lease, err := b.j.MatchLease(ctx, g, id.Workspace, r.Fingerprint())
 	if err != nil {
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, r)
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id))
 		if err != nil {
 			return nil, err
 		}
@@ -59,15 +65,15 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, wire.Errorf(wire.CodeSandboxUnavailable,
 			"execution is not wired yet: this broker has no launcher; lease %s matched and was not used", lease.ID())
 	}
-	if launch.Snapshot, err = b.snaps.Get(r.Exe, r.Identity.Executable.File); err != nil {
+	if launch.Snapshot, err = b.snaps.Get(r.Exe(), id.Executable.File); err != nil {
 		return nil, err
 	}
-	if in := r.Identity.Executable.Interpreter; in != nil {
-		if launch.InterpSnapshot, err = b.snaps.Get(r.Interp, in.File); err != nil {
+	if in := id.Executable.Interpreter; in != nil {
+		if launch.InterpSnapshot, err = b.snaps.Get(r.Interp(), in.File); err != nil {
 			return nil, err
 		}
 	}
-	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, &r.Identity); err != nil {
+	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, id); err != nil {
 		return nil, err
 	}
 	defer b.notify()
@@ -77,7 +83,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return accepted, nil
 	}
 	handed = true
-	if err := b.cfg.Executor.Start(ctx, launch); err != nil {
+	if err := b.cfg.Executor.Start(ctx, launch, &observer{b: b, handle: launch.Handle}); err != nil {
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return accepted, nil
@@ -90,11 +96,11 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 // executing and becomes unknown (with an unknown receipt) at the next
 // start, which is the honest answer.
 func (b *Broker) notStarted(ctx context.Context, handle string, cause error) {
-	b.RemoveActionDirs(handle)
+	b.removeActionDirs(handle)
 	res := &wire.Result{Outcome: wire.KnownNotExecuted, Error: b.asWireError(cause)}
 	r, err := b.unexecutedReceipt(ctx, handle, wire.KnownNotExecuted, res.Error)
 	if err == nil {
-		if _, err = b.FinishWithReceipt(ctx, res, r); err == nil {
+		if _, err = b.finishWithReceipt(ctx, res, r); err == nil {
 			return
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// TestFuzzCorporaNotEmpty finds every fuzz target in this package and the
-// ones below it by parsing their _test.go files (any func FuzzX(*testing.F))
+// TestFuzzCorporaNotEmpty finds every fuzz target in this package, the
+// ones below it and the broker's (broker/internal/identity) by parsing
+// their _test.go files (any func FuzzX(*testing.F))
 // and requires a committed seed corpus for each: testdata/fuzz/FuzzX/
 // beside the file, holding at least one file in the "go test fuzz v1"
 // format. A target added without seeds fails here.
@@ -25,7 +26,11 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := append(here, below...)
+	broker, err := filepath.Glob("../broker/internal/identity/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append(append(here, below...), broker...)
 	targets := map[string]string{} // name -> its corpus directory
 	fset := gotoken.NewFileSet()
 	for _, path := range files {
@@ -40,8 +45,13 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 			}
 		}
 	}
-	if len(below) == 0 || len(targets) == 0 {
-		t.Fatal("no fuzz targets found here or below; the check would prove nothing")
+	if len(broker) == 0 || len(targets) == 0 {
+		t.Fatal("no fuzz targets found here or in the broker; the check would prove nothing")
+	}
+	for _, want := range []string{"FuzzBrokerAdmit", "FuzzBrokerShebang"} {
+		if targets[want] == "" {
+			t.Errorf("the broker's fuzz target %s was not found", want)
+		}
 	}
 	for name, dir := range targets {
 		entries, err := os.ReadDir(dir)

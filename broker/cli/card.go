@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"warrant/broker"
+	"warrant/broker/internal/policy"
 	"warrant/wire"
 )
 
@@ -40,7 +40,7 @@ func writeCard(w io.Writer, v *wire.ApprovalView) {
 	}
 	p("  cwd          %s  (dev %d, ino %d, mount %d)", strconv.Quote(id.Cwd.Path), id.Cwd.Dev, id.Cwd.Ino, id.Cwd.MntID)
 	p("  workspace    %s  (dev %d, ino %d, mount %d)", id.Workspace.Path, id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID)
-	p("  profile      %s: %s", id.Profile, broker.ProfileLimits(id.Profile))
+	p("  profile      %s: %s", id.Profile, policy.ProfileLimits(id.Profile))
 	names := make([]string, 0, len(id.Env))
 	for _, kv := range id.Env {
 		names = append(names, kv.Name+"="+strconv.Quote(kv.Value))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"warrant/broker"
+	"warrant/broker/internal/probe"
 	"warrant/wire"
 )
 
@@ -113,7 +114,7 @@ func (e *env) capabilityStatus() error {
 		return err
 	}
 	if r == nil {
-		r = &broker.CapabilityReport{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
+		r = &probe.Report{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
 		if !e.json {
 			fmt.Fprintf(e.stdout, "capability: %s (%s; `broker probe` or any broker start probes it)\n", r.State, r.Reason)
 			return nil

@@ -85,7 +85,6 @@ func openBroker(ctx context.Context, e *env, launcher string, extras []string, l
 		r.Close()
 		return nil, err
 	}
-	r.Attach(b)
 	c := b.Capability()
 	logf("capability %s (probed %s in %d ms)", c.State, c.At.Format(time.RFC3339), c.DurationMS)
 	if c.State != wire.Verified {

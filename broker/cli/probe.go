@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"warrant/broker"
+	"warrant/broker/internal/probe"
 	"warrant/internal/probeprog"
 	"warrant/wire"
 )
@@ -48,7 +48,7 @@ func runProbe(e *env, args []string) error {
 }
 
 // printReport shows a capability report to a person.
-func printReport(w io.Writer, r *broker.CapabilityReport) error {
+func printReport(w io.Writer, r *probe.Report) error {
 	b := r.Binding
 	fmt.Fprintf(w, "capability: %s\n", r.State)
 	fmt.Fprintf(w, "probed:     %s in %d ms\n", r.At.Format(time.RFC3339), r.DurationMS)

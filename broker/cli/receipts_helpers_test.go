@@ -12,25 +12,28 @@ import (
 	"time"
 
 	"warrant/broker"
+	"warrant/broker/internal/seam"
+	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
 	"warrant/receipt"
 	"warrant/wire"
 )
 
 // sealer stands in for the runner: it records a real stream through a
-// real Recorder under the broker's HMAC key and seals the receipt of an
-// exited action through the broker, without starting a process. With
+// real Recorder under the broker's HMAC key and reports an exited action
+// to the broker's observer, which seals its receipt, without starting a
+// process. With
 // hold it starts nothing and seals nothing (the action stays in flight);
 // with fail it refuses to start.
 type sealer struct {
 	mu   sync.Mutex
-	b    *broker.Broker
 	t    testing.TB
 	out  string
 	hold bool
 	fail error
 }
 
-func (s *sealer) Start(ctx context.Context, l *broker.Launch) error {
+func (s *sealer) Start(_ context.Context, l *runner.Launch, obs runner.Observer) error {
 	defer l.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -40,19 +43,13 @@ func (s *sealer) Start(ctx context.Context, l *broker.Launch) error {
 	if s.hold {
 		return nil
 	}
-	rc, err := s.b.NewReceipt(ctx, l)
-	if err != nil {
-		return err
-	}
-	id := &l.Resolved.Identity
-	rc.Sandbox = receipt.SandboxOf(&wire.Ready{LandlockABI: 7, SeccompDigest: bytes.Repeat([]byte{0x5e}, 32),
-		Binding: wire.SealedSnapshot, ExecutedSHA256: id.Executable.File.SHA256, Workspace: id.Workspace, Cwd: id.Cwd})
-	start, end := s.b.Stamp(time.Now()), s.b.Stamp(time.Now())
-	pid, code := int64(4242), int32(0)
-	rc.Start, rc.End, rc.Pid, rc.ExitCode, rc.Outcome = &start, &end, &pid, &code, wire.Exited
-	rc.GroupGone = &receipt.GroupGone{Method: receipt.GoneCgroupEmpty, At: end}
-	rc.Events = append(rc.Events, receipt.Event{Type: receipt.EventStarted, At: start},
-		receipt.Event{Type: receipt.EventTerminated, At: end})
+	id := l.Resolved.Identity()
+	now := time.Now()
+	code := 0
+	run := &lifecycle.Result{Outcome: wire.Exited, Ready: &wire.Ready{LandlockABI: 7, SeccompDigest: bytes.Repeat([]byte{0x5e}, 32),
+		Binding: wire.SealedSnapshot, ExecutedSHA256: id.Executable.File.SHA256, Workspace: id.Workspace, Cwd: id.Cwd},
+		Pid: 4242, Started: now, RootExited: true, RootExitAt: now, ExitCode: &code,
+		GroupGone: true, ByCgroup: true, GoneAt: now, StreamsComplete: true}
 	rules, err := receipt.NewRuleset()
 	if err != nil {
 		return err
@@ -60,7 +57,7 @@ func (s *sealer) Start(ctx context.Context, l *broker.Launch) error {
 	var streams []*receipt.Captured
 	for _, st := range []receipt.StreamName{receipt.Stdout, receipt.Stderr} {
 		rec, err := receipt.NewRecorder(receipt.RecorderConfig{Stream: st, Retain: 64, Budget: 1 << 20,
-			MACKey: s.b.Keys().MACKey(), Rules: rules})
+			MACKey: l.MACKey, Rules: rules})
 		if err != nil {
 			return err
 		}
@@ -73,10 +70,11 @@ func (s *sealer) Start(ctx context.Context, l *broker.Launch) error {
 		}
 		streams = append(streams, c)
 	}
-	_, err = s.b.FinishWithReceipt(ctx, &wire.Result{Outcome: wire.Exited, ExitCode: &code, GroupGone: true}, rc, streams...)
-	if err != nil {
-		s.t.Errorf("seal receipt: %v", err)
-	}
+	obs.Event(lifecycle.Event{Kind: receipt.EventStarted, Wall: now})
+	code32 := int32(0)
+	obs.End(&runner.Observation{Result: &wire.Result{Outcome: wire.Exited, ExitCode: &code32, GroupGone: true}, Run: run,
+		Events:  []lifecycle.Event{{Kind: receipt.EventStarted, Wall: now}, {Kind: receipt.EventTerminated, Wall: now}},
+		Streams: streams})
 	return nil
 }
 
@@ -107,10 +105,11 @@ func newStateRig(t *testing.T) *stateRig {
 
 func (r *stateRig) open() {
 	r.t.Helper()
-	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf,
-		InsecureSkipProbeForTests: true}) // the sealer starts nothing
+	seam.InsecureSkipProbe = true // the sealer starts nothing: there is nothing to probe
+	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf})
+	seam.InsecureSkipProbe = false
 	must(r.t, err)
-	r.b, r.exec.b = b, b
+	r.b = b
 }
 
 func (r *stateRig) close() {

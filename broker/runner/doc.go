@@ -1,9 +1,12 @@
 // Package runner is the broker's Executor: it turns a checkpointed action
 // into one launch of the pinned launcher, supervises it with
-// broker/lifecycle, records both output streams with receipt.Recorder
-// (streaming redaction, exact counters, head and tail), journals each
-// lifecycle event as it is observed, seals a signed receipt, and records
-// the terminal (or unknown) result.
+// broker/lifecycle, and records both output streams with receipt.Recorder
+// (streaming redaction, exact counters, head and tail). It reports what it
+// observes to the action's Observer — each lifecycle event as it happens,
+// then one Observation — and knows nothing of the journal: the broker
+// journals the events, builds and seals the receipt, and records the
+// result (broker/evidence.go). Data flows one way, from the executor to
+// the evidence; the runner holds no reference to the broker.
 //
 // # The launcher is pinned
 //
@@ -12,13 +15,11 @@
 // executes that snapshot through /proc/self/fd, so replacing or rewriting
 // the file on disk afterwards changes nothing the broker runs.
 //
-// # Order of records
+// # Order of reports
 //
-// STARTED is journalled when Ready is followed by EOF; TERM_SENT and
-// KILL_SENT as they are sent. When the lifecycle has decided, the receipt
-// is sealed first and the result is recorded with its receipt id; a
-// failure to seal is logged and the result is still recorded, without a
-// receipt id, rather than leaving the action in flight.
+// STARTED is reported when Ready is followed by EOF; TERM_SENT and
+// KILL_SENT as they are sent. End comes once, after the lifecycle has
+// decided and both streams are closed.
 //
 // # Limits
 //

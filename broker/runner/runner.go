@@ -9,7 +9,7 @@ import (
 	"sort"
 	"sync"
 
-	"warrant/broker"
+	"warrant/broker/internal/identity"
 	"warrant/broker/lifecycle"
 	"warrant/internal/profile"
 	"warrant/receipt"
@@ -19,14 +19,73 @@ import (
 // projectChars bounds each stream's agent-facing projection.
 const projectChars = 32 << 10
 
-// Runner implements broker.Executor.
+// Executor launches actions once they are checkpointed. Runner is the
+// real one; tests use doubles that start nothing.
+type Executor interface {
+	// Start launches l. It takes ownership of l's descriptors. A nil
+	// error means the executor now owns the action and will tell obs
+	// everything it observes, ending with exactly one obs.End. An error
+	// means nothing was started and obs is never called; the broker then
+	// records the outcome known_not_executed with the error (a
+	// *wire.Error keeps its code).
+	Start(ctx context.Context, l *Launch, obs Observer) error
+	// Cancel asks the executor to end an action it owns.
+	Cancel(handle, reason string) wire.CancelResult
+}
+
+// Launch is one checkpointed action, handed to the Executor: its use is
+// already consumed and its EXECUTING record committed.
+type Launch struct {
+	Handle         string
+	Resolved       *identity.Resolved
+	Snapshot       *os.File // sealed snapshot of the executable; nil where unbound (macOS)
+	InterpSnapshot *os.File // of the interpreter of a "#!" script, or nil
+	Home, Tmp      string   // the action's private directories, created 0700
+	MACKey         []byte   // the broker's output HMAC key, for the stream recorders
+}
+
+// Close releases every descriptor of l.
+func (l *Launch) Close() {
+	l.Resolved.Close()
+	for _, f := range []*os.File{l.Snapshot, l.InterpSnapshot} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Observer is told what the executor observes of one action it owns:
+// events as they happen (STARTED, TERM_SENT, KILL_SENT), then exactly one
+// End. The broker implements it; the executor knows nothing of the
+// journal or of receipts.
+type Observer interface {
+	Event(e lifecycle.Event)
+	End(o *Observation)
+}
+
+// Observation is everything the executor observed of one action.
+type Observation struct {
+	Result  *wire.Result        // what the agent is told
+	Run     *lifecycle.Result   // every fact the lifecycle observed
+	Events  []lifecycle.Event   // in the order they happened
+	Streams []*receipt.Captured // stdout and stderr evidence; nil when nothing started
+}
+
+// Survivor is a process group of an earlier action that outlived the
+// broker which started it.
+type Survivor struct {
+	Handle string
+	Detail string // where it runs and how to end it, in one sentence
+}
+
+// Runner is the Executor: the pinned launcher, lifecycle supervision and
+// output recording.
 type Runner struct {
 	launcher *pinned
 	cgroups  *lifecycle.Cgroups // nil: supervision by process group alone
 	rules    *receipt.Ruleset
 	live     func(handle string, stream receipt.StreamName, redacted []byte)
 
-	b       *broker.Broker
 	mu      sync.Mutex
 	running map[string]chan struct{} // handle → closed to cancel
 	wg      sync.WaitGroup
@@ -71,29 +130,25 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 	return r, nil
 }
 
-// Attach gives the runner the broker whose actions it runs. It must be
-// called before the broker accepts any submission. It reports the
-// processes of earlier actions that outlived a previous broker on this
-// state directory (their outcome is already unknown): in the log and as a
-// SURVIVORS event in each action's journal. They are left running; the
-// operator decides about processes this broker did not start.
-func (r *Runner) Attach(b *broker.Broker) {
-	r.b = b
+// Survivors lists the processes of earlier actions that outlived a
+// previous broker on this state directory (their outcome is already
+// unknown). They are left running: the operator decides about processes
+// this broker did not start.
+func (r *Runner) Survivors() ([]Survivor, error) {
 	if r.cgroups == nil {
-		return
+		return nil, nil
 	}
 	left, err := r.cgroups.Leftovers()
-	if err != nil {
-		b.Logf("look for processes left by a previous broker: %v", err)
-	}
+	out := make([]Survivor, 0, len(left))
 	for _, l := range left {
-		detail := fmt.Sprintf("processes %v of this action outlived the broker that started it; they are still running in cgroup %s/%s (end them with: echo 1 > %s/%s/cgroup.kill)",
-			l.Pids, r.cgroups.Dir(), l.ID, r.cgroups.Dir(), l.ID)
-		b.Logf("action %s: %s", l.ID, detail)
-		if err := b.RecordEvent(context.Background(), l.ID, "SURVIVORS", detail); err != nil {
-			b.Logf("action %s: journal its survivors: %v", l.ID, err)
-		}
+		out = append(out, Survivor{Handle: l.ID, Detail: fmt.Sprintf(
+			"processes %v of this action outlived the broker that started it; they are still running in cgroup %s/%s (end them with: echo 1 > %s/%s/cgroup.kill)",
+			l.Pids, r.cgroups.Dir(), l.ID, r.cgroups.Dir(), l.ID)})
 	}
+	if err != nil {
+		return out, fmt.Errorf("look for processes left by a previous broker: %w", err)
+	}
+	return out, nil
 }
 
 // LauncherDigest is the SHA-256 of the pinned launcher, hex encoded.
@@ -118,10 +173,7 @@ func (r *Runner) Close() {
 }
 
 // Start launches l in the background. It owns l from here on.
-func (r *Runner) Start(_ context.Context, l *broker.Launch) error {
-	if r.b == nil {
-		panic("runner: internal error: Start before Attach")
-	}
+func (r *Runner) Start(_ context.Context, l *Launch, obs Observer) error {
 	cancel := make(chan struct{})
 	r.mu.Lock()
 	r.running[l.Handle] = cancel
@@ -130,7 +182,7 @@ func (r *Runner) Start(_ context.Context, l *broker.Launch) error {
 	go func() {
 		defer r.wg.Done()
 		defer l.Close()
-		r.run(l, cancel)
+		r.run(l, obs, cancel)
 		r.mu.Lock()
 		delete(r.running, l.Handle)
 		r.mu.Unlock()
@@ -155,8 +207,8 @@ func (r *Runner) Cancel(handle, _ string) wire.CancelResult {
 }
 
 // SpawnRequest is the launcher request for l.
-func SpawnRequest(l *broker.Launch) *wire.SpawnRequest {
-	id := &l.Resolved.Identity
+func SpawnRequest(l *Launch) *wire.SpawnRequest {
+	id := l.Resolved.Identity()
 	env := append([]wire.EnvVar{{Name: "HOME", Value: l.Home}, {Name: "TMPDIR", Value: l.Tmp}}, id.Env...)
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	return &wire.SpawnRequest{
@@ -175,7 +227,7 @@ func SpawnRequest(l *broker.Launch) *wire.SpawnRequest {
 }
 
 // spec is the lifecycle launch of l.
-func (r *Runner) spec(l *broker.Launch, out, errs io.Writer, cancel <-chan struct{}, onEvent func(lifecycle.Event)) lifecycle.Spec {
+func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, onEvent func(lifecycle.Event)) lifecycle.Spec {
 	var snaps []*os.File
 	for _, f := range []*os.File{l.Snapshot, l.InterpSnapshot} {
 		if f != nil {
@@ -184,8 +236,8 @@ func (r *Runner) spec(l *broker.Launch, out, errs io.Writer, cancel <-chan struc
 	}
 	return lifecycle.Spec{
 		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
-		Workspace: l.Resolved.Workspace, Snapshots: snaps,
-		Limits: profile.Of(l.Resolved.Identity.Profile), Cgroup: r.cgroups,
+		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
+		Limits: profile.Of(l.Resolved.Identity().Profile), Cgroup: r.cgroups,
 		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent,
 	}
 }

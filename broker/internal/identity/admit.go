@@ -1,4 +1,4 @@
-package broker
+package identity
 
 import (
 	"path"
@@ -12,7 +12,7 @@ import (
 // maxIDText bounds goal and session names.
 const maxIDText = 256
 
-// Admit checks the closed request shape of ARCHITECTURE §2.1 before
+// Admit checks the closed request shape of docs/architecture.md §2.1 before
 // anything touches the filesystem. The wire decoder has already refused
 // unknown fields and malformed encodings for requests that arrived on a
 // socket; Admit repeats every check that matters so that in-process

@@ -1,4 +1,4 @@
-package broker
+package identity
 
 import (
 	"crypto/sha256"
@@ -7,14 +7,15 @@ import (
 )
 
 // Fingerprint is the SHA-256 of the canonical CBOR of the whole command
-// identity (ARCHITECTURE §2.2). The identity's environment holds the
+// identity (docs/architecture.md §2.2). The identity's environment holds the
 // allowlisted variables except HOME and TMPDIR, which differ per action,
 // so the same command in the same place under the same policy has the same
 // fingerprint every time.
-func Fingerprint(id *wire.CommandIdentity) ([]byte, error) { return digest(id) }
+func Fingerprint(id *wire.CommandIdentity) ([]byte, error) { return Digest(id) }
 
-// digest is the SHA-256 of the canonical encoding of v.
-func digest(v any) ([]byte, error) {
+// Digest is the SHA-256 of the canonical encoding of v, a value built
+// from wire types (an identity, a policy).
+func Digest(v any) ([]byte, error) {
 	b, err := wire.Canonical(v)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,12 @@
-package broker
+package identity
 
 import (
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/retry"
 )
 
 // macOS has no openat2. O_NOFOLLOW_ANY (macOS 11+) refuses a symlink in
@@ -15,16 +17,15 @@ import (
 // device is not detected; the launcher re-checks (dev, ino) anyway).
 
 func openNoFollowAny(dirfd int, p string, flags int) (*os.File, error) {
-	for {
-		fd, err := unix.Openat(dirfd, p, flags|unix.O_NOFOLLOW_ANY|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "openat", Path: p, Err: err}
-		}
-		return os.NewFile(uintptr(fd), p), nil
+	var fd int
+	err := retry.EINTR(func() (err error) {
+		fd, err = unix.Openat(dirfd, p, flags|unix.O_NOFOLLOW_ANY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: p, Err: err}
 	}
+	return os.NewFile(uintptr(fd), p), nil
 }
 
 func openFileNoFollow(p string) (*os.File, error) {

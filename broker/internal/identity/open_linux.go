@@ -1,25 +1,22 @@
-package broker
+package identity
 
 import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/retry"
 )
 
 // openat2 retries EAGAIN, which RESOLVE_* lookups return when a rename
-// raced with them.
+// raced with them, and EINTR, within internal/retry's bound.
 func openat2(dirfd int, path string, how *unix.OpenHow) (*os.File, error) {
-	for range 8 {
-		fd, err := unix.Openat2(dirfd, path, how)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), path), nil
+	var fd int
+	err := retry.EAGAIN(func() (err error) { fd, err = unix.Openat2(dirfd, path, how); return err })
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
 	}
-	return nil, &os.PathError{Op: "openat2", Path: path, Err: unix.EAGAIN}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // openFileNoFollow opens the regular file at the absolute path p for

@@ -1,4 +1,4 @@
-package broker
+package identity
 
 import (
 	"errors"
@@ -18,76 +18,112 @@ import (
 const maxHops = 40
 
 // Resolved is an admitted request resolved to its CommandIdentity, with
-// the descriptors every fact was measured on. The lifecycle passes those
-// descriptors on (the workspace fd to the launcher, the executable to the
-// snapshot cache); Close releases whatever it did not take.
+// the descriptors every fact was measured on. Only Resolve makes one, so
+// a Resolved always holds an identity whose fingerprint covers all of it.
+// The executor passes the descriptors on (the workspace fd to the
+// launcher, the executable to the snapshot cache); Close releases them.
 type Resolved struct {
-	Identity    wire.CommandIdentity
-	Fingerprint []byte
-	Workspace   *os.File // the workspace root
-	Cwd         *os.File // the cwd beneath it
-	Exe         *os.File // the executable, open for reading
-	Interp      *os.File // the pinned interpreter of a "#!" script, or nil
+	id          wire.CommandIdentity
+	fingerprint []byte
+	workspace   *os.File // the workspace root
+	cwd         *os.File // the cwd beneath it
+	exe         *os.File // the executable, open for reading
+	interp      *os.File // the pinned interpreter of a "#!" script, or nil
 }
 
-// Close closes every descriptor still held.
+// Identity is the resolved identity. It is shared: callers must not
+// modify it.
+func (r *Resolved) Identity() *wire.CommandIdentity { return &r.id }
+
+// Fingerprint is the SHA-256 of the canonical encoding of Identity.
+func (r *Resolved) Fingerprint() []byte { return r.fingerprint }
+
+// Workspace is the workspace root, opened O_PATH without following
+// symlinks.
+func (r *Resolved) Workspace() *os.File { return r.workspace }
+
+// Exe is the executable, open for reading.
+func (r *Resolved) Exe() *os.File { return r.exe }
+
+// Interp is the pinned interpreter of a "#!" script, open for reading,
+// or nil.
+func (r *Resolved) Interp() *os.File { return r.interp }
+
+// Close closes every descriptor.
 func (r *Resolved) Close() {
-	for _, f := range []*os.File{r.Workspace, r.Cwd, r.Exe, r.Interp} {
+	for _, f := range []*os.File{r.workspace, r.cwd, r.exe, r.interp} {
 		if f != nil {
 			f.Close()
 		}
 	}
 }
 
-// resolve turns an admitted request into its identity. Every fact comes
-// from a descriptor opened without following symlinks; paths are only
-// used to find what to open.
-func (b *Broker) resolve(s *wire.Submit) (_ *Resolved, err error) {
+// PolicyFor decides the sandbox policy of one executable (its own
+// directory may be granted); broker/internal/policy supplies it.
+type PolicyFor func(wire.Executable) wire.Policy
+
+// Resolve turns an admitted request into its identity, with env as its
+// environment policy and the policy policyFor decides for its
+// executable. Every fact comes from a descriptor opened without following
+// symlinks; paths are only used to find what to open.
+func Resolve(s *wire.Submit, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolved, err error) {
 	r := &Resolved{}
 	defer func() {
 		if err != nil {
 			r.Close()
 		}
 	}()
-	id := &r.Identity
-	if r.Workspace, err = openDirNoFollow(s.Workspace); err != nil {
+	id := &r.id
+	if r.workspace, err = openDirNoFollow(s.Workspace); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot open the workspace without following symlinks: %v", err)
 	}
-	if id.Workspace, err = fsid.Dir(int(r.Workspace.Fd()), s.Workspace); err != nil {
+	if id.Workspace, err = fsid.Dir(int(r.workspace.Fd()), s.Workspace); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the workspace: %v", err)
 	}
-	if r.Cwd, err = openBeneath(r.Workspace, s.Request.Cwd); err != nil {
+	if r.cwd, err = openBeneath(r.workspace, s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid,
 			"the cwd %q cannot be opened beneath the workspace without symlinks or mount crossings: %v", s.Request.Cwd, err)
 	}
-	if id.Cwd, err = fsid.Dir(int(r.Cwd.Fd()), s.Request.Cwd); err != nil {
+	if id.Cwd, err = fsid.Dir(int(r.cwd.Fd()), s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the cwd: %v", err)
 	}
 	exe, sb, err := identify(s.Request.Executable)
 	if err != nil {
 		return nil, err
 	}
-	r.Exe = exe.f
+	r.exe = exe.f
 	id.Executable = wire.Executable{Requested: s.Request.Executable, Chain: exe.chain, File: exe.id}
 	if sb != nil {
 		in, err := identifyInterpreter(sb)
 		if err != nil {
 			return nil, err
 		}
-		r.Interp = in.f
+		r.interp = in.f
 		id.Executable.Interpreter = &wire.Interpreter{File: in.id, Arg: in.arg, Chain: in.chain}
 	}
 	id.Argv = append([]string{}, s.Request.Argv...)
 	id.Profile = s.Request.Profile
-	id.Env = b.env
-	id.Policy = b.policy(id.Executable)
-	if id.PolicyDigest, err = digest(&id.Policy); err != nil {
+	id.Env = env
+	id.Policy = policyFor(id.Executable)
+	if id.PolicyDigest, err = Digest(&id.Policy); err != nil {
 		return nil, err
 	}
-	if r.Fingerprint, err = Fingerprint(id); err != nil {
+	if r.fingerprint, err = Fingerprint(id); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// ProgramDigest is the SHA-256 of the program file at the absolute path
+// p, measured as an executable is: opened without following symlinks,
+// bounded, stable while it was read.
+func ProgramDigest(p string) ([]byte, error) {
+	exe, _, err := identify(p)
+	if err != nil {
+		return nil, err
+	}
+	exe.f.Close()
+	return exe.id.SHA256, nil
 }
 
 // identified is one program file pinned by descriptor.

@@ -1,12 +1,10 @@
-package broker
+package journal
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-
-	"github.com/fxamacker/cbor/v2"
 
 	"warrant/wire"
 )
@@ -16,7 +14,7 @@ var actionStates = map[string]wire.ActionState{
 	"terminal": wire.StateTerminal, "unknown": wire.StateUnknown,
 }
 
-// Checkpoint is the durable EXECUTING checkpoint (ARCHITECTURE §2.3, §3.3).
+// Checkpoint is the durable EXECUTING checkpoint (docs/architecture.md §2.3, §3.3).
 // In ONE transaction it re-checks lease l (revocation, expiry, remaining
 // uses, goal state and revision) and that the session has no action in
 // flight (BUSY), consumes one use, and records a new action as executing.
@@ -29,8 +27,8 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	handle := newID("a-")
-	pausePoint("checkpoint:begin")
+	handle := NewID("a-")
+	j.crashPoint("checkpoint:begin")
 	err = j.tx(ctx, func(tx *sql.Tx) error {
 		if err := j.leaseUsable(ctx, tx, l); err != nil {
 			return err
@@ -55,13 +53,13 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 		if err := j.event(ctx, tx, handle, "EXECUTING", "lease "+l.id); err != nil {
 			return err
 		}
-		pausePoint("checkpoint:in-tx")
+		j.crashPoint("checkpoint:in-tx")
 		return nil
 	})
 	if err != nil {
 		return "", wrapUnlessCoded("checkpoint", err)
 	}
-	pausePoint("checkpoint:committed")
+	j.crashPoint("checkpoint:committed")
 	return handle, nil
 }
 
@@ -121,11 +119,11 @@ func (j *Journal) Status(ctx context.Context, handle string) (*wire.Status, erro
 	}
 	st := &wire.Status{Handle: handle, State: actionStates[state]}
 	if st.State == 0 {
-		panic("broker: internal error: action " + handle + " has state " + state)
+		panic("journal: internal error: action " + handle + " has state " + state)
 	}
 	if blob != nil {
 		st.Result = new(wire.Result)
-		if err := decodeStored(blob, st.Result); err != nil {
+		if err := wire.DecodeCanonical(blob, st.Result); err != nil {
 			return nil, fmt.Errorf("decode result of %s: %w", handle, err)
 		}
 		if receiptID != "" {
@@ -193,19 +191,8 @@ func (j *Journal) Resolve(ctx context.Context, handle string, c wire.Classificat
 	return wrapUnlessCoded("resolve", err)
 }
 
-// storedDec decodes values the broker itself wrote with wire.Canonical.
-var storedDec = func() cbor.DecMode {
-	dm, err := cbor.DecOptions{TextUnmarshaler: cbor.TextUnmarshalerTextString}.DecMode()
-	if err != nil {
-		panic("broker: internal error: decode options: " + err.Error())
-	}
-	return dm
-}()
-
-func decodeStored(blob []byte, v any) error { return storedDec.Unmarshal(blob, v) }
-
 // sessionIdle refuses a second action in flight for one agent session
-// (ARCHITECTURE §2.6). The check runs in the checkpoint's transaction, so
+// (docs/architecture.md §2.6). The check runs in the checkpoint's transaction, so
 // two concurrent submits of one session cannot both pass it. Actions
 // without a session are each their own session.
 func sessionIdle(ctx context.Context, tx *sql.Tx, session string) error {
@@ -222,4 +209,12 @@ func sessionIdle(ctx context.Context, tx *sql.Tx, session string) error {
 		return err
 	}
 	return wire.Errorf(wire.CodeBusy, "session %s already has action %s in flight; wait for it or cancel it", session, handle)
+}
+
+// RecordEvent journals one lifecycle event of an action in flight (for
+// example TERM_SENT, KILL_SENT or SURVIVORS) as it is observed. STARTED
+// and the terminal events are recorded by MarkRunning and Finish.
+func (j *Journal) RecordEvent(ctx context.Context, handle, kind, detail string) error {
+	err := j.tx(ctx, func(tx *sql.Tx) error { return j.event(ctx, tx, handle, kind, detail) })
+	return wrapUnlessCoded("record event", err)
 }

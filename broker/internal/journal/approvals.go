@@ -1,4 +1,4 @@
-package broker
+package journal
 
 import (
 	"context"
@@ -22,8 +22,10 @@ const (
 // instead of flooding the operator. If the latest request for it was
 // denied, the denial is reported once, as APPROVAL_DENIED, and marked
 // reported: nothing of it is reusable, and the next submit asks anew.
-func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, r *Resolved) (*wire.ApprovalView, error) {
-	id, fp := &r.Identity, r.Fingerprint
+// The request carries the identity, its fingerprint and the limitations
+// text the operator's card shows beside it.
+func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, id *wire.CommandIdentity, fp []byte,
+	limitations string) (*wire.ApprovalView, error) {
 	var view *wire.ApprovalView
 	var denied error // committed, then reported
 	err := j.tx(ctx, func(tx *sql.Tx) error {
@@ -47,8 +49,8 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, r
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		view = &wire.ApprovalView{ID: newID("ar-"), Goal: g.ID, GoalRevision: g.Revision, Session: session,
-			Identity: *id, Fingerprint: fp, Limitations: Limitations(id), CreatedUnix: j.now().Unix()}
+		view = &wire.ApprovalView{ID: NewID("ar-"), Goal: g.ID, GoalRevision: g.Revision, Session: session,
+			Identity: *id, Fingerprint: fp, Limitations: limitations, CreatedUnix: j.now().Unix()}
 		blob, err := wire.Canonical(id)
 		if err != nil {
 			return err
@@ -79,7 +81,7 @@ func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView
 	if err != nil {
 		return nil, fmt.Errorf("read approval request %s: %w", id, err)
 	}
-	if err := decodeStored(blob, &v.Identity); err != nil {
+	if err := wire.DecodeCanonical(blob, &v.Identity); err != nil {
 		return nil, fmt.Errorf("decode approval request %s: %w", id, err)
 	}
 	return v, nil
@@ -132,7 +134,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 				"request %s was made under revision %d of goal %s, which is now at revision %d", v.ID, v.GoalRevision, g.ID, g.Revision)
 		}
 		now := j.now()
-		lease = &wire.LeaseView{ID: newID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
+		lease = &wire.LeaseView{ID: NewID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
 			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
 		ws := v.Identity.Workspace
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
@@ -141,7 +143,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
 			return err
 		}
-		pausePoint("approve:in-tx")
+		j.crashPoint("approve:in-tx")
 		_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'approved', decided_unix = ? WHERE id = ?`, now.Unix(), v.ID)
 		return err
 	})

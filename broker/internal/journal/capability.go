@@ -1,22 +1,20 @@
-package broker
+package journal
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
 
-// SaveCapabilityReport appends r to the journal's capability reports.
-func (j *Journal) SaveCapabilityReport(ctx context.Context, r *CapabilityReport) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("save capability report: %w", err)
-	}
+// SaveCapabilityReport appends one capability report: its binding key
+// (the hex SHA-256 of what it holds for), its state, and the whole report
+// as JSON. The table is append-only (a trigger refuses updates); the last
+// row is the current report.
+func (j *Journal) SaveCapabilityReport(ctx context.Context, key, state string, report []byte) error {
 	return j.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO capability_reports (binding, state, report, created_unix) VALUES (?, ?, ?, ?)`,
-			r.Binding.key(), r.State.String(), string(raw), j.now().Unix())
+			key, state, string(report), j.now().Unix())
 		if err != nil {
 			return fmt.Errorf("save capability report: %w", err)
 		}
@@ -24,22 +22,16 @@ func (j *Journal) SaveCapabilityReport(ctx context.Context, r *CapabilityReport)
 	})
 }
 
-// LatestCapabilityReport returns the last stored capability report, or nil.
-func (j *Journal) LatestCapabilityReport(ctx context.Context) (*CapabilityReport, error) {
-	var raw, key string
-	err := j.db.QueryRowContext(ctx, `SELECT report, binding FROM capability_reports ORDER BY seq DESC LIMIT 1`).Scan(&raw, &key)
+// LatestCapabilityReport returns the last stored report's JSON and its
+// binding key, or nil when none is stored.
+func (j *Journal) LatestCapabilityReport(ctx context.Context) (report []byte, key string, err error) {
+	var raw string
+	err = j.db.QueryRowContext(ctx, `SELECT report, binding FROM capability_reports ORDER BY seq DESC LIMIT 1`).Scan(&raw, &key)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read capability report: %w", err)
+		return nil, "", fmt.Errorf("read capability report: %w", err)
 	}
-	r := &CapabilityReport{}
-	if err := json.Unmarshal([]byte(raw), r); err != nil {
-		return nil, fmt.Errorf("read capability report: %w", err)
-	}
-	if r.Binding.key() != key {
-		return nil, fmt.Errorf("read capability report: its binding does not match its key")
-	}
-	return r, nil
+	return []byte(raw), key, nil
 }

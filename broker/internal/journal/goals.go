@@ -1,4 +1,4 @@
-package broker
+package journal
 
 import (
 	"context"
@@ -25,7 +25,8 @@ type Goal struct {
 	State    wire.GoalState
 }
 
-func (g Goal) reply() *wire.GoalReply {
+// Reply is the goal as the agent channel reports it.
+func (g Goal) Reply() *wire.GoalReply {
 	return &wire.GoalReply{Goal: g.ID, Revision: g.Revision, State: g.State}
 }
 
@@ -45,7 +46,7 @@ func readGoal(ctx context.Context, q querier, id string) (Goal, error) {
 	}
 	g.State = goalStates[state]
 	if g.State == 0 {
-		panic("broker: internal error: goal " + id + " has state " + state)
+		panic("journal: internal error: goal " + id + " has state " + state)
 	}
 	return g, nil
 }
@@ -57,7 +58,7 @@ func (j *Journal) Goal(ctx context.Context, id string) (Goal, error) {
 
 // CreateGoal opens a new active goal at revision 1.
 func (j *Journal) CreateGoal(ctx context.Context, title string) (Goal, error) {
-	g := Goal{ID: newID("g-"), Revision: 1, State: wire.GoalActive}
+	g := Goal{ID: NewID("g-"), Revision: 1, State: wire.GoalActive}
 	_, err := j.db.ExecContext(ctx, `INSERT INTO goals (id, title, revision, state, created_unix) VALUES (?, ?, 1, 'active', ?)`,
 		g.ID, title, j.now().Unix())
 	if err != nil {

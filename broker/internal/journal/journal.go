@@ -1,12 +1,15 @@
-package broker
+package journal
 
 import (
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -22,14 +25,27 @@ import (
 // Every method runs on a single connection, so transactions are serialized
 // in the process; the state-directory lock keeps other processes out.
 type Journal struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *sql.DB
+	now   func() time.Time
+	crash func(stage string) // the crash test's seam; nil in production
 }
 
-// OpenJournal opens (creating if needed) the journal at path, applies the
+// SetCrashPoints installs f, called at the named points of the approve
+// and checkpoint transactions ("approve:in-tx", "checkpoint:begin",
+// "checkpoint:in-tx", "checkpoint:committed"). Only the crash test's seam
+// (broker/internal/seam) uses it, to SIGKILL a real daemon there.
+func (j *Journal) SetCrashPoints(f func(stage string)) { j.crash = f }
+
+func (j *Journal) crashPoint(stage string) {
+	if j.crash != nil {
+		j.crash(stage)
+	}
+}
+
+// Open opens (creating if needed) the journal at path, applies the
 // schema migrations and returns it. The caller must hold the state
 // directory's lock.
-func OpenJournal(ctx context.Context, path string, now func() time.Time) (*Journal, error) {
+func Open(ctx context.Context, path string, now func() time.Time) (*Journal, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
@@ -85,7 +101,7 @@ func (j *Journal) RecoverInterrupted(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		res := unknownResult("the broker stopped while the action was executing; whether it ran, and what it did, is unknown")
+		res := UnknownResult("the broker stopped while the action was executing; whether it ran, and what it did, is unknown")
 		blob, err := wire.Canonical(res)
 		if err != nil {
 			return err
@@ -107,7 +123,8 @@ func (j *Journal) RecoverInterrupted(ctx context.Context) ([]string, error) {
 	return handles, nil
 }
 
-func unknownResult(why string) *wire.Result {
+// UnknownResult is the result of an action whose end was not observed.
+func UnknownResult(why string) *wire.Result {
 	return &wire.Result{Outcome: wire.OutcomeUnknown, Error: wire.Errorf(wire.CodeUnknownOutcome, "%s", why)}
 }
 
@@ -161,11 +178,32 @@ func (j *Journal) event(ctx context.Context, tx *sql.Tx, handle, kind, detail st
 	return nil
 }
 
-// newID returns prefix followed by 96 random bits in hex.
-func newID(prefix string) string {
+// NewID returns prefix followed by 96 random bits in hex: the form of
+// every id the journal stores (goals, approval requests, leases, actions,
+// receipts).
+func NewID(prefix string) string {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		panic("broker: internal error: crypto/rand: " + err.Error())
+		panic("journal: internal error: crypto/rand: " + err.Error())
 	}
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// OpenReadOnly opens the journal at path read-only. It takes no lock and
+// creates nothing, so it works beside a running broker; SQLite's WAL gives
+// each transaction one consistent snapshot. A missing journal is an error
+// wrapping fs.ErrNotExist.
+func OpenReadOnly(path string) (*Journal, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open journal read-only: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	return &Journal{db: db, now: time.Now}, nil
 }

@@ -1,4 +1,4 @@
-package broker
+package journal
 
 import (
 	"context"
@@ -27,8 +27,7 @@ func (l *Lease) ID() string { return l.id }
 // goal id, its current revision and the workspace identity: there are no
 // wildcards, prefixes or folders. Revoked, expired and exhausted leases
 // never match. When several match, the one expiring first is used.
-func (j *Journal) MatchLease(ctx context.Context, g Goal, r *Resolved) (*Lease, error) {
-	ws, fp := r.Identity.Workspace, r.Fingerprint
+func (j *Journal) MatchLease(ctx context.Context, g Goal, ws wire.DirIdentity, fp []byte) (*Lease, error) {
 	l := &Lease{goal: g.ID, revision: g.Revision, fingerprint: fp}
 	err := j.db.QueryRowContext(ctx, `SELECT id, approval_id FROM leases
 		WHERE goal = ? AND goal_revision = ? AND fingerprint = ?

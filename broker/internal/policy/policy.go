@@ -1,4 +1,4 @@
-package broker
+package policy
 
 import (
 	"fmt"
@@ -7,31 +7,24 @@ import (
 	"slices"
 	"strings"
 
+	"warrant/internal/landlockabi"
 	"warrant/wire"
 )
 
 // runtimePaths are the read+execute runtime paths of the default policy
-// (ARCHITECTURE §2.5); only those present on the host are listed.
+// (docs/architecture.md §2.5); only those present on the host are listed.
 var runtimePaths = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/usr"}
 
 // devices are the character devices every target may read and write.
 var devices = []string{"/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}
 
-// Landlock ABI floors (ARCHITECTURE §5). ABI 4 is the least that handles
-// TCP bind/connect, so it is always required. When the running kernel has
-// ABI 6 (scopes for abstract unix sockets and signals), the default policy
-// requires 6, so that an approval made on such a kernel can never be used
-// with the scopes silently missing. The floor is part of the policy and so
-// of the fingerprint: an approval does not survive a kernel that lowers it.
-const (
-	landlockNetABI   = 4
-	landlockScopeABI = 6
-)
+// NetABI is the least Landlock ABI that handles TCP bind/connect.
+const NetABI = landlockabi.TCP
 
-// basePolicy is the part of the default policy that does not depend on the
+// Base is the part of the default policy that does not depend on the
 // action: runtime paths that exist, the operator's configured extras, the
 // devices and the Landlock floor.
-func basePolicy(extras []string) (wire.Policy, error) {
+func Base(extras []string) (wire.Policy, error) {
 	var read []string
 	for _, p := range runtimePaths {
 		if _, err := os.Stat(p); err == nil {
@@ -52,25 +45,18 @@ func basePolicy(extras []string) (wire.Policy, error) {
 		ReadExec:       slices.Compact(read),
 		ReadWrite:      []string{},
 		Devices:        slices.Clone(devices),
-		MinLandlockABI: minLandlockABI(kernelLandlockABI()),
+		MinLandlockABI: landlockabi.Floor(landlockabi.Running()),
 	}, nil
 }
 
-func minLandlockABI(kernel int) uint8 {
-	if kernel >= landlockScopeABI {
-		return landlockScopeABI
-	}
-	return landlockNetABI
-}
-
-// policy is the default policy for one executable: the base policy plus
+// For is the default policy for one executable: the base policy plus
 // the directory holding the executable (and its interpreter) when the
 // runtime paths do not already cover it. The install prefix granted is the
 // file's own directory, never a parent: widening it to, say, the parent of
 // a "bin" directory could expose a home directory. Operators who need a
 // wider prefix (e.g. /opt/go) configure it as an extra read path.
-func (b *Broker) policy(exe wire.Executable) wire.Policy {
-	p := b.base
+func For(base wire.Policy, exe wire.Executable) wire.Policy {
+	p := base
 	p.ReadExec = slices.Clone(p.ReadExec)
 	add := func(file string) {
 		dir := path.Dir(file)

@@ -1,4 +1,4 @@
-package broker
+package probe
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/lifecycle"
 	"warrant/internal/probeprog"
 	"warrant/wire"
 )
@@ -32,18 +33,19 @@ func hostFacts() (kernel, seccomp string) {
 // probeOutputCap bounds what the broker keeps of the target's output.
 const probeOutputCap = 1 << 20
 
-// probe runs the battery once: it sets up the host objects in a fresh
-// scratch directory under the state directory, runs the probe program as
-// one action through p, and judges every check on the host.
-func (b *Broker) probe(ctx context.Context, p Prober, bind ProbeBinding) *CapabilityReport {
-	r := &CapabilityReport{Binding: bind}
-	h, err := b.newProbeHost()
+// Run runs the battery once: it sets up the host objects in a fresh
+// scratch directory, runs the probe program as one action through p, and
+// judges every check on the host. The report's state is left for
+// Conclude.
+func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
+	r := &Report{Binding: bind}
+	h, err := newProbeHost(s.Dir)
 	if err != nil {
 		r.Reason = "the probe could not set up its host objects: " + err.Error()
 		return r
 	}
 	defer h.close()
-	run, out, err := b.probeRun(ctx, p, h)
+	run, out, err := probeRun(ctx, p, h, s)
 	if err != nil {
 		r.Reason = "the probe action could not be prepared: " + err.Error()
 		return r
@@ -52,22 +54,18 @@ func (b *Broker) probe(ctx context.Context, p Prober, bind ProbeBinding) *Capabi
 	return r
 }
 
-// probeRun resolves the probe program as an ordinary action would be, with
-// the default policy and an environment built from the broker's plus the
-// canaries, and runs it.
-func (b *Broker) probeRun(ctx context.Context, p Prober, h *probeHost) (ProbeRun, string, error) {
-	argv := append(append([]string{}, b.cfg.ProbeTarget[1:]...), h.plan.Args()...)
-	res, err := b.resolve(&wire.Submit{Workspace: h.ws, Request: wire.ActionRequest{
-		Executable: b.cfg.ProbeTarget[0], Argv: argv, Cwd: ".", Profile: wire.ProfileShort}})
+// probeRun has the broker prepare the probe program as an ordinary action
+// would be, with the default policy and an environment built from the
+// broker's plus the canaries, and runs it.
+func probeRun(ctx context.Context, p Prober, h *probeHost, s Setup) (lifecycle.Result, string, error) {
+	argv := append(append([]string{}, s.Target[1:]...), h.plan.Args()...)
+	l, err := s.Prepare(&wire.Submit{Workspace: h.ws, Request: wire.ActionRequest{
+		Executable: s.Target[0], Argv: argv, Cwd: ".", Profile: wire.ProfileShort}}, h.canaryEnv)
 	if err != nil {
-		return ProbeRun{}, "", err
+		return lifecycle.Result{}, "", err
 	}
-	res.Identity.Env = actionEnv(append(append([]string{}, b.cfg.Environ...), h.canaryEnv...))
-	l := &Launch{Handle: "probe-" + h.nonce[:12], Resolved: res, Home: h.home, Tmp: h.tmp}
+	l.Handle, l.Home, l.Tmp = "probe-"+h.nonce[:12], h.home, h.tmp
 	defer l.Close()
-	if l.Snapshot, err = b.snaps.Get(res.Exe, res.Identity.Executable.File); err != nil {
-		return ProbeRun{}, "", err
-	}
 	var stdout, stderr capped
 	run := p.Probe(ctx, l, &stdout, &stderr)
 	unix.Close(h.leakFD) // the window in which it may leak ends with the action
@@ -98,9 +96,9 @@ type probeHost struct {
 	userNS                      string
 }
 
-func (b *Broker) newProbeHost() (_ *probeHost, err error) {
-	h := &probeHost{dir: filepath.Join(b.dirs.root, "probe"), tcp: -1, udp: -1, unixPath: -1, abs: -1, leakFD: -1,
-		nonce: newID(""), secret: newID("warrant-probe-secret-"), input: newID("warrant-probe-input-")}
+func newProbeHost(dir string) (_ *probeHost, err error) {
+	h := &probeHost{dir: dir, tcp: -1, udp: -1, unixPath: -1, abs: -1, leakFD: -1,
+		nonce: random(""), secret: random("warrant-probe-secret-"), input: random("warrant-probe-input-")}
 	defer func() {
 		if err != nil {
 			h.close()
@@ -161,7 +159,7 @@ func (b *Broker) newProbeHost() (_ *probeHost, err error) {
 	if err := unix.Fstat(h.leakFD, &st); err != nil {
 		return nil, fmt.Errorf("stat the leak marker: %w", err)
 	}
-	canary := newID("warrant-probe-canary-")
+	canary := random("warrant-probe-canary-")
 	names := []string{"WARRANT_PROBE_CANARY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "HTTPS_PROXY"}
 	for _, n := range names {
 		h.canaryEnv = append(h.canaryEnv, n+"="+canary)

@@ -1,4 +1,4 @@
-package broker
+package probe
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"warrant/broker/lifecycle"
 	"warrant/internal/probeprog"
 	"warrant/wire"
 )
 
 // judge turns what the target printed and what the host objects show into
 // the report's checks. A check whose line is missing fails.
-func (h *probeHost) judge(run ProbeRun, out string) []ProbeCheck {
+func (h *probeHost) judge(run lifecycle.Result, out string) []Check {
 	lines := probeprog.ParseLines(out)
 	line := func(who, check string) *probeprog.Line {
 		for i := range lines {
@@ -22,13 +23,13 @@ func (h *probeHost) judge(run ProbeRun, out string) []ProbeCheck {
 		}
 		return nil
 	}
-	checks := []ProbeCheck{launchCheck(run)}
+	checks := []Check{launchCheck(run)}
 	allowed := func(name, from string, ok bool, evidence string) {
 		obs := "failed"
 		if ok {
 			obs = "succeeded"
 		}
-		checks = append(checks, ProbeCheck{Name: name, From: from, Allowed: true, Expected: "succeeds",
+		checks = append(checks, Check{Name: name, From: from, Allowed: true, Expected: "succeeds",
 			Observed: obs, Pass: ok, Evidence: evidence})
 	}
 	l := line(probeprog.Target, probeprog.ReadInput)
@@ -53,7 +54,7 @@ func (h *probeHost) judge(run ProbeRun, out string) []ProbeCheck {
 		for _, check := range probeprog.Forbidden {
 			l := line(who, check)
 			hostOK, ev := h.hostForbidden(who, check, l, out)
-			c := ProbeCheck{Name: check, From: who, Expected: "fails", Observed: "not attempted",
+			c := Check{Name: check, From: who, Expected: "fails", Observed: "not attempted",
 				Evidence: who + ": " + says(l) + "; host: " + ev}
 			if l != nil {
 				c.Observed = "failed"
@@ -73,8 +74,8 @@ func (h *probeHost) judge(run ProbeRun, out string) []ProbeCheck {
 
 // launchCheck is the chain itself: the launcher confined and executed the
 // probe program, which exited 0, and its whole group was confirmed gone.
-func launchCheck(run ProbeRun) ProbeCheck {
-	c := ProbeCheck{Name: "launch", From: "host", Allowed: true, Expected: "succeeds", Observed: "failed"}
+func launchCheck(run lifecycle.Result) Check {
+	c := Check{Name: "launch", From: "host", Allowed: true, Expected: "succeeds", Observed: "failed"}
 	switch {
 	case run.Ready == nil:
 		c.Evidence = "the launcher did not confine the program"
@@ -162,7 +163,7 @@ func (h *probeHost) hostForbidden(who, check string, l *probeprog.Line, out stri
 		}
 		return true, "the target stayed in the broker's user namespace " + h.userNS
 	}
-	panic("broker: internal error: unknown probe check " + check)
+	panic("probe: internal error: unknown probe check " + check)
 }
 
 // says renders a target's line for the evidence.

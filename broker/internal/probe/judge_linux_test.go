@@ -1,67 +1,27 @@
-package broker
+package probe
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"warrant/wire"
+	"warrant/broker/lifecycle"
 )
 
-// silentProber runs nothing: every probe fails, as a broken chain would.
-type silentProber struct {
-	holdExecutor
-	probes int
-}
-
-func (p *silentProber) Probe(context.Context, *Launch, io.Writer, io.Writer) ProbeRun {
-	p.probes++
-	return ProbeRun{Outcome: wire.KnownNotExecuted, Err: wire.Errorf(wire.CodeSandboxUnavailable, "test: no launcher")}
-}
-func (p *silentProber) LauncherDigest() string { return strings.Repeat("ab", 32) }
-func (p *silentProber) Cgroups() string        { return "" }
-
-// TestProbeFailureIsUnavailableAndRetried: a chain that runs nothing
-// makes every check fail; the report is unavailable (never partial),
-// stored, names the failed checks, and is not reused: the next start
-// probes again.
-func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
-	p := &silentProber{}
-	self, err := os.Executable()
-	must(t, err)
-	r := newRig(t, func(c *Config) {
-		c.InsecureSkipProbeForTests, c.Executor, c.ProbeTarget = false, p, []string{self, "unused"}
-	})
-	rep := r.b.Capability()
-	if rep.State != wire.Unavailable || p.probes != 1 || !slices.Contains(rep.Failed, "launch/host") ||
-		!slices.Contains(rep.Failed, "ptrace/grandchild") || len(rep.Failed) != len(rep.Checks) {
-		t.Fatalf("report %+v after %d probes", rep, p.probes)
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
-	stored, err := r.b.j.LatestCapabilityReport(context.Background())
-	must(t, err)
-	if stored == nil || stored.State != wire.Unavailable || stored.Binding != rep.Binding {
-		t.Fatalf("stored %+v", stored)
-	}
-	again, err := r.b.EnsureCapability(context.Background(), false)
-	must(t, err)
-	if p.probes != 2 || again.State != wire.Unavailable {
-		t.Fatalf("an unavailable report was reused: %d probes, state %s", p.probes, again.State)
-	}
-	_, err = r.cl.Submit(r.workspace, r.request())
-	wantCode(t, err, wire.CodeSandboxUnavailable)
 }
 
 // TestProbeJudgesOnTheHost: a target that claims every forbidden attempt
 // failed does not pass when the host objects say otherwise.
 func TestProbeJudgesOnTheHost(t *testing.T) {
-	r := newRig(t)
-	h, err := r.b.newProbeHost()
+	h, err := newProbeHost(filepath.Join(t.TempDir(), "probe"))
 	must(t, err)
 	defer h.close()
 	// What an escaped target would have done, claimed as failures.
@@ -75,8 +35,8 @@ func TestProbeJudgesOnTheHost(t *testing.T) {
 			out.WriteString(who + " " + check + " failed errno EACCES\n")
 		}
 	}
-	checks := h.judge(ProbeRun{}, out.String())
-	verdict := map[string]ProbeCheck{}
+	checks := h.judge(lifecycle.Result{}, out.String())
+	verdict := map[string]Check{}
 	for _, c := range checks {
 		verdict[c.Name+"/"+c.From] = c
 	}

@@ -1,4 +1,4 @@
-package broker
+package probe
 
 import (
 	"context"
@@ -15,9 +15,9 @@ func hostFacts() (kernel, seccomp string) {
 	return kernel, "unavailable"
 }
 
-// probe has no battery on macOS yet: nothing about the darwin launcher's
+// Run has no battery on macOS yet: nothing about the darwin launcher's
 // Seatbelt policy has been proven on a Mac, so the state stays unverified
 // and every submit is refused.
-func (b *Broker) probe(context.Context, Prober, ProbeBinding) *CapabilityReport {
-	return &CapabilityReport{Reason: "the capability probe has no macOS battery yet: nothing has been proven on a Mac"}
+func Run(context.Context, Prober, Binding, Setup) *Report {
+	return &Report{Reason: "the capability probe has no macOS battery yet: nothing has been proven on a Mac"}
 }

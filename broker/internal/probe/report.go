@@ -1,28 +1,8 @@
-package broker
-
-// The capability probe (ARCHITECTURE §2.5). Execution is offered only in
-// the verified state: the broker has run a fixed battery through its own
-// Executor (runner → lifecycle → the pinned launcher) with the default
-// policy, and every allowed effect was read back from the host and every
-// forbidden effect was seen to fail on the host object.
-//
-// Decisions:
-//   - Probe actions are the broker's own: it chooses the program (the
-//     probe target, internal/probeprog) and every argument. They skip
-//     admission, approval and leases, create no lease and no approval
-//     request, have no row in actions and no receipt, and cannot be
-//     waited for or cancelled by anyone. Their record is the capability
-//     report, with every check's evidence, in capability_reports.
-//   - A stored report is reused at start only when it is verified and its
-//     binding (OS, kernel, Landlock ABI, seccomp, cgroup mode, launcher,
-//     policy and probe program digests) equals the current one. An
-//     unavailable host is probed again at every start, so that a fix
-//     (say, enabling Landlock) is seen without any flag.
-//   - There is no flag that runs unconfined. A broker whose Executor
-//     cannot be probed stays unverified and refuses every submit.
+package probe
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -31,9 +11,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
+	"warrant/broker/internal/identity"
+	"warrant/broker/internal/policy"
+	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
+	"warrant/internal/landlockabi"
 	"warrant/wire"
 )
 
@@ -43,25 +27,16 @@ type Prober interface {
 	// Probe runs l to its end through the real launch chain, synchronously,
 	// writing the target's output to stdout and stderr. It records nothing
 	// and leaves l to the caller.
-	Probe(ctx context.Context, l *Launch, stdout, stderr io.Writer) ProbeRun
+	Probe(ctx context.Context, l *runner.Launch, stdout, stderr io.Writer) lifecycle.Result
 	// LauncherDigest is the hex SHA-256 of the pinned launcher.
 	LauncherDigest() string
 	// Cgroups is the cgroup directory actions run in, or "".
 	Cgroups() string
 }
 
-// ProbeRun is what the lifecycle observed of one probe action.
-type ProbeRun struct {
-	Outcome   wire.Outcome
-	ExitCode  *int
-	Err       *wire.Error
-	Ready     *wire.Ready
-	GroupGone bool
-}
-
-// ProbeBinding is what a capability report holds for: when any of it
+// Binding is what a capability report holds for: when any of it
 // changes, the report no longer applies.
-type ProbeBinding struct {
+type Binding struct {
 	OS             string `json:"os"`
 	Kernel         string `json:"kernel"`
 	LandlockABI    int    `json:"landlock_abi"`
@@ -72,18 +47,19 @@ type ProbeBinding struct {
 	ProbeDigest    string `json:"probe_digest"`  // of the probe target program
 }
 
-// key is the hex SHA-256 of the binding's JSON.
-func (pb ProbeBinding) key() string {
+// Key is the hex SHA-256 of the binding's JSON: what the journal stores
+// the report under.
+func (pb Binding) Key() string {
 	raw, err := json.Marshal(pb)
 	if err != nil {
-		panic("broker: internal error: marshal probe binding: " + err.Error())
+		panic("probe: internal error: marshal probe binding: " + err.Error())
 	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
 
-// ProbeCheck is one check of the battery.
-type ProbeCheck struct {
+// Check is one check of the battery.
+type Check struct {
 	Name     string `json:"name"`
 	From     string `json:"from"` // the process that made the attempt, or "host"
 	Allowed  bool   `json:"allowed"`
@@ -93,27 +69,30 @@ type ProbeCheck struct {
 	Evidence string `json:"evidence"`
 }
 
-// CapabilityReport is the result of one capability probe.
-type CapabilityReport struct {
+// Report is the result of one capability probe.
+type Report struct {
 	State      wire.CapabilityState `json:"state"`
-	Binding    ProbeBinding         `json:"binding"`
+	Binding    Binding              `json:"binding"`
 	At         time.Time            `json:"at"`
 	DurationMS int64                `json:"duration_ms"`
 	Reason     string               `json:"reason,omitempty"` // why not verified, in one sentence
 	Failed     []string             `json:"failed,omitempty"` // "name/from" of every failed check
 	Hints      []string             `json:"hints,omitempty"`  // how to fix it
-	Checks     []ProbeCheck         `json:"checks"`
+	Checks     []Check              `json:"checks"`
+	// TestSeams names the test seams in force when the report was made
+	// (broker/internal/seam); empty in every production build.
+	TestSeams []string `json:"test_seams,omitempty"`
 }
 
-// unverified is the report of a broker that has not probed.
-func unverified(reason string) *CapabilityReport {
-	return &CapabilityReport{State: wire.Unverified, Reason: reason}
+// Unverified is the report of a broker that has not probed.
+func Unverified(reason string) *Report {
+	return &Report{State: wire.Unverified, Reason: reason}
 }
 
-// conclude sets the state from the checks: verified only when there are
+// Conclude sets the state from the checks: verified only when there are
 // checks and every one passed; unverified when no check could run
 // (nothing was proven either way); unavailable when any check failed.
-func (r *CapabilityReport) conclude() {
+func (r *Report) Conclude() {
 	r.Failed = nil
 	for _, c := range r.Checks {
 		if !c.Pass {
@@ -134,102 +113,8 @@ func (r *CapabilityReport) conclude() {
 	r.Hints = hints(r)
 }
 
-// Capability returns the broker's current capability report.
-func (b *Broker) Capability() *CapabilityReport {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.capability
-}
-
-func (b *Broker) setCapability(r *CapabilityReport) {
-	b.mu.Lock()
-	b.capability = r
-	b.mu.Unlock()
-}
-
-// checkCapability is the submit gate: SANDBOX_UNAVAILABLE unless verified.
-func (b *Broker) checkCapability() error {
-	r := b.Capability()
-	if r.State == wire.Verified {
-		return nil
-	}
-	msg := fmt.Sprintf("this host has not been shown to enforce the sandbox (capability %s): %s", r.State, r.Reason)
-	if len(r.Hints) > 0 {
-		msg += "; " + strings.Join(r.Hints, "; ")
-	}
-	return wire.Errorf(wire.CodeSandboxUnavailable, "%s", msg)
-}
-
-// EnsureCapability decides the capability state: the stored report when it
-// is verified and bound to this host, launcher, policy and probe program,
-// else a new probe (always, when force), which is stored. It fails only
-// when the journal does; a probe that cannot run is an unavailable report.
-func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*CapabilityReport, error) {
-	if b.cfg.InsecureSkipProbeForTests {
-		if !testing.Testing() {
-			panic("broker: internal error: InsecureSkipProbeForTests outside a test binary")
-		}
-		r := &CapabilityReport{State: wire.Verified, Reason: "test binary: the probe was skipped (InsecureSkipProbeForTests)"}
-		b.setCapability(r)
-		return r, nil
-	}
-	p := b.prober
-	if p == nil || len(b.cfg.ProbeTarget) == 0 {
-		r := unverified("this broker has no executor that can be probed, or no probe program")
-		b.setCapability(r)
-		return r, nil
-	}
-	bind, err := b.probeBinding(p)
-	if err != nil {
-		r := &CapabilityReport{Reason: "the probe cannot start: " + err.Error()}
-		r.conclude()
-		b.setCapability(r)
-		return r, nil
-	}
-	if !force {
-		stored, err := b.j.LatestCapabilityReport(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if stored != nil && stored.State == wire.Verified && stored.Binding == bind {
-			b.setCapability(stored)
-			return stored, nil
-		}
-	}
-	start := time.Now()
-	r := b.probe(ctx, p, bind)
-	r.At, r.DurationMS = b.cfg.Now().UTC(), time.Since(start).Milliseconds()
-	r.conclude()
-	if err := b.j.SaveCapabilityReport(ctx, r); err != nil {
-		return nil, err
-	}
-	b.setCapability(r)
-	return r, nil
-}
-
-// probeBinding measures what the report will be bound to.
-func (b *Broker) probeBinding(p Prober) (ProbeBinding, error) {
-	kernel, seccomp := hostFacts()
-	pol, err := digest(&b.base)
-	if err != nil {
-		return ProbeBinding{}, fmt.Errorf("digest the default policy: %w", err)
-	}
-	exe, _, err := identify(b.cfg.ProbeTarget[0])
-	if err != nil {
-		return ProbeBinding{}, fmt.Errorf("identify the probe program: %w", err)
-	}
-	exe.f.Close()
-	cg := "none: supervision by process group"
-	if d := p.Cgroups(); d != "" {
-		cg = "v2 delegated: " + d
-	}
-	return ProbeBinding{OS: runtime.GOOS + "/" + runtime.GOARCH, Kernel: kernel, LandlockABI: kernelLandlockABI(),
-		Seccomp: seccomp, Cgroup: cg, LauncherDigest: p.LauncherDigest(), PolicyDigest: hex.EncodeToString(pol),
-		ProbeDigest: hex.EncodeToString(exe.id.SHA256)}, nil
-}
-
 // hints turns a failed report into plain fixes.
-func hints(r *CapabilityReport) []string {
+func hints(r *Report) []string {
 	var h []string
 	add := func(s string) {
 		if !slices.Contains(h, s) {
@@ -241,7 +126,7 @@ func hints(r *CapabilityReport) []string {
 		add("macOS is not supported yet: the macOS launcher has no verified policy")
 	case abi == 0:
 		add("Landlock is not enabled: add landlock to the lsm= kernel parameter (e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf) and reboot")
-	case abi < landlockNetABI:
+	case abi < policy.NetABI:
 		add(fmt.Sprintf("Landlock ABI %d cannot restrict TCP: use Linux 6.7 or newer (ABI 4)", abi))
 	}
 	if r.Binding.Seccomp != "" && !strings.HasPrefix(r.Binding.Seccomp, "available") {
@@ -272,4 +157,47 @@ func hints(r *CapabilityReport) []string {
 		add("run `broker probe` to see every check and its evidence")
 	}
 	return h
+}
+
+// Setup is what the battery needs from the broker.
+type Setup struct {
+	Dir    string   // a scratch directory of the broker's own; removed and made anew
+	Target []string // the probe program and its leading arguments (internal/probeprog)
+	// Prepare resolves s as an ordinary action would be — identity,
+	// default policy, snapshot — with the broker's environment plus
+	// extraEnv ("NAME=value", the canaries), and returns the launch
+	// without a handle or private directories.
+	Prepare func(s *wire.Submit, extraEnv []string) (*runner.Launch, error)
+}
+
+// NewBinding measures what a report made now would be bound to: this host,
+// p's launcher and cgroup mode, the action-independent default policy and
+// the probe program.
+func NewBinding(p Prober, base *wire.Policy, target string) (Binding, error) {
+	kernel, seccomp := hostFacts()
+	pol, err := identity.Digest(base)
+	if err != nil {
+		return Binding{}, fmt.Errorf("digest the default policy: %w", err)
+	}
+	prog, err := identity.ProgramDigest(target)
+	if err != nil {
+		return Binding{}, fmt.Errorf("identify the probe program: %w", err)
+	}
+	cg := "none: supervision by process group"
+	if d := p.Cgroups(); d != "" {
+		cg = "v2 delegated: " + d
+	}
+	return Binding{OS: runtime.GOOS + "/" + runtime.GOARCH, Kernel: kernel, LandlockABI: landlockabi.Running(),
+		Seccomp: seccomp, Cgroup: cg, LauncherDigest: p.LauncherDigest(), PolicyDigest: hex.EncodeToString(pol),
+		ProbeDigest: hex.EncodeToString(prog)}, nil
+}
+
+// random returns prefix followed by 96 random bits in hex: nonces,
+// secrets and canaries no target can guess.
+func random(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("probe: internal error: crypto/rand: " + err.Error())
+	}
+	return prefix + hex.EncodeToString(b[:])
 }

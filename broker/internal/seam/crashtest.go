@@ -1,6 +1,6 @@
 //go:build warrant_crashtest
 
-package broker
+package seam
 
 // THIS FILE IS ONLY IN BINARIES BUILT WITH -tags warrant_crashtest, which
 // only the crash-consistency test does. It lets that test stop a real
@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"warrant/broker/runner"
 	"warrant/wire"
 )
 
@@ -34,7 +35,7 @@ func init() {
 	n, _ := strconv.Atoi(strings.TrimPrefix(spec[i:], ":"))
 	var mu sync.Mutex
 	seen := 0
-	crashtestPause = func(s string) {
+	crashPause = func(s string) {
 		if s != stage {
 			return
 		}
@@ -47,7 +48,7 @@ func init() {
 			select {}
 		}
 	}
-	crashtestExecutor = func(stateDir string) Executor {
+	crashExecutor = func(stateDir string) runner.Executor {
 		return &crashtestRecorder{path: filepath.Join(stateDir, "crashtest-started")}
 	}
 }
@@ -57,7 +58,7 @@ type crashtestRecorder struct {
 	path string
 }
 
-func (c *crashtestRecorder) Start(_ context.Context, l *Launch) error {
+func (c *crashtestRecorder) Start(_ context.Context, l *runner.Launch, _ runner.Observer) error {
 	l.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,6 +1,6 @@
 //go:build warrant_insecure_probe_test
 
-package broker
+package seam
 
 // THIS FILE IS ONLY IN BINARIES BUILT WITH -tags warrant_insecure_probe_test,
 // which only the capability probe's injected-failure test builds. It
@@ -9,5 +9,5 @@ package broker
 // every action. The probe must catch it.
 
 func init() {
-	insecureProbeTestReadPaths = func(stateDir string) []string { return []string{stateDir} }
+	extraReadPaths = func(stateDir string) []string { return []string{stateDir} }
 }

@@ -1,4 +1,4 @@
-package broker
+package server
 
 import (
 	"context"
@@ -10,20 +10,30 @@ import (
 	"sync"
 	"time"
 
-	"warrant/broker/client"
 	"warrant/wire"
 )
 
-// Serve listens on agent.sock and operator.sock in the state directory's
-// run/ (0700) until ctx is done, then closes every connection and returns.
-// Each connection is checked with SO_PEERCRED (LOCAL_PEERCRED on macOS)
-// against the broker's uid, limited in number per socket, and must
-// complete each frame within IdleTimeout. A malformed frame is answered
-// with ARGUMENTS_INVALID and the connection is closed, since the stream is
-// out of step. A panic in a handler is answered with INTERNAL; the daemon
-// keeps running.
-func (b *Broker) Serve(ctx context.Context) error {
-	agentPath, operatorPath := client.SocketPaths(b.dirs.root)
+// Handler answers one decoded request; errors are *wire.Error replies.
+type Handler func(context.Context, wire.Message) wire.Message
+
+// Options configure Serve.
+type Options struct {
+	AgentPath, OperatorPath string // the two sockets, in a 0700 directory
+	Agent, Operator         Handler
+	MaxConns                int           // concurrent connections per socket
+	IdleTimeout             time.Duration // a connection must complete its next frame within this
+	Logf                    func(string, ...any)
+}
+
+// Serve listens on the agent and operator sockets until ctx is done, then
+// closes every connection and returns. Each connection is checked with
+// SO_PEERCRED (LOCAL_PEERCRED on macOS) against this process's uid,
+// limited in number per socket, and must complete each frame within
+// IdleTimeout. A malformed frame is answered with ARGUMENTS_INVALID and
+// the connection is closed, since the stream is out of step. A panic in a
+// handler is answered with INTERNAL; the daemon keeps running.
+func Serve(ctx context.Context, o Options) error {
+	agentPath, operatorPath := o.AgentPath, o.OperatorPath
 	// The operator socket listens first, so that a client to which the
 	// agent socket answers (client.Dial checks it) can reach both.
 	operator, err := listen(operatorPath)
@@ -35,12 +45,12 @@ func (b *Broker) Serve(ctx context.Context) error {
 		operator.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
-	s := &server{b: b, conns: map[net.Conn]struct{}{}}
+	s := &server{o: o, conns: map[net.Conn]struct{}{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.wg.Add(2)
-	go s.accept(ctx, agent, wire.AgentChannel, b.HandleAgent)
-	go s.accept(ctx, operator, wire.OperatorChannel, b.HandleOperator)
+	go s.accept(ctx, agent, wire.AgentChannel, o.Agent)
+	go s.accept(ctx, operator, wire.OperatorChannel, o.Operator)
 	<-ctx.Done()
 	agent.Close()
 	operator.Close()
@@ -69,32 +79,30 @@ func listen(p string) (*net.UnixListener, error) {
 	return l, nil
 }
 
-type handler func(context.Context, wire.Message) wire.Message
-
 type server struct {
-	b     *Broker
+	o     Options
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 }
 
-func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channel, h handler) {
+func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channel, h Handler) {
 	defer s.wg.Done()
-	slots := make(chan struct{}, s.b.cfg.MaxConns)
+	slots := make(chan struct{}, s.o.MaxConns)
 	for {
 		c, err := l.AcceptUnix()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			s.b.cfg.Logf("accept on %s socket: %v", ch, err)
+			s.o.Logf("accept on %s socket: %v", ch, err)
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		select {
 		case slots <- struct{}{}:
 		default:
-			s.refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open; try again", ch, s.b.cfg.MaxConns))
+			s.refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open; try again", ch, s.o.MaxConns))
 			continue
 		}
 		s.track(c, true)
@@ -134,15 +142,15 @@ func (s *server) refuse(c net.Conn, e *wire.Error) {
 	c.Close()
 }
 
-func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel, h handler) {
+func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel, h Handler) {
 	if uid, err := peerUID(c); err != nil || uid != uint32(os.Getuid()) {
-		s.b.cfg.Logf("refused a %s connection from uid %d (%v)", ch, uid, err)
+		s.o.Logf("refused a %s connection from uid %d (%v)", ch, uid, err)
 		s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
 		return
 	}
 	r := &countingReader{r: c}
 	for {
-		c.SetReadDeadline(time.Now().Add(s.b.cfg.IdleTimeout))
+		c.SetReadDeadline(time.Now().Add(s.o.IdleTimeout))
 		r.n = 0
 		m, err := wire.ReadFrame(r, wire.MaxAgentFrame, ch)
 		if err != nil {
@@ -156,7 +164,7 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel
 		}
 		c.SetReadDeadline(time.Time{})
 		reply := s.call(ctx, h, m)
-		c.SetWriteDeadline(time.Now().Add(s.b.cfg.IdleTimeout))
+		c.SetWriteDeadline(time.Now().Add(s.o.IdleTimeout))
 		if err := wire.WriteFrame(c, reply); err != nil {
 			return
 		}
@@ -164,10 +172,10 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel
 }
 
 // call runs one handler, turning a panic into an INTERNAL reply.
-func (s *server) call(ctx context.Context, h handler, m wire.Message) (reply wire.Message) {
+func (s *server) call(ctx context.Context, h Handler, m wire.Message) (reply wire.Message) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.b.cfg.Logf("panic answering %s: %v", m.Type(), p)
+			s.o.Logf("panic answering %s: %v", m.Type(), p)
 			reply = wire.Errorf(wire.CodeInternal, "the broker failed internally answering %s", m.Type())
 		}
 	}()

@@ -1,4 +1,4 @@
-package broker
+package snapcache
 
 import (
 	"os"
@@ -6,16 +6,16 @@ import (
 	"warrant/wire"
 )
 
-// SnapCache is empty on macOS: there is no fexecve, so nothing can be
+// Cache is empty on macOS: there is no fexecve, so nothing can be
 // executed from a snapshot and receipts say the binding is unbound
-// (ARCHITECTURE §2.4).
-type SnapCache struct{}
+// (docs/architecture.md §2.4).
+type Cache struct{}
 
-// NewSnapCache returns the empty cache.
-func NewSnapCache(int, int64) *SnapCache { return &SnapCache{} }
+// New returns the empty cache.
+func New(int, int64) *Cache { return &Cache{} }
 
 // Get returns no snapshot: the executable stays unbound on macOS.
-func (*SnapCache) Get(*os.File, wire.FileIdentity) (*os.File, error) { return nil, nil }
+func (*Cache) Get(*os.File, wire.FileIdentity) (*os.File, error) { return nil, nil }
 
 // Close does nothing.
-func (*SnapCache) Close() {}
+func (*Cache) Close() {}

@@ -1,4 +1,4 @@
-package broker
+package snapcache
 
 import (
 	"container/list"
@@ -13,13 +13,13 @@ import (
 	"warrant/wire"
 )
 
-// SnapCache keeps sealed memfd snapshots of executables (ARCHITECTURE
+// Cache keeps sealed memfd snapshots of executables (docs/architecture.md
 // §2.4), keyed by the source file's full fstat identity and its SHA-256,
 // so that a file which changed in any way — content, inode, mode, owner,
 // times — never hits an old snapshot. It is bounded by entry count and by
 // total bytes, evicting the least recently used. Callers get their own
 // duplicate descriptor, so eviction never closes a snapshot in use.
-type SnapCache struct {
+type Cache struct {
 	mu       sync.Mutex
 	maxN     int
 	maxBytes int64
@@ -40,20 +40,20 @@ type snapEntry struct {
 	f   *os.File
 }
 
-// NewSnapCache returns a cache holding at most maxN snapshots and maxBytes
+// New returns a cache holding at most maxN snapshots and maxBytes
 // bytes of them.
-func NewSnapCache(maxN int, maxBytes int64) *SnapCache {
-	return &SnapCache{maxN: maxN, maxBytes: maxBytes, lru: list.New(), byKey: map[snapKey]*list.Element{}}
+func New(maxN int, maxBytes int64) *Cache {
+	return &Cache{maxN: maxN, maxBytes: maxBytes, lru: list.New(), byKey: map[snapKey]*list.Element{}}
 }
 
 // Get returns a sealed snapshot of the file open at src, whose identity
 // (fstat facts and digest) is id. The snapshot's content hashes to
 // id.SHA256 or Get fails with IDENTITY_DRIFT. The caller owns the returned
 // file and must close it.
-func (c *SnapCache) Get(src *os.File, id wire.FileIdentity) (*os.File, error) {
+func (c *Cache) Get(src *os.File, id wire.FileIdentity) (*os.File, error) {
 	k := snapKey{dev: id.Dev, ino: id.Ino, size: id.Size, mode: id.Mode, uid: id.UID, mtimeNs: id.MtimeNs, ctimeNs: id.CtimeNs}
 	if len(id.SHA256) != len(k.sum) {
-		panic("broker: internal error: snapshot of an unhashed file")
+		panic("snapcache: internal error: snapshot of an unhashed file")
 	}
 	copy(k.sum[:], id.SHA256)
 	c.mu.Lock()
@@ -83,7 +83,7 @@ func (c *SnapCache) Get(src *os.File, id wire.FileIdentity) (*os.File, error) {
 	return out, nil
 }
 
-func (c *SnapCache) insert(k snapKey, f *os.File, size int64) {
+func (c *Cache) insert(k snapKey, f *os.File, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.byKey[k]; ok || size > c.maxBytes {
@@ -97,7 +97,7 @@ func (c *SnapCache) insert(k snapKey, f *os.File, size int64) {
 	}
 }
 
-func (c *SnapCache) evict(e *list.Element) {
+func (c *Cache) evict(e *list.Element) {
 	se := c.lru.Remove(e).(*snapEntry)
 	delete(c.byKey, se.key)
 	c.bytes -= int64(se.key.size)
@@ -105,7 +105,7 @@ func (c *SnapCache) evict(e *list.Element) {
 }
 
 // Close drops every snapshot.
-func (c *SnapCache) Close() {
+func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.lru.Len() > 0 {

@@ -1,0 +1,37 @@
+// Package identity is the first room of the broker's pipeline: admission
+// of the closed request shape (Admit), and resolution of an admitted
+// request into its exact CommandIdentity (Resolve) — the executable found
+// on the sanitized PATH or by absolute path with every symlink on the way
+// recorded, opened without following any, measured by fstat and a
+// bounded SHA-256; a "#!" script's interpreter pinned the same way
+// ("#!/usr/bin/env NAME" pinned as NAME, since env is never run); the
+// workspace opened by fd with openat2 RESOLVE_NO_SYMLINKS|NO_MAGICLINKS
+// and the cwd beneath it with RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|
+// NO_XDEV; then the fingerprint, the SHA-256 of the canonical CBOR of the
+// whole identity.
+//
+// Input is a wire.Submit; output is a sealed Resolved value, which only
+// Resolve makes, holding the identity and the descriptors every fact was
+// measured on. The environment and the policy are inputs (the broker's
+// allowlisted environment and broker/internal/policy's decision for the
+// executable), so that the fingerprint covers them without this package
+// depending on the rooms after it.
+//
+// # Threat model
+//
+// The request comes from a same-uid agent that may be hostile or confused,
+// and the workspace contents are hostile: nothing is followed, a FIFO
+// planted where the executable should be does not block (O_NONBLOCK, then
+// refused), files over 512 MiB are refused, and a file that changes while
+// it is measured is IDENTITY_DRIFT. Argv elements are literal bytes: there
+// is no shell anywhere. These checks are not the boundary — the launcher
+// re-verifies every identity by descriptor before exec and the kernel
+// enforces the policy.
+//
+// Directory identities (wire.DirIdentity) include the birth time, so the
+// fingerprint covers it: ext4 reuses a freed inode number at once, and
+// rm + mkdir of the cwd gives the same (dev, ino, mnt_id).
+//
+// macOS has no openat2: paths are opened with O_NOFOLLOW_ANY and a device
+// check stands in for RESOLVE_NO_XDEV (open_darwin.go).
+package identity

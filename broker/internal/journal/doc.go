@@ -1,0 +1,40 @@
+// Package journal is the broker's durable record and the only package
+// that speaks SQL: the schema and its migrations, the triggers that keep
+// its invariants, goals, approval requests, leases, actions and their
+// events, the receipt log's rows and checkpoints, and capability reports.
+// No other package holds the database.
+//
+// The journal is one SQLite database (the pure-Go modernc.org/sqlite
+// driver) in WAL mode with synchronous=FULL on a single connection, so a
+// committed transaction has been fsync'd before Commit returns and
+// transactions are serialized in the process; the broker's state-directory
+// lock keeps other writers out. Readers beside a running broker use
+// OpenReadOnly.
+//
+// # Invariants, and where each is kept
+//
+//   - A lease use is consumed in the same transaction that records the
+//     action EXECUTING, before anything may start (Checkpoint). The
+//     transaction re-checks the lease — revocation, expiry, remaining
+//     uses, the goal's state and revision — and that the session has no
+//     action in flight (BUSY). A use is never given back.
+//   - Triggers (migrate.go) refuse what no code path may do: refund a
+//     lease use, un-revoke a lease, lower a goal revision, resume a
+//     cancelled goal, move a finished or unknown action to another state,
+//     or change a stored capability report.
+//   - A lease matches only by byte equality of fingerprint, goal id and
+//     current revision, and workspace (dev, ino, mnt_id); there are no
+//     wildcards (MatchLease).
+//   - An action's result, its receipt link, the signed log entry and the
+//     checkpoint over the new log are written in one transaction (LogTx),
+//     so a terminal status always names its receipt and the stored log
+//     never has an unanchored tail.
+//   - Actions found executing or running at start become unknown with
+//     their uses spent and are never re-run (RecoverInterrupted); the
+//     operator's classification is a statement (Resolve), never a result.
+//   - Stored values (identities, results) are wire's canonical CBOR and
+//     are read back with wire.DecodeCanonical, as strictly as frames.
+//
+// Errors that are answers for a client are *wire.Error values with their
+// stable codes; everything else is wrapped as "verb object: cause".
+package journal

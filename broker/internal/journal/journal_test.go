@@ -1,0 +1,109 @@
+package journal
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkpointed opens a journal and takes one action through approval,
+// lease and the EXECUTING checkpoint, as the broker's submit does.
+func checkpointed(t *testing.T) (*Journal, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	j, err := Open(ctx, filepath.Join(t.TempDir(), "journal.db"), time.Now)
+	must(t, err)
+	t.Cleanup(func() { j.Close() })
+	g, err := j.Goal(ctx, DefaultGoal)
+	must(t, err)
+	id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
+		Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
+	fp := []byte("0123456789abcdef0123456789abcdef")
+	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits")
+	must(t, err)
+	lv, err := j.Approve(ctx, ar.ID, 1, time.Hour)
+	must(t, err)
+	l, err := j.MatchLease(ctx, g, id.Workspace, fp)
+	must(t, err)
+	if l == nil || l.ID() != lv.ID {
+		t.Fatalf("matched %v, want lease %s", l, lv.ID)
+	}
+	h, err := j.Checkpoint(ctx, l, "s", id)
+	must(t, err)
+	return j, h, lv.ID
+}
+
+// TestJournalRefusesWhatNoCodePathMayDo: the schema's triggers refuse to
+// refund a lease use, un-revoke a lease, revive a finished or unknown
+// action, lower a goal revision or change a capability report — even to
+// SQL written by hand.
+func TestJournalRefusesWhatNoCodePathMayDo(t *testing.T) {
+	j, h, lease := checkpointed(t)
+	ctx := context.Background()
+	var left int
+	must(t, j.db.QueryRowContext(ctx, `SELECT uses_left FROM leases WHERE id = ?`, lease).Scan(&left))
+	if left != 0 {
+		t.Fatalf("the checkpoint left %d uses, want 0", left)
+	}
+	if _, err := j.RecoverInterrupted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	must(t, j.Revoke(ctx, lease))
+	must(t, j.SaveCapabilityReport(ctx, "k", "verified", []byte(`{}`)))
+	for name, q := range map[string]string{
+		"refund a use":          `UPDATE leases SET uses_left = uses_left + 1`,
+		"un-revoke a lease":     `UPDATE leases SET revoked_unix = NULL`,
+		"revive an action":      `UPDATE actions SET state = 'executing' WHERE handle = '` + h + `'`,
+		"lower a revision":      `UPDATE goals SET revision = 0 WHERE id = 'default'`,
+		"edit a capability row": `UPDATE capability_reports SET state = 'unavailable'`,
+	} {
+		if _, err := j.db.ExecContext(ctx, q); err == nil {
+			t.Errorf("the journal let SQL %s", name)
+		}
+	}
+	st, err := j.Status(ctx, h)
+	must(t, err)
+	if st.State != wire.StateUnknown {
+		t.Fatalf("after recovery the action is %s, want unknown", st.State)
+	}
+	if v, err := j.IntegrityCheck(ctx); err != nil || v != "ok" {
+		t.Fatalf("integrity %q %v", v, err)
+	}
+}
+
+// TestJournalIsDurable: WAL with synchronous=FULL, so a commit is
+// fsync'd before it returns.
+func TestJournalIsDurable(t *testing.T) {
+	j, _, _ := checkpointed(t)
+	var mode string
+	var sync int
+	must(t, j.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	must(t, j.db.QueryRow(`PRAGMA synchronous`).Scan(&sync))
+	if mode != "wal" || sync != 2 {
+		t.Fatalf("journal_mode %s synchronous %d", mode, sync)
+	}
+}
+
+// TestStoredValuesDecodeStrictly: a stored result that is not canonical
+// CBOR (here: an unknown field) is an error, not a silently dropped field.
+func TestStoredValuesDecodeStrictly(t *testing.T) {
+	j, h, _ := checkpointed(t)
+	ctx := context.Background()
+	bad, err := wire.Canonical(map[string]any{"outcome": "exited", "surprise": 1})
+	must(t, err)
+	_, err = j.db.ExecContext(ctx, `UPDATE actions SET state = 'terminal', result = ? WHERE handle = ?`, bad, h)
+	must(t, err)
+	if _, err := j.Status(ctx, h); err == nil {
+		t.Fatal("a stored result with an unknown field was decoded")
+	}
+}

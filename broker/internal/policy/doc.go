@@ -1,0 +1,20 @@
+// Package policy decides what an action may touch: the default sandbox
+// policy (the runtime paths present on the host, the operator's configured
+// read paths, the devices, the Landlock floor) and the per-executable
+// grant of the program's own directory; and the limitations text the
+// operator's approval card prints beside the identity.
+//
+// # Decisions
+//
+//   - The policy grants the executable's (and interpreter's) own
+//     directory when the runtime paths do not cover it, never a parent:
+//     widening it to, say, the parent of a "bin" directory could expose a
+//     home directory. Operators widen it with configured read paths.
+//   - The Landlock floor is ABI 4 (TCP bind/connect), or 6 when the
+//     running kernel has scopes (abstract unix sockets and signals), so an
+//     approval made on such a kernel can never be used with the scopes
+//     silently missing. The floor is in the policy and so in the
+//     fingerprint.
+//   - The policy is data (wire.Policy), digested into the identity; the
+//     launcher enforces it and re-derives nothing from this package.
+package policy

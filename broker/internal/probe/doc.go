@@ -1,0 +1,27 @@
+// Package probe is the capability battery: the host fixtures (a scratch
+// workspace, a secret outside it, listeners on loopback and unix sockets,
+// a marker process, a leaked descriptor, environment canaries), one run of
+// the probe program (internal/probeprog) through the broker's real
+// executor with the default policy, and the judging of every check on the
+// host object: every allowed effect read back, every forbidden effect
+// seen to fail. Its Report is the capability state the broker gates every
+// submit on (docs/architecture.md §2.5).
+//
+// # Decisions
+//
+//   - Probe actions are the broker's own: it chooses the program and
+//     every argument. They skip admission, approval and leases, create no
+//     lease, approval request, action row or receipt, and cannot be
+//     waited for or cancelled by anyone. Their record is the report, with
+//     every check's evidence.
+//   - A report holds for its Binding (OS, kernel, Landlock ABI, seccomp,
+//     cgroup mode, launcher, policy and probe program digests); the broker
+//     reuses a stored one only when it is verified and its binding equals
+//     the current one, and probes an unavailable host again at every
+//     start, so that a fix (say, enabling Landlock) is seen without any
+//     flag.
+//   - A check whose line is missing from the target's output fails; a
+//     forbidden attempt that the target reports as failed but that shows
+//     on the host object fails too. There is no flag that runs
+//     unconfined.
+package probe

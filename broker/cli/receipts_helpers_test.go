@@ -148,14 +148,39 @@ func (r *stateRig) cli(args ...string) (int, string) {
 	return code, out.String() + errs.String()
 }
 
-// journal opens the journal for tampering, with the broker closed.
-func (r *stateRig) journal() *sql.DB {
+// tamper edits the journal file as an attacker with the broker's uid
+// would, with the broker closed, and returns the rows changed.
+func (r *stateRig) tamper(query string) int64 {
+	r.t.Helper()
+	var n int64
+	r.rawJournal(func(db *sql.Conn) {
+		res, err := db.ExecContext(context.Background(), query)
+		must(r.t, err)
+		n, err = res.RowsAffected()
+		must(r.t, err)
+	})
+	return n
+}
+
+// count runs a counting query on the journal file, with the broker closed.
+func (r *stateRig) count(query string) int {
+	r.t.Helper()
+	var n int
+	r.rawJournal(func(db *sql.Conn) { must(r.t, db.QueryRowContext(context.Background(), query).Scan(&n)) })
+	return n
+}
+
+// rawJournal opens the journal file with plain SQL, outside the broker.
+func (r *stateRig) rawJournal(fn func(*sql.Conn)) {
 	r.t.Helper()
 	r.close()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.state, "journal.db"))
 	must(r.t, err)
-	r.t.Cleanup(func() { db.Close() })
-	return db
+	defer db.Close()
+	c, err := db.Conn(context.Background())
+	must(r.t, err)
+	defer c.Close()
+	fn(c)
 }
 
 func must(t testing.TB, err error) {

@@ -1,23 +1,72 @@
 // Package broker is warrant's daemon: everything that decides whether an
-// action may run, and the journal of what happened. It never executes
-// anything itself; an Executor (broker/runner: launcher, supervision,
-// output, receipts) is handed each action after its durable checkpoint,
-// and reports back through MarkRunning, RecordEvent and
-// FinishWithReceipt.
+// action may run, the durable record of what happened, and the evidence
+// made of it. It never executes anything itself: an Executor
+// (broker/runner) is handed each action after its durable checkpoint and
+// reports what it observed to the action's observer.
 //
-// # Pipeline
+// # Rooms
 //
-// Submit: Admit (the closed request shape; ARGUMENTS_INVALID or
-// PATH_INVALID with a sentence) → identity (executable found on the
-// sanitized PATH or by absolute path, every symlink recorded, opened
-// without following any, fstat + bounded SHA-256; a "#!" script's
-// interpreter pinned the same way, "#!/usr/bin/env NAME" pinned as NAME;
-// the workspace opened by fd with openat2 RESOLVE_NO_SYMLINKS|
-// NO_MAGICLINKS, the cwd beneath it with RESOLVE_BENEATH|NO_SYMLINKS|
-// NO_MAGICLINKS|NO_XDEV) → the default policy and its digest → the
-// fingerprint, SHA-256 of the canonical CBOR of the whole CommandIdentity
-// → an exact lease match, else an approval request → sealed snapshot
-// (cache) → Journal.Checkpoint → Executor.Start.
+// The package root only ties the pipeline together; each step lives in
+// its own room:
+//
+//	broker (root)              Config/Open/Close, the submit driver (submit.go), dispatch of
+//	                           socket messages (handlers.go), the capability gate
+//	                           (capability.go), evidence: observer, receipt building and
+//	                           sealing (evidence.go, receipts.go), the state-directory layout
+//	                           and keys (statedir.go, keys.go), read-only readers
+//	                           (receipts_read.go)
+//	broker/internal/identity   admission of the closed shape, resolution to a sealed
+//	                           Resolved, shebang, fingerprint
+//	broker/internal/policy     the default policy, the Landlock floor, the card's limitations
+//	broker/internal/journal    the only package that speaks SQL
+//	broker/runner              the Executor contract and its implementation (launcher,
+//	                           lifecycle, output recording)
+//	broker/lifecycle           one launch: socketpair, launcher, supervision, group gone
+//	broker/internal/probe      the capability battery and its judging on the host
+//	broker/internal/snapcache  sealed snapshots of executables, keyed by full identity
+//	broker/internal/server     the two unix sockets: peer checks, frames, bounds
+//	broker/internal/seam       every test seam, none in a production build
+//	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
+//
+// # Edges
+//
+// Data flows one way: identity → policy → journal → executor → evidence.
+// The imports among these packages (go list -deps; no cycle, and nothing
+// under broker/internal imports the root):
+//
+//	identity   → wire, internal/{envpolicy,fsid,retry}
+//	policy     → wire, internal/{landlockabi,profile}
+//	journal    → wire, receipt
+//	lifecycle  → wire, receipt, internal/{profile,retry}
+//	runner     → identity, lifecycle, receipt, wire, internal/{fsid,profile,snapshot}
+//	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog}
+//	snapcache  → wire, internal/snapshot
+//	server     → wire
+//	seam       → runner
+//	root       → all of the above, client, receipt, wire, internal/envpolicy
+//	cli        → root, client, policy, probe, runner, receipt, wire, internal/probeprog
+//
+// identity takes the environment and the policy as inputs (a PolicyFor
+// function), so the fingerprint covers them without identity depending on
+// policy. The runner holds no reference to the broker: it reports events
+// and one Observation to a runner.Observer, and the root journals them,
+// builds the receipt from the journal's facts plus the observation, and
+// seals it with the result in one transaction.
+//
+// # Where things live, and why
+//
+//   - The server is its own room: its invariants (peer uid, frame caps,
+//     deadlines, bounded connections, panics answered) are about bytes on
+//     a socket, not about actions. The root keeps only the dispatch of
+//     decoded messages to journal calls and the pipeline.
+//   - The snapshot cache is its own room: it is shared by submit and the
+//     probe, and its invariant (a snapshot is only ever handed out for the
+//     exact file identity and digest it was made from) stands alone.
+//   - The state-directory layout stays in the root: it is the broker's
+//     own property (one lock, one layout), used by Open, the read-only
+//     readers and the probe's scratch directory, and small.
+//   - The Executor contract lives in runner beside its implementation;
+//     the root, the probe and the seams import its types.
 //
 // # Invariants
 //
@@ -25,21 +74,23 @@
 //     current revision, and workspace (dev, ino, mnt_id). There are no
 //     wildcards.
 //   - A lease use is consumed in the same fsync'd transaction that records
-//     the action EXECUTING, before anything may start. Triggers in the
-//     schema refuse to refund a use, un-revoke a lease, lower a goal
-//     revision or move a finished or unknown action.
+//     the action EXECUTING, before anything may start
+//     (journal.Checkpoint). Triggers refuse to refund a use, un-revoke a
+//     lease, lower a goal revision or move a finished or unknown action.
 //   - On start, actions left executing or running become unknown; their
 //     uses stay spent and nothing is re-run. The operator's classification
 //     is recorded as a statement, never as a process result.
 //   - Submit refuses with SANDBOX_UNAVAILABLE, before anything else and
 //     without consuming anything, unless the capability probe has verified
-//     this host with this launcher and policy (probe.go); there is no
+//     this host with this launcher and policy (capability.go); there is no
 //     unconfined mode.
 //   - Every action that reached the checkpoint ends with exactly one
-//     signed receipt, recorded in the same transaction as its result;
-//     actions found in flight at start get an unknown receipt
-//     (UNKNOWN_TERMINATION) and are never re-run.
+//     signed receipt, recorded in the same transaction as its result
+//     (journal.LogTx); actions found in flight at start get an unknown
+//     receipt (UNKNOWN_TERMINATION) and are never re-run.
 //   - One broker per state directory (flock on <state>/lock).
+//   - Test seams (broker/internal/seam) exist only in tagged builds or
+//     test binaries; Open logs them and the capability report names them.
 //
 // # Decisions
 //
@@ -53,16 +104,9 @@
 //     LEASE_REVOKED, GOAL_REVISION_MISMATCH, GOAL_INACTIVE) come from the
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.
-//   - Directory identities (wire.DirIdentity) include the birth time, so
-//     the fingerprint covers it: ext4 reuses a freed inode number at once,
-//     and rm + mkdir of the cwd gives the same (dev, ino, mnt_id). The
-//     launcher compares the same identity again before exec.
-//   - The policy grants the executable's (and interpreter's) own directory
-//     when the runtime paths do not cover it, never a parent; operators
-//     widen it with configured read paths. The Landlock floor is 4, or 6
-//     when the kernel has scopes (see policy.go).
-//   - macOS has no openat2: paths are opened with O_NOFOLLOW_ANY and a
-//     device check stands in for RESOLVE_NO_XDEV; there is no snapshot.
+//   - Processes of earlier actions that outlived a previous broker are
+//     journalled at Open (SURVIVORS) and left running: the operator
+//     decides about processes this broker did not start.
 //
 // # Threat model
 //
@@ -78,8 +122,9 @@
 //
 // journal.db (SQLite, WAL, synchronous=FULL, versioned migrations; the
 // receipt log and its checkpoints, capability reports), keys/ (0700: the
-// ed25519 receipt key and the separate output HMAC key, 0600), run/ (agent.sock,
-// operator.sock), actions/<handle>/{home,tmp}, lock. Every directory 0700.
-// An action's home and tmp are removed once its outcome is known and kept
-// while it is unknown (RemoveActionDirs).
+// ed25519 receipt key and the separate output HMAC key, 0600), run/
+// (agent.sock, operator.sock), actions/<handle>/{home,tmp}, probe/ (the
+// capability battery's scratch directory, removed after each probe), lock.
+// Every directory 0700. An action's home and tmp are removed once its
+// outcome is known and kept while it is unknown.
 package broker

@@ -1,0 +1,44 @@
+package broker
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestPackageEdges keeps the rooms' data flow one way (identity → policy →
+// journal → executor → evidence, see doc.go): no package under
+// broker/internal, and not the executor, depends on the root or on a room
+// downstream of it. It asks the go tool for the real dependency sets.
+func TestPackageEdges(t *testing.T) {
+	const p = "warrant/broker"
+	forbidden := map[string][]string{
+		p + "/internal/identity":  {p, p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/internal/probe"},
+		p + "/internal/policy":    {p, p + "/internal/journal", p + "/runner", p + "/internal/probe"},
+		p + "/internal/journal":   {p, p + "/internal/identity", p + "/internal/policy", p + "/runner", p + "/lifecycle", p + "/internal/probe"},
+		p + "/runner":             {p, p + "/internal/journal", p + "/internal/policy", p + "/internal/probe", p + "/internal/seam"},
+		p + "/lifecycle":          {p, p + "/internal/journal", p + "/runner"},
+		p + "/internal/probe":     {p, p + "/internal/journal"},
+		p + "/internal/snapcache": {p},
+		p + "/internal/server":    {p, p + "/internal/journal"},
+		p + "/internal/seam":      {p, p + "/internal/journal"},
+	}
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := map[string]bool{}
+		for _, d := range strings.Fields(string(out)) {
+			deps[d] = true
+		}
+		if !deps[pkg] || !deps["warrant/wire"] {
+			t.Fatalf("go list -deps %s does not list the package and wire; the check would prove nothing", pkg)
+		}
+		for _, b := range bad {
+			if deps[b] {
+				t.Errorf("%s depends on %s: an edge against the pipeline's flow", pkg, b)
+			}
+		}
+	}
+}

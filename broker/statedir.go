@@ -9,7 +9,7 @@ import (
 	"warrant/broker/client"
 )
 
-// stateDirs is the state directory layout (ARCHITECTURE §3.3).
+// stateDirs is the state directory layout (docs/architecture.md §3.3).
 type stateDirs struct {
 	root    string
 	journal string // journal.db

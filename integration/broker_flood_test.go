@@ -24,7 +24,7 @@ while w < n:
 sys.stderr.write("wrote %d\n" % w)
 `
 
-// floodBytes is 10 GiB, as THREATS.md asks. Through the whole chain this
+// floodBytes is 10 GiB, as docs/threats.md asks. Through the whole chain this
 // machine (2 cores) moves about 440 MiB/s, so it takes about 25 s; -short
 // uses 1 GiB and says so.
 const floodBytes = 10 << 30

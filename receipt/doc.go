@@ -1,5 +1,5 @@
 // Package receipt records what a target printed and signs what happened:
-// the evidence half of warrant (ARCHITECTURE §2.8–2.9). It is a library;
+// the evidence half of warrant (docs/architecture.md §2.8–2.9). It is a library;
 // the broker wires it to its pipes, journal and CLI.
 //
 // # Streams

@@ -131,7 +131,7 @@ const (
 	EnforcedByUnknown = "unknown" // the broker cannot know what happened
 )
 
-// Limits are the profile's values (ARCHITECTURE §3.4) and how they were
+// Limits are the profile's values (docs/architecture.md §3.4) and how they were
 // enforced. Memory and process-count limits are not applied yet (no cgroup
 // controller is used), so no receipt claims them.
 type Limits struct {

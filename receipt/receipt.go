@@ -12,7 +12,7 @@ import (
 // Format names the predicate's shape.
 const Format = "command-receipt.v1"
 
-// EventType is one transition of an action (ARCHITECTURE §2.9).
+// EventType is one transition of an action (docs/architecture.md §2.9).
 type EventType uint8
 
 // The event types, in the only order they may occur.

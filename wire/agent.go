@@ -1,6 +1,6 @@
 package wire
 
-// ActionRequest is the closed request shape of ARCHITECTURE §2.1: an
+// ActionRequest is the closed request shape of docs/architecture.md §2.1: an
 // executable, literal argv (argv[0] excluded), a workspace-relative cwd and
 // a profile, plus the routing fields goal and session. There is no shell
 // anywhere: ";", "|", "$()" and newlines in argv are ordinary characters.

@@ -6,7 +6,7 @@ import (
 	"warrant/internal/closed"
 )
 
-// Code is a stable error code (ARCHITECTURE §4). Every refusal carries one,
+// Code is a stable error code (docs/architecture.md §4). Every refusal carries one,
 // with a human sentence beside it. The set is closed: a code not listed here
 // does not decode.
 type Code uint8

@@ -2,7 +2,7 @@ package wire
 
 import "warrant/internal/closed"
 
-// Outcome is how an action ended (ARCHITECTURE §2.6). It is decided from
+// Outcome is how an action ended (docs/architecture.md §2.6). It is decided from
 // facts the broker observed, never from the target's output.
 type Outcome uint8
 
@@ -26,7 +26,7 @@ func (o Outcome) String() string                   { return closed.String(outcom
 func (o Outcome) MarshalText() ([]byte, error)     { return closed.Marshal(outcomeNames, o) }
 func (o *Outcome) UnmarshalText(text []byte) error { return closed.Unmarshal(outcomeNames, text, o) }
 
-// Profile names one of the fixed resource bundles (ARCHITECTURE §3.4).
+// Profile names one of the fixed resource bundles (docs/architecture.md §3.4).
 // There are no free-form limits anywhere on the wire.
 type Profile uint8
 
@@ -45,7 +45,7 @@ func (p Profile) MarshalText() ([]byte, error)     { return closed.Marshal(profi
 func (p *Profile) UnmarshalText(text []byte) error { return closed.Unmarshal(profileNames, text, p) }
 
 // CapabilityState says whether this host has been shown to enforce the
-// required policy (ARCHITECTURE §2.5).
+// required policy (docs/architecture.md §2.5).
 type CapabilityState uint8
 
 // The capability states.
@@ -126,7 +126,7 @@ func (c *CancelResult) UnmarshalText(text []byte) error {
 }
 
 // Classification is the operator's statement about an unknown outcome
-// (ARCHITECTURE §2.7). It is recorded as a statement, never as a receipt.
+// (docs/architecture.md §2.7). It is recorded as a statement, never as a receipt.
 type Classification uint8
 
 // The classifications.

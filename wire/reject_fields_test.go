@@ -153,7 +153,7 @@ func TestDecodeRejectsMissingField(t *testing.T) {
 	}
 }
 
-// TestArgvCaps checks the caps of ARCHITECTURE §2.1 at their edges, on
+// TestArgvCaps checks the caps of docs/architecture.md §2.1 at their edges, on
 // both Encode and Decode.
 func TestArgvCaps(t *testing.T) {
 	big := strings.Repeat("x", MaxArgBytes)

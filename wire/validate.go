@@ -9,7 +9,7 @@ import (
 	"warrant/internal/closed"
 )
 
-// Size caps for text fields. The request caps are ARCHITECTURE §2.1.
+// Size caps for text fields. The request caps are docs/architecture.md §2.1.
 const (
 	MaxArgs       = 256       // argv elements, excluding argv[0]
 	MaxArgBytes   = 32 << 10  // one argv element
@@ -91,7 +91,7 @@ func CheckRelPath(p string) error {
 	return nil
 }
 
-// checkArgs applies the argv caps of ARCHITECTURE §2.1 to the arguments
+// checkArgs applies the argv caps of docs/architecture.md §2.1 to the arguments
 // after argv[0]; first is the index of args[0] in argv, for messages.
 func checkArgs(field string, args []string, first int) error {
 	if len(args) > MaxArgs {

@@ -1,4 +1,4 @@
-// Package cli is the broker command's user interface (ARCHITECTURE §3.2):
+// Package cli is the broker command's user interface (docs/architecture.md §3.2):
 // `serve` runs the daemon; `run` submits one action and waits for it;
 // `status`, `wait` and `cancel` follow an action; `approvals`, `approve`,
 // `deny`, `leases`, `revoke`, `actions` and `resolve` are the operator's;

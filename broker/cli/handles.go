@@ -11,7 +11,7 @@ import (
 )
 
 // runStatus prints the state of one action; without a handle, the
-// capability state stored in the journal (ARCHITECTURE §2.5).
+// capability state stored in the journal (docs/architecture.md §2.5).
 func runStatus(e *env, args []string) error {
 	pos, err := e.parseRange(args, 0, 1)
 	if err != nil {

@@ -16,7 +16,7 @@ type runReport struct {
 	err    error
 }
 
-// runJSON is the one object `broker run --json` prints (ARCHITECTURE §3.2).
+// runJSON is the one object `broker run --json` prints (docs/architecture.md §3.2).
 type runJSON struct {
 	Handle    *string    `json:"handle"`
 	Outcome   string     `json:"outcome"`

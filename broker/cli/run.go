@@ -17,7 +17,7 @@ import (
 	"warrant/wire"
 )
 
-// Exit statuses of `broker run` (ARCHITECTURE §3.2). Outcomes the
+// Exit statuses of `broker run` (docs/architecture.md §3.2). Outcomes the
 // architecture leaves open get their own codes so that exit code, signal,
 // timeout, cancel and refusal stay distinct.
 const (
@@ -97,7 +97,7 @@ func runRun(e *env, args []string) error {
 }
 
 // submitApproved submits req until it is accepted, asking for approval as
-// ARCHITECTURE §3.2 says: --approve grants one use through the operator
+// docs/architecture.md §3.2 says: --approve grants one use through the operator
 // channel; on a terminal the card is shown and the operator asked;
 // otherwise the exact approve command is printed and the submit retried
 // until someone approves or denies it.

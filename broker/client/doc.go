@@ -7,5 +7,5 @@
 // stable code and a sentence. The client adds no authority of its own: the
 // broker checks the peer's uid on every connection, and a same-uid agent
 // that dials operator.sock is the operator as far as the kernel can tell
-// (ARCHITECTURE §1).
+// (docs/architecture.md §1).
 package client

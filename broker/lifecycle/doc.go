@@ -1,6 +1,6 @@
 // Package lifecycle launches one approved action through the launcher and
 // supervises it until its whole process group is confirmed gone, or until
-// it must admit that it cannot confirm that (ARCHITECTURE §2.6).
+// it must admit that it cannot confirm that (docs/architecture.md §2.6).
 //
 // # What it guarantees
 //

@@ -1,5 +1,5 @@
 // Package envpolicy builds and checks a target's environment from a fixed
-// allowlist (ARCHITECTURE §2.5). Nothing outside the list ever reaches a
+// allowlist (docs/architecture.md §2.5). Nothing outside the list ever reaches a
 // target: provider keys, proxies, the SSH agent, cloud credentials and
 // every LD_* variable are dropped because they are not on it. PATH is not
 // inherited at all: it is the fixed SanitizedPath.

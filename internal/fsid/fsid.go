@@ -13,7 +13,7 @@ import (
 )
 
 // MaxFileSize is the largest executable or interpreter warrant will hash
-// (ARCHITECTURE §2.2).
+// (docs/architecture.md §2.2).
 const MaxFileSize = 512 << 20
 
 // ErrTooLarge is returned for files over MaxFileSize.

@@ -1,5 +1,5 @@
 // Package probeprog is the target program of the capability probe
-// (ARCHITECTURE §2.5): the fixed battery the broker runs through the real
+// (docs/architecture.md §2.5): the fixed battery the broker runs through the real
 // broker → launcher chain before it offers execution.
 //
 // The broker binary carries it: `broker probe` with Arg as its first

@@ -14,7 +14,7 @@ const Grace = 2 * time.Second
 const OpenFiles = 1024
 
 // Limits is one profile's bundle. The memory and process-count limits of
-// ARCHITECTURE §3.4 (2/4/8 GiB, 256/1024/4096) are not here because
+// docs/architecture.md §3.4 (2/4/8 GiB, 256/1024/4096) are not here because
 // nothing applies them yet: no cgroup controller is used.
 type Limits struct {
 	Wall       time.Duration // wall time before TERM → KILL

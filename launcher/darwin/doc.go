@@ -1,5 +1,5 @@
 // Package darwin is the macOS launcher: the same one-shot contract as
-// launcher/linux (ARCHITECTURE §5), enforced with Seatbelt. It reads one
+// launcher/linux (docs/architecture.md §5), enforced with Seatbelt. It reads one
 // wire.SpawnRequest, re-verifies it, confines itself and executes the
 // approved file, or replies Refused and exits without exec.
 //
@@ -64,7 +64,7 @@
 //     SANDBOX_UNAVAILABLE. With sandbox-exec, Ready would precede the
 //     sandbox, and a rejected profile would surface as sandbox-exec exiting
 //     non-zero: indistinguishable from the target failing, which
-//     ARCHITECTURE §4 forbids ("never executed and failed").
+//     docs/architecture.md §4 forbids ("never executed and failed").
 //   - sandbox-exec adds an exec: it re-resolves the target by path after
 //     the launcher's last measurement, widening the unbound window, and its
 //     digest differs per macOS build with no approved source to pin it to.

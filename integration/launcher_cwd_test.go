@@ -70,7 +70,9 @@ func TestLauncherCwdReplacedAfterApproval(t *testing.T) {
 	}
 	req := withCwd(t, a, "sub", sub)
 	// Keep the approved inode alive so that mkdir cannot reuse its
-	// number: (dev, ino, mnt_id) cannot tell a reused inode apart.
+	// number: this test is about the path now naming another directory,
+	// and a reused inode is told apart only by its birth time (shown in
+	// internal/fsid's TestDirRecreatedIsNotTheSame).
 	old, err := os.Open(sub)
 	if err != nil {
 		t.Fatal(err)

@@ -120,7 +120,9 @@ func (r *Refused) validate() error {
 	return firstErr(checkEnum(r.Code), checkText("detail", r.Detail, maxText))
 }
 
-// ExecFailed means every check passed and execveat itself returned errno.
+// ExecFailed means every check passed and nothing was executed: the last
+// step before execveat (clearing the signal mask) or execveat itself
+// returned errno.
 type ExecFailed struct {
 	Errno uint32 `cbor:"errno"`
 }

@@ -10,8 +10,8 @@ import (
 // no openat2 and no RESOLVE_BENEATH, so what stops a cwd from leaving the
 // workspace is: no "..", no absolute path and no empty or "." component
 // (refused here, in text), then one openat from the verified workspace fd
-// with O_NOFOLLOW_ANY (no symlink anywhere on the way) and a (dev, ino)
-// comparison with the approved identity (cwd_darwin.go).
+// with O_NOFOLLOW_ANY (no symlink anywhere on the way) and a comparison of
+// (dev, ino, birth time) with the approved identity (verify_darwin.go).
 //
 // wire.CheckRelPath is the first filter; badComponent is a second,
 // independent one that does not rely on path.Clean's rules.

@@ -25,11 +25,11 @@
 //     textually relative with no "..", "." or empty component, on the
 //     workspace's device; the Seatbelt profile generated, or PATH_INVALID
 //     for a path SBPL cannot hold safely.
-//  3. Verify the workspace descriptor's (dev, ino) against the approved
+//  3. Verify the workspace descriptor's (dev, ino, birth time) against the approved
 //     identity, and that its path still leads to it with no symlink on the
 //     way (Seatbelt rules name paths). Open the cwd with
 //     openat(workspace, cwd, O_DIRECTORY|O_NOFOLLOW_ANY|O_CLOEXEC), compare
-//     (dev, ino), fchdir.
+//     (dev, ino, birth time), fchdir.
 //  4. Open the executable (and a script's pinned interpreter) by path with
 //     O_NOFOLLOW_ANY; the fstat identity must equal the approved one.
 //  5. stdin /dev/null, stdout/stderr the broker's pipes, setsid, explicit
@@ -111,7 +111,8 @@
 //     group plus sysctl KERN_PROC enumeration) cannot prove such a process
 //     gone, and its receipt must say so. That lifecycle is not built here.
 //   - Metadata. The ancestors of granted paths are stat-able. Mount ids do
-//     not exist (fsid reports 0), and a cwd is checked by (dev, ino) only.
+//     not exist (fsid reports 0), and a cwd is checked by (dev, ino, birth
+//     time) only.
 //     Rules name paths, not descriptors: the workspace path is checked to
 //     lead to the verified directory just before the profile is applied,
 //     but HOME and TMPDIR are taken as given, and a rename after the check

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/profile"
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -124,16 +125,15 @@ func recvRequest(p, oob []byte, flags int) (int, int, int, error) {
 	return n, oobn, rf, err
 }
 
-// fdWriter writes to a descriptor, retrying short writes and EINTR.
+// fdWriter writes to a descriptor, retrying short writes, and EINTR within
+// internal/retry's bound.
 type fdWriter int
 
 func (w fdWriter) Write(b []byte) (int, error) {
 	done := 0
 	for done < len(b) {
-		n, err := unix.Write(int(w), b[done:])
-		if err == unix.EINTR {
-			continue
-		}
+		var n int
+		err := retry.EINTR(func() (err error) { n, err = unix.Write(int(w), b[done:]); return err })
 		if err != nil {
 			return done, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -37,10 +38,8 @@ type rightsReader struct {
 func (r *rightsReader) Read(p []byte) (int, error) {
 	oob := make([]byte, unix.CmsgSpace(maxRights*4))
 	for {
-		n, oobn, flags, err := r.recv(p, oob, 0)
-		if err == unix.EINTR {
-			continue
-		}
+		var n, oobn, flags int
+		err := retry.EINTR(func() (err error) { n, oobn, flags, err = r.recv(p, oob, 0); return err })
 		if err != nil {
 			return 0, fmt.Errorf("receive request: %w", err)
 		}

@@ -43,8 +43,8 @@ func checkWorkspace(fd int, want wire.DirIdentity) (wire.DirIdentity, *wire.Erro
 // enterCwd opens the approved cwd beneath the verified workspace
 // descriptor (checkCwd has already refused "..", absolute paths and empty
 // components; O_NOFOLLOW_ANY refuses a symlink in any component), compares
-// its (dev, ino) with the approved identity and makes it the working
-// directory.
+// its identity (dev, ino, birth time; macOS has no mount id) with the
+// approved one and makes it the working directory.
 func enterCwd(ws int, want wire.DirIdentity) (wire.DirIdentity, *wire.Error) {
 	fd, err := unix.Openat(ws, want.Path, openFlags|unix.O_DIRECTORY, 0)
 	if err != nil {

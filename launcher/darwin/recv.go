@@ -37,20 +37,18 @@ type rightsReader struct {
 
 func (r *rightsReader) Read(p []byte) (int, error) {
 	oob := make([]byte, unix.CmsgSpace(maxRights*4))
-	for {
-		var n, oobn, flags int
-		err := retry.EINTR(func() (err error) { n, oobn, flags, err = r.recv(p, oob, 0); return err })
-		if err != nil {
-			return 0, fmt.Errorf("receive request: %w", err)
-		}
-		if err := r.control(oob[:oobn], flags); err != nil {
-			return 0, err
-		}
-		if n == 0 {
-			return 0, io.EOF
-		}
-		return n, nil
+	var n, oobn, flags int
+	err := retry.EINTR(func() (err error) { n, oobn, flags, err = r.recv(p, oob, 0); return err })
+	if err != nil {
+		return 0, fmt.Errorf("receive request: %w", err)
 	}
+	if err := r.control(oob[:oobn], flags); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // control parses one read's ancillary data, keeping every descriptor so

@@ -2,7 +2,6 @@ package identity
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,12 +70,7 @@ func must(t testing.TB, err error) {
 
 func copyFile(t testing.TB, src, dst string) {
 	t.Helper()
-	in, err := os.Open(src)
+	b, err := os.ReadFile(src)
 	must(t, err)
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	must(t, err)
-	_, err = io.Copy(out, in)
-	must(t, err)
-	must(t, out.Close())
+	must(t, os.WriteFile(dst, b, 0o755))
 }

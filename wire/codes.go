@@ -33,6 +33,7 @@ const (
 	CodeEvidenceBlocked
 	CodeIOFailed
 	CodeInternal
+	CodeWorkspaceAliased
 )
 
 var codeNames = []string{"",
@@ -41,7 +42,7 @@ var codeNames = []string{"",
 	"LEASE_EXHAUSTED", "LEASE_REVOKED", "GOAL_REVISION_MISMATCH",
 	"GOAL_INACTIVE", "IDENTITY_DRIFT", "SANDBOX_UNAVAILABLE", "BUSY",
 	"TIMEOUT", "OUTPUT_LIMIT", "CANCELLED", "UNKNOWN_OUTCOME",
-	"EVIDENCE_BLOCKED", "IO_FAILED", "INTERNAL",
+	"EVIDENCE_BLOCKED", "IO_FAILED", "INTERNAL", "WORKSPACE_ALIASED",
 }
 
 func (c Code) names() []string                  { return codeNames }

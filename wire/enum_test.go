@@ -90,7 +90,7 @@ func TestEncodeRefusesInvalidEnums(t *testing.T) {
 		}
 	}
 	for _, m := range []Message{
-		&Refused{Code: 0}, &Refused{Code: CodeInternal + 1},
+		&Refused{Code: 0}, &Refused{Code: Code(len(codeNames))},
 		&List{}, &List{Kind: ListActions + 1},
 		&Resolve{Handle: "a"}, &GoalSetState{Goal: "g", State: 9},
 		&Status{Handle: "a"}, &Status{Handle: "a", State: StateRunning, Result: &Result{}},

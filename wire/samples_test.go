@@ -147,6 +147,7 @@ func samples() []namedSample {
 		{"goal", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive}},
 		{"ok", &OK{}},
 		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
+		{"error-workspace-aliased", Errorf(CodeWorkspaceAliased, "1 file in the workspace is a hard link to a file outside it: \"notes.txt\"")},
 		{"spawn-request", sampleSpawn(false)},
 		{"spawn-request-script", sampleSpawn(true)},
 		{"ready", sampleReady(false)},

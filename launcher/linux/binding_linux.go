@@ -22,7 +22,7 @@ func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, sha256: sum}
+	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, listener: -1, sha256: sum}
 	for i, kv := range req.Env {
 		e.env[i] = kv.Name + "=" + kv.Value
 	}

@@ -31,7 +31,9 @@ func Main() int {
 		}
 		return exitRefused
 	}
-	if !reply(ready) {
+	sent := reply(ready, exec.listener)
+	unix.Close(exec.listener) // the broker holds the listener now; the target must not
+	if !sent {
 		return exitRefused
 	}
 	errno := exec.run()
@@ -71,7 +73,7 @@ func prepare() (*wire.Ready, *execution, error) {
 		return nil, nil, err
 	}
 	unix.Close(fds.workspace)
-	if ready.SeccompDigest, err = installSeccomp(); err != nil {
+	if ready.SeccompDigest, exec.listener, err = installSeccomp(); err != nil {
 		return nil, nil, err
 	}
 	return ready, exec, nil
@@ -99,17 +101,19 @@ func refusal(err error) *wire.Refused {
 const maxDetail = 1024
 
 // reply sends m as the one datagram of the reply on fd 3, which the
-// caller knows to be a SOCK_SEQPACKET socket (checkSocket or isSeqpacket).
-func reply(m wire.Message) bool {
+// caller knows to be a SOCK_SEQPACKET socket (checkSocket or isSeqpacket),
+// with fds attached (SCM_RIGHTS): Ready carries the seccomp listener.
+func reply(m wire.Message, fds ...int) bool {
 	buf, err := wire.EncodeFrame(m)
 	if err != nil {
 		// Only a message that fails its own validation cannot be encoded.
 		panic("linux: internal error: " + err.Error())
 	}
-	err = retry.EINTR(func() error {
-		_, err := unix.Write(requestFD, buf)
-		return err
-	})
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	err = retry.EINTR(func() error { return unix.Sendmsg(requestFD, buf, oob, nil, 0) })
 	return err == nil
 }
 
@@ -118,6 +122,7 @@ type execution struct {
 	fd           int      // the sealed memfd handed to execveat
 	argv, env    []string // what the target sees
 	keep         int      // a descriptor the target inherits (the script), or -1
+	listener     int      // the seccomp notification listener, handed to the broker with Ready
 	sha256       []byte   // of the executable (the script for a "#!" tuple)
 	interpSHA256 []byte   // of the interpreter, for a script
 }

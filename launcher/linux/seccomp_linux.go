@@ -18,27 +18,37 @@ import (
 //go:generate go run ./seccompgen
 
 // installSeccomp performs step 9, last: it loads the embedded programs as
-// they are (ioctl filter first, then the main filter) and returns the
-// SHA-256 of their concatenation. An architecture without generated
-// programs is refused.
-func installSeccomp() ([]byte, error) {
+// they are (the argument filter first, then the main filter) and returns
+// the SHA-256 of their concatenation and the main filter's notification
+// listener, which the broker answers for the metadata calls (seccompgen's
+// notified list). An architecture without generated programs is refused.
+func installSeccomp() (digest []byte, listener int, err error) {
 	if len(programs) == 0 {
-		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "no seccomp programs were generated for this architecture")
+		return nil, -1, wire.Errorf(wire.CodeSandboxUnavailable, "no seccomp programs were generated for this architecture")
 	}
 	h := sha256.New()
 	for _, p := range programs {
 		h.Write(p)
 	}
-	for _, p := range programs {
+	listener = -1
+	for i, p := range programs {
 		insns, err := decodeBPF(p)
 		if err != nil {
 			panic("linux: internal error: embedded seccomp program: " + err.Error())
 		}
-		if err := seccompLoad(insns); err != nil {
-			return nil, wire.Errorf(wire.CodeSandboxUnavailable, "load the seccomp filter: %v", err)
+		var flags uintptr
+		if i == len(programs)-1 {
+			flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		}
+		fd, err := seccompLoad(insns, flags)
+		if err != nil {
+			return nil, -1, wire.Errorf(wire.CodeSandboxUnavailable, "load the seccomp filter: %v", err)
+		}
+		if flags != 0 {
+			listener = fd
 		}
 	}
-	return h.Sum(nil), nil
+	return h.Sum(nil), listener, nil
 }
 
 // decodeBPF turns exported bytes (host byte order) into instructions.

@@ -12,14 +12,16 @@ import (
 // duration of the call and nothing else.
 
 // seccompLoad installs one classic BPF program on the calling thread
-// (no TSYNC: the exec happens on it).
-func seccompLoad(prog []unix.SockFilter) error {
+// (no TSYNC: the exec happens on it). With SECCOMP_FILTER_FLAG_NEW_LISTENER
+// it returns the filter's notification listener (close-on-exec), else 0.
+func seccompLoad(prog []unix.SockFilter, flags uintptr) (int, error) {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0,
-		uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return e
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags,
+		uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
+		return -1, e
 	}
-	return nil
+	return int(fd), nil
 }
 
 // kernelSigaction is large enough for every layout of the kernel's struct

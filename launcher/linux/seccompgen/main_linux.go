@@ -22,7 +22,7 @@ func main() {
 }
 
 // programNames are the embedded files, in load order.
-var programNames = []string{"ioctl", "main"}
+var programNames = []string{"args", "main"}
 
 func programFile(name string) string {
 	return fmt.Sprintf("seccomp_%s_%s.bpf", name, runtime.GOARCH)

@@ -14,51 +14,69 @@ import (
 // what ordinary programs and language runtimes need, and nothing that
 // reaches other processes, the network, namespaces or the kernel's
 // configuration. Names this libseccomp does not know are skipped (they
-// stay denied). SysV IPC is left out: it is external IPC here.
-const allowed = `accept accept4 access alarm arch_prctl bind brk cachestat capget capset
-chdir chmod chown clock_getres clock_gettime clock_nanosleep close close_range connect
-copy_file_range creat dup dup2 dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait
-epoll_pwait2 epoll_wait eventfd eventfd2 execve execveat exit exit_group faccessat
-faccessat2 fadvise64 fallocate fchdir fchmod fchmodat fchmodat2 fchown fchownat fcntl
-fdatasync fgetxattr flistxattr flock fork fremovexattr fsetxattr fstat fstatfs fsync
-ftruncate futex futex_requeue futex_wait futex_waitv futex_wake futimesat getcpu getcwd
-getdents getdents64 getegid geteuid getgid getgroups getitimer get_mempolicy getpeername
-getpgid getpgrp getpid getppid getpriority getrandom getresgid getresuid getrlimit
-get_robust_list getrusage getsid getsockname getsockopt get_thread_area gettid
-gettimeofday getuid getxattr inotify_add_watch inotify_init inotify_init1
-inotify_rm_watch io_cancel io_destroy io_getevents io_pgetevents ioprio_get ioprio_set
-io_setup io_submit kill landlock_add_rule landlock_create_ruleset landlock_restrict_self
-lchown lgetxattr link linkat listen listxattr llistxattr lremovexattr lseek lsetxattr
-lstat madvise map_shadow_stack mbind membarrier memfd_create mincore mkdir mkdirat
-mknod mknodat mlock mlock2 mlockall mmap mprotect mremap msync munlock munlockall
-munmap nanosleep newfstatat open openat openat2 pause pidfd_open pidfd_send_signal pipe
-pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll prctl pread64 preadv preadv2
-pselect6 pwrite64 pwritev pwritev2 read readahead readlink readlinkat readv recvfrom
-recvmmsg recvmsg remap_file_pages removexattr rename renameat renameat2 restart_syscall
-rmdir rseq rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo rt_sigreturn
-rt_sigsuspend rt_sigtimedwait rt_tgsigqueueinfo sched_getaffinity sched_getattr
-sched_getparam sched_get_priority_max sched_get_priority_min sched_getscheduler
-sched_rr_get_interval sched_setaffinity sched_setattr sched_setparam sched_setscheduler
-sched_yield seccomp select sendfile sendmmsg sendmsg sendto set_mempolicy setfsgid
-setfsuid setgid setgroups setitimer setpriority setregid setresgid setresuid setreuid
-setrlimit set_robust_list setsockopt set_thread_area set_tid_address setuid setxattr
-shutdown sigaltstack signalfd signalfd4 splice stat statfs statx symlink symlinkat sync
-sync_file_range syncfs sysinfo tee tgkill time timer_create timer_delete
-timer_getoverrun timer_gettime timer_settime timerfd_create timerfd_gettime
-timerfd_settime times tkill truncate umask uname unlink unlinkat utime utimensat
-utimes vfork wait4 waitid write writev`
+// stay denied). SysV IPC is left out: it is external IPC here. The
+// metadata calls are not here: they are notified.
+const allowed = `accept accept4 access alarm arch_prctl brk cachestat capget capset chdir clock_getres
+clock_gettime clock_nanosleep close close_range connect copy_file_range creat dup dup2
+dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait eventfd
+eventfd2 execve execveat exit exit_group faccessat faccessat2 fadvise64 fallocate fchdir
+fcntl fdatasync fgetxattr flistxattr flock fork fstat fstatfs fsync ftruncate futex
+futex_requeue futex_wait futex_waitv futex_wake getcpu getcwd getdents getdents64
+getegid geteuid getgid getgroups getitimer get_mempolicy getpeername getpgid getpgrp
+getpid getppid getpriority getrandom getresgid getresuid getrlimit get_robust_list
+getrusage getsid getsockname getsockopt get_thread_area gettid gettimeofday getuid
+getxattr inotify_add_watch inotify_init inotify_init1 inotify_rm_watch io_cancel
+io_destroy io_getevents io_pgetevents ioprio_get ioprio_set io_setup io_submit kill
+landlock_add_rule landlock_create_ruleset landlock_restrict_self lgetxattr link linkat
+listen listxattr llistxattr lseek lstat madvise map_shadow_stack mbind membarrier
+memfd_create mincore mkdir mkdirat mknod mknodat mlock mlock2 mlockall mmap mprotect
+mremap msync munlock munlockall munmap nanosleep newfstatat open openat openat2 pause
+pidfd_open pidfd_send_signal pipe pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll
+prctl pread64 preadv preadv2 pselect6 pwrite64 pwritev pwritev2 read readahead readlink
+readlinkat readv recvfrom recvmmsg recvmsg remap_file_pages rename renameat renameat2
+restart_syscall rmdir rseq rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo
+rt_sigreturn rt_sigsuspend rt_sigtimedwait rt_tgsigqueueinfo sched_getaffinity
+sched_getattr sched_getparam sched_get_priority_max sched_get_priority_min
+sched_getscheduler sched_rr_get_interval sched_setaffinity sched_setattr sched_setparam
+sched_setscheduler sched_yield seccomp select sendfile sendmmsg sendmsg sendto
+set_mempolicy setfsgid setfsuid setgid setgroups setitimer setpriority setregid
+setresgid setresuid setreuid setrlimit set_robust_list setsockopt set_thread_area
+set_tid_address setuid shutdown sigaltstack signalfd signalfd4 splice stat statfs statx
+symlink symlinkat sync sync_file_range syncfs sysinfo tee tgkill time timer_create
+timer_delete timer_getoverrun timer_gettime timer_settime timerfd_create timerfd_gettime
+timerfd_settime times tkill truncate umask uname unlink unlinkat vfork wait4 waitid
+write writev`
 
 // denied are refused with EPERM by name, so that a target (and a test) can
 // tell a deliberate denial from an unknown system call (ENOSYS). clone3 is
 // deliberately absent from both lists: ENOSYS makes libc fall back to
-// clone, whose flags the filter can inspect.
+// clone, whose flags the filter can inspect. bind is denied because the
+// only sockets a target can make are socketpair(AF_UNIX) ends, which need
+// no name, and binding one to an abstract name would squat it.
 const denied = `socket ptrace process_vm_readv process_vm_writev io_uring_setup
 io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl add_key
 request_key mount umount2 pivot_root move_mount open_tree fsopen fsconfig fsmount fspick
 mount_setattr unshare setns kexec_load kexec_file_load init_module finit_module
 delete_module open_by_handle_at name_to_handle_at chroot setsid setpgid pidfd_getfd
 acct swapon swapoff reboot quotactl syslog vhangup iopl ioperm settimeofday
-clock_settime clock_adjtime adjtimex lookup_dcookie`
+clock_settime clock_adjtime adjtimex lookup_dcookie bind`
+
+// notified are the calls that change a file's metadata (mode, owner,
+// extended attributes, times), which Landlock does not govern. The kernel
+// stops the caller and asks the broker over the filter's listener; the
+// broker emulates the call on a descriptor it resolved beneath the
+// writable scope, or answers EPERM (broker/internal/metadata). The
+// broker never lets the kernel continue such a call itself. Without a
+// listener the kernel answers ENOSYS, so a launcher that did not hand
+// one over fails closed. Calls added to this family by newer kernels
+// (setxattrat, removexattrat) are in neither list: ENOSYS.
+const notified = `chmod fchmod fchmodat fchmodat2 chown fchown fchownat lchown setxattr
+lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat utimensat`
+
+// modeArg is the argument that holds the mode of each chmod call: the
+// argument filter refuses setuid and setgid bits there before the broker
+// is asked.
+var modeArg = map[string]uint{"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 
 // namespaceFlags are the clone flags that would create a namespace.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
@@ -71,19 +89,31 @@ var (
 
 // compilePolicy returns the two BPF programs of the policy for the native
 // architecture, in load order, and libseccomp's pseudo-code of each. The
-// kernel runs both and the strictest verdict wins, which expresses "allow
-// ioctl unless its command's low 32 bits are TIOCSTI or TIOCLINUX":
-// libseccomp drops conditional rules beside an unconditional one for the
-// same call.
+// kernel runs both and the strictest verdict wins (EPERM over a
+// notification over allow), which expresses "allow ioctl unless its
+// command's low 32 bits are TIOCSTI or TIOCLINUX" and "notify chmod
+// unless the mode has a setuid or setgid bit": libseccomp drops
+// conditional rules beside an unconditional one for the same call.
 func compilePolicy() (progs [][]byte, pfc []string, err error) {
-	ioctlOnly, err := newFilter(seccomp.ActAllow)
+	args, err := newFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer ioctlOnly.Release()
+	defer args.Release()
 	for _, cmd := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
-		if err := addRule(ioctlOnly, "ioctl", actDeny, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, cmd)); err != nil {
+		if err := addRule(args, "ioctl", actDeny, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, cmd)); err != nil {
 			return nil, nil, err
+		}
+	}
+	for _, name := range strings.Fields(notified) {
+		arg, ok := modeArg[name]
+		if !ok {
+			continue
+		}
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			if err := addRule(args, name, actDeny, cond(arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	main, err := newFilter(actAbsent)
@@ -98,6 +128,11 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	}
 	for _, name := range strings.Fields(denied) {
 		if err := addRule(main, name, actDeny); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, name := range strings.Fields(notified) {
+		if err := addRule(main, name, seccomp.ActNotify); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -116,7 +151,7 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			return nil, nil, err
 		}
 	}
-	for _, f := range []*seccomp.ScmpFilter{ioctlOnly, main} {
+	for _, f := range []*seccomp.ScmpFilter{args, main} {
 		p, err := export(f.ExportBPF)
 		if err != nil {
 			return nil, nil, err

@@ -1,0 +1,120 @@
+package metadata
+
+import "golang.org/x/sys/unix"
+
+// decode reads one notified call's arguments from the caller. Every call
+// of seccompgen's notified list is here; anything else the filter could
+// notify is refused.
+func decode(c *caller, d *seccompData) (*call, unix.Errno) {
+	if d.Arch != unix.AUDIT_ARCH_X86_64 {
+		return nil, unix.EPERM
+	}
+	a := d.Args
+	fd := func(i int) int32 { return int32(a[i]) }
+	var (
+		cl    = &call{dirfd: unix.AT_FDCWD, follow: true}
+		errno unix.Errno
+	)
+	switch int(d.Nr) {
+	case unix.SYS_CHMOD:
+		cl.path, errno = c.pathArg(a[0])
+		cl.apply = chmodOp(uint32(a[1]))
+	case unix.SYS_FCHMOD:
+		cl.dirfd = fd(0)
+		cl.apply = chmodOp(uint32(a[1]))
+	case unix.SYS_FCHMODAT:
+		cl.dirfd = fd(0)
+		cl.path, errno = c.pathArg(a[1])
+		cl.apply = chmodOp(uint32(a[2]))
+	case unix.SYS_FCHMODAT2:
+		if errno = atFlags(a[3]); errno == 0 {
+			cl.dirfd, cl.follow = fd(0), a[3]&unix.AT_SYMLINK_NOFOLLOW == 0
+			cl.path, errno = c.atPath(a[1], a[3])
+			cl.apply = chmodOp(uint32(a[2]))
+		}
+	case unix.SYS_CHOWN, unix.SYS_LCHOWN:
+		cl.follow = d.Nr == unix.SYS_CHOWN
+		cl.path, errno = c.pathArg(a[0])
+		cl.apply = chownOp(uint32(a[1]), uint32(a[2]))
+	case unix.SYS_FCHOWN:
+		cl.dirfd = fd(0)
+		cl.apply = chownOp(uint32(a[1]), uint32(a[2]))
+	case unix.SYS_FCHOWNAT:
+		if errno = atFlags(a[4]); errno == 0 {
+			cl.dirfd, cl.follow = fd(0), a[4]&unix.AT_SYMLINK_NOFOLLOW == 0
+			cl.path, errno = c.atPath(a[1], a[4])
+			cl.apply = chownOp(uint32(a[2]), uint32(a[3]))
+		}
+	case unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR:
+		if d.Nr == unix.SYS_FSETXATTR {
+			cl.dirfd = fd(0)
+		} else {
+			cl.follow = d.Nr == unix.SYS_SETXATTR
+			cl.path, errno = c.pathArg(a[0])
+		}
+		if errno == 0 {
+			if a[4]&^uint64(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
+				return nil, unix.EINVAL
+			}
+			name, value, e := c.xattrArgs(a[1], a[2], a[3], true)
+			errno = e
+			cl.apply = setxattrOp(name, value, int(a[4]))
+		}
+	case unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
+		if d.Nr == unix.SYS_FREMOVEXATTR {
+			cl.dirfd = fd(0)
+		} else {
+			cl.follow = d.Nr == unix.SYS_REMOVEXATTR
+			cl.path, errno = c.pathArg(a[0])
+		}
+		if errno == 0 {
+			name, _, e := c.xattrArgs(a[1], 0, 0, false)
+			errno = e
+			cl.apply = removexattrOp(name)
+		}
+	case unix.SYS_UTIME:
+		cl.path, errno = c.pathArg(a[0])
+		if errno == 0 {
+			ts, e := c.utimbuf(a[1])
+			errno, cl.apply = e, timesOp(ts)
+		}
+	case unix.SYS_UTIMES, unix.SYS_FUTIMESAT:
+		p, t := a[0], a[1]
+		if d.Nr == unix.SYS_FUTIMESAT {
+			cl.dirfd, p, t = fd(0), a[1], a[2]
+		}
+		cl.path, errno = c.pathArg(p)
+		if errno == 0 {
+			ts, e := c.timevals(t)
+			errno, cl.apply = e, timesOp(ts)
+		}
+	case unix.SYS_UTIMENSAT:
+		if errno = atFlags(a[3]); errno != 0 {
+			break
+		}
+		cl.dirfd, cl.follow = fd(0), a[3]&unix.AT_SYMLINK_NOFOLLOW == 0
+		if a[1] != 0 { // a NULL path is the descriptor itself (futimens)
+			cl.path, errno = c.atPath(a[1], a[3])
+		} else if cl.dirfd == unix.AT_FDCWD {
+			errno = unix.EFAULT
+		}
+		if errno == 0 {
+			ts, e := c.timespecs(a[2])
+			errno, cl.apply = e, timesOp(ts)
+		}
+	default:
+		return nil, unix.EPERM
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	return cl, 0
+}
+
+// atFlags refuses AT_ flags other than the two the metadata calls take.
+func atFlags(f uint64) unix.Errno {
+	if f&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return unix.EINVAL
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+// Package metadata answers a target's metadata calls — chmod, chown,
+// extended attributes and times, which Landlock does not govern — so that
+// the writable scope is the only thing a target can change, by any call.
+//
+// # Mechanism
+//
+// The launcher's main seccomp filter returns SECCOMP_RET_USER_NOTIF for
+// the whole family (chmod fchmod fchmodat fchmodat2 chown fchown fchownat
+// lchown setxattr lsetxattr fsetxattr removexattr lremovexattr
+// fremovexattr utime utimes futimesat utimensat) and hands its listener to
+// the broker with Ready. The kernel stops each such call and the broker
+// decides it here: it reads the call's arguments from the caller's memory
+// (/proc/PID/mem), opens the object the caller names — relative to the
+// caller's cwd or descriptor, following symlinks exactly as the call
+// would — and proves it lies beneath a root of the writable scope (the
+// workspace, the action's HOME and TMPDIR, configured read-write paths):
+// the object's path, as the kernel names it, must start with a root's
+// path, and opening that remainder beneath the root with openat2
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS must reach the same inode. Only then
+// does the broker perform the call itself, on that descriptor, and return
+// its result. Everything else is answered EPERM (or the error the lookup
+// gave, such as ENOENT). The kernel never continues a call on the
+// broker's behalf (SECCOMP_USER_NOTIF_FLAG_CONTINUE is never used), so
+// what runs is what was checked: the broker acts on the descriptor it
+// resolved, not on the caller's bytes again.
+//
+// A file with no name left (nlink 0: unlinked, O_TMPFILE, memfd) may have
+// its metadata changed through a descriptor: nothing outside the action
+// can see the change.
+//
+// # Rules the broker adds
+//
+// The broker acts with its own credentials, which may be more than the
+// target's (a root broker keeps its capabilities; the target has none),
+// so it applies the owner's rules itself: the object must be owned by the
+// broker's uid (the target's uid); chmod never sets setuid or setgid (the
+// argument filter refuses those bits before the broker is asked); chown
+// may only set the caller's own uid and one of its groups; extended
+// attributes are only the user.* namespace and POSIX ACLs, never
+// security.* (file capabilities) or trusted.*. Setting times requires
+// ownership, also for "now" (stricter than the kernel, which lets a
+// writer set the current time).
+//
+// # Failure
+//
+// A broker that is gone, or a listener that was never handed over, leaves
+// every such call failing (ENOSYS): closed. Reading the caller's memory
+// fails where the caller made itself non-dumpable; the call is then
+// refused. Each notification's id is checked valid after the caller's
+// memory and descriptors were read, so a recycled pid is never acted for.
+package metadata

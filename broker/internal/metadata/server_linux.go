@@ -1,0 +1,189 @@
+package metadata
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/internal/retry"
+)
+
+// Stats counts what one action's metadata calls came to.
+type Stats struct {
+	Done    uint64 // performed beneath the writable scope
+	Refused uint64 // answered with an error without being performed
+}
+
+// root is one directory of the writable scope, held open, and the path
+// the kernel names it by.
+type root struct {
+	fd   int
+	path string
+}
+
+// Server answers one action's metadata notifications until Stop.
+type Server struct {
+	listener int
+	roots    []root
+	stopR    int // read end of the stop pipe
+	stopW    int
+	done     chan struct{}
+	uid, gid int
+	groups   []int
+	done_    atomic.Uint64
+	refused  atomic.Uint64
+}
+
+// CheckListener reports whether fd is a seccomp notification listener.
+func CheckListener(fd int) error {
+	var buf [64]byte
+	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf[:])
+	if err != nil {
+		return fmt.Errorf("inspect descriptor %d: %w", fd, err)
+	}
+	if got := string(buf[:n]); got != "anon_inode:seccomp notify" {
+		return fmt.Errorf("descriptor %d is %q, not a seccomp notification listener", fd, got)
+	}
+	return nil
+}
+
+// Serve starts answering the notifications of listener, whose filter is
+// the action's, for the writable scope: the workspace (a directory
+// descriptor, duplicated here) and the directories dirs (the action's
+// HOME and TMPDIR, configured read-write paths), opened here without
+// following symlinks. A directory that cannot be opened is left out, so
+// nothing beneath it can be changed. Serve takes ownership of listener.
+func Serve(listener, workspace int, dirs []string) (*Server, error) {
+	s := &Server{listener: listener, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid()}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(listener)
+		return nil, fmt.Errorf("metadata: stop pipe: %w", err)
+	}
+	s.stopR, s.stopW = p[0], p[1]
+	s.groups, _ = unix.Getgroups()
+	if fd, err := unix.FcntlInt(uintptr(workspace), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+		s.addRoot(fd)
+	}
+	for _, d := range dirs {
+		fd, err := unix.Openat2(unix.AT_FDCWD, d, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err == nil {
+			s.addRoot(fd)
+		}
+	}
+	go s.loop()
+	return s, nil
+}
+
+// addRoot takes fd as a root, named as the kernel names it.
+func (s *Server) addRoot(fd int) {
+	path, err := fdPath(fd)
+	if err != nil || !strings.HasPrefix(path, "/") {
+		unix.Close(fd)
+		return
+	}
+	s.roots = append(s.roots, root{fd: fd, path: strings.TrimSuffix(path, "/")})
+}
+
+// Stop ends the server, waits for its loop and releases everything. A
+// notification still pending gets no answer: its caller is gone (Stop
+// runs once the action's group is), or, were it not, the kernel answers
+// ENOSYS once the listener is closed.
+func (s *Server) Stop() Stats {
+	unix.Write(s.stopW, []byte{0})
+	<-s.done
+	unix.Close(s.listener)
+	unix.Close(s.stopR)
+	unix.Close(s.stopW)
+	for _, r := range s.roots {
+		unix.Close(r.fd)
+	}
+	return Stats{Done: s.done_.Load(), Refused: s.refused.Load()}
+}
+
+// loop waits for notifications or the stop signal. It ends early when the
+// filter has no users left (POLLHUP).
+func (s *Server) loop() {
+	defer close(s.done)
+	fds := []unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}, {Fd: int32(s.stopR), Events: unix.POLLIN}}
+	var n notif
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+				return
+			}
+			continue
+		}
+		if err := retry.EINTR(func() error { return recv(s.listener, &n) }); err != nil {
+			continue // ENOENT: the caller died between poll and receive
+		}
+		errno := s.answer(&n)
+		if errno == 0 {
+			s.done_.Add(1)
+		} else {
+			s.refused.Add(1)
+		}
+		send(s.listener, n.ID, 0, errno) // ENOENT: the caller died meanwhile
+	}
+}
+
+// fdPath is the path the kernel names an open descriptor's object by.
+func fdPath(fd int) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf)
+	if err != nil {
+		return "", err
+	}
+	if n >= len(buf) {
+		return "", unix.ENAMETOOLONG
+	}
+	return string(buf[:n]), nil
+}
+
+// beneath returns a descriptor of obj's object opened beneath a root of
+// the writable scope, proving it lies there, or EPERM.
+func (s *Server) beneath(obj int) (int, error) {
+	p, err := fdPath(obj)
+	if err != nil {
+		return -1, unix.EPERM
+	}
+	var want unix.Stat_t
+	if err := unix.Fstat(obj, &want); err != nil {
+		return -1, unix.EPERM
+	}
+	for _, r := range s.roots {
+		rel, ok := strings.CutPrefix(p, r.path)
+		if !ok || (rel != "" && rel[0] != '/') {
+			continue
+		}
+		rel = strings.TrimPrefix(rel, "/")
+		if rel == "" {
+			rel = "."
+		}
+		fd, err := unix.Openat2(r.fd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			continue
+		}
+		var got unix.Stat_t
+		if unix.Fstat(fd, &got) == nil && got.Dev == want.Dev && got.Ino == want.Ino {
+			return fd, nil
+		}
+		unix.Close(fd)
+	}
+	return -1, unix.EPERM
+}

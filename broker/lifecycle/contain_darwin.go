@@ -13,6 +13,18 @@ const sZomb = 5
 // process group and what enumeration can find.
 type osState struct{}
 
+// serveMetadata accepts no descriptor: on macOS Seatbelt's profile
+// governs metadata changes itself, and the launcher sends none.
+func (s *supervisor) serveMetadata(fds []int) error {
+	if len(fds) != 0 {
+		closeFDs(fds)
+		return fmt.Errorf("Ready carried %d descriptors, want none", len(fds))
+	}
+	return nil
+}
+
+func (s *supervisor) stopMetadata() {}
+
 // BecomeSubreaper does nothing: macOS has no subreaper. A descendant
 // orphaned inside an action is re-parented to launchd, which reaps it;
 // while it lives it is still found in the group (kern.proc.all lists its

@@ -4,12 +4,49 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/broker/internal/metadata"
 )
 
 // osState is the Linux containment of one action: its cgroup, when the
-// broker has a delegated cgroup v2.
+// broker has a delegated cgroup v2, and the server that answers its
+// metadata calls.
 type osState struct {
-	cg *actionCgroup
+	cg   *actionCgroup
+	meta *metadata.Server
+}
+
+// serveMetadata takes the seccomp listener sent with Ready (exactly one
+// descriptor, which must be a listener) and answers the target's metadata
+// calls for its writable scope: the workspace, HOME, TMPDIR and the
+// policy's read-write paths (broker/internal/metadata).
+func (s *supervisor) serveMetadata(fds []int) error {
+	if len(fds) != 1 {
+		closeFDs(fds)
+		return fmt.Errorf("Ready carried %d descriptors, want the listener alone", len(fds))
+	}
+	if err := metadata.CheckListener(fds[0]); err != nil {
+		unix.Close(fds[0])
+		return err
+	}
+	q := s.spec.Request
+	dirs := append([]string{q.Home, q.Tmp}, q.Policy.ReadWrite...)
+	m, err := metadata.Serve(fds[0], int(s.spec.Workspace.Fd()), dirs)
+	if err != nil {
+		return err
+	}
+	s.meta = m
+	return nil
+}
+
+// stopMetadata stops the metadata server once the action is over and
+// records what it answered.
+func (s *supervisor) stopMetadata() {
+	if s.meta != nil {
+		st := s.meta.Stop()
+		s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused
+		s.meta = nil
+	}
 }
 
 // BecomeSubreaper makes this process the reaper of every orphaned

@@ -152,6 +152,12 @@ func pipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "output"), os.NewFile(uintptr(p[1]), "output"), nil
 }
 
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
 // closeRights closes every descriptor carried in a control message.
 func closeRights(oob []byte) {
 	msgs, err := unix.ParseSocketControlMessage(oob)

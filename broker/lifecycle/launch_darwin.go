@@ -117,5 +117,9 @@ func isZombie(pid int) bool {
 	return err == nil && k.Proc.P_stat == sZomb
 }
 
-// reply reads one framed launcher message from the stream socket.
-func (l *launcher) reply() (wire.Message, error) { return readStreamReply(l.sock) }
+// reply reads one framed launcher message from the stream socket; the
+// darwin launcher sends no descriptors.
+func (l *launcher) reply() (wire.Message, []int, error) {
+	m, err := readStreamReply(l.sock)
+	return m, nil, err
+}

@@ -73,9 +73,11 @@ func (h handle) watch() {
 // alias the buffer.
 var replyBufs = sync.Pool{New: func() any { b := make([]byte, wire.MaxLauncherFrame+8); return &b }}
 
-// reply reads one launcher message. io.EOF means the launcher's end of the
-// socket is closed: after Ready, that is the proof of a successful exec.
-func (l *launcher) reply() (wire.Message, error) {
+// reply reads one launcher message and the descriptors sent with it (only
+// Ready may carry one: the seccomp listener; the caller owns them). io.EOF
+// means the launcher's end of the socket is closed: after Ready, that is
+// the proof of a successful exec.
+func (l *launcher) reply() (wire.Message, []int, error) {
 	bp := replyBufs.Get().(*[]byte)
 	defer replyBufs.Put(bp)
 	buf := *bp
@@ -83,17 +85,49 @@ func (l *launcher) reply() (wire.Message, error) {
 	l.sock.SetReadDeadline(time.Now().Add(replyBound))
 	n, oobn, flags, _, err := l.sock.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return nil, fmt.Errorf("read launcher reply: %w", err)
+		return nil, nil, fmt.Errorf("read launcher reply: %w", err)
 	}
-	if oobn > 0 {
-		closeRights(oob[:oobn])
-		return nil, errors.New("read launcher reply: the launcher sent descriptors")
+	fds, err := rights(oob[:oobn])
+	if err != nil {
+		return nil, nil, fmt.Errorf("read launcher reply: %w", err)
 	}
 	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
-		return nil, errors.New("read launcher reply: truncated")
+		closeFDs(fds)
+		return nil, nil, errors.New("read launcher reply: truncated")
 	}
 	if n == 0 {
-		return nil, io.EOF
+		if len(fds) > 0 {
+			closeFDs(fds)
+			return nil, nil, errors.New("read launcher reply: descriptors without a message")
+		}
+		return nil, nil, io.EOF
 	}
-	return wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel)
+	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel)
+	if err != nil {
+		closeFDs(fds)
+		return nil, nil, err
+	}
+	return m, fds, nil
+}
+
+// rights returns the descriptors of SCM_RIGHTS messages in oob; anything
+// else in it is an error (its descriptors closed).
+func rights(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("parse control message: %w", err)
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			closeRights(oob)
+			return nil, errors.New("a control message that is not SCM_RIGHTS")
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
 }

@@ -58,6 +58,11 @@ type Result struct {
 	LeaversUntracked bool
 
 	StreamsComplete bool // both streams were drained to EOF
+
+	// MetadataDone and MetadataRefused count the target's metadata calls
+	// (chmod, chown, xattrs, times) the broker performed beneath the
+	// writable scope and the ones it refused (Linux).
+	MetadataDone, MetadataRefused uint64
 }
 
 // Leftover is an action cgroup that outlived the broker which made it:

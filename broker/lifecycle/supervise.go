@@ -69,6 +69,7 @@ func (s *supervisor) run() {
 	}
 	s.l = l
 	defer l.close()
+	defer s.stopMetadata()
 	s.over = make(chan struct{})
 	budget := s.spec.Limits.HardOutput
 	s.out = newCapture(l.stdout, s.spec.Stdout, budget, s.signalOver)
@@ -84,7 +85,11 @@ func (s *supervisor) signalOver() { s.overOnce.Do(func() { close(s.over) }) }
 // been followed by EOF: the target is running. Otherwise the outcome is
 // decided and the launcher reaped.
 func (s *supervisor) handshake() bool {
-	m, err := s.l.reply()
+	m, fds, err := s.l.reply()
+	if _, ready := m.(*wire.Ready); !ready && len(fds) > 0 {
+		closeFDs(fds)
+		m, err = nil, errors.New("the launcher sent descriptors with a reply other than Ready")
+	}
 	switch m := m.(type) {
 	case *wire.Refused:
 		s.r.Refused = m
@@ -92,6 +97,12 @@ func (s *supervisor) handshake() bool {
 		return false
 	case *wire.Ready:
 		s.r.Ready = m
+		// The listener is taken first, so that no metadata call of the
+		// target can wait unanswered (it would otherwise fail ENOSYS).
+		if err := s.serveMetadata(fds); err != nil {
+			s.abortAfterReady(wire.CodeSandboxUnavailable, "the launcher's seccomp listener: %v", err)
+			return false
+		}
 		if err := checkReady(m, s.spec.Request); err != nil {
 			s.abortAfterReady(wire.CodeIdentityDrift, "the launcher's measured facts differ from the request: %v", err)
 			return false
@@ -101,7 +112,11 @@ func (s *supervisor) handshake() bool {
 		s.notStarted(wire.KnownNotExecuted, wire.CodeInternal, "the launcher gave no valid reply before Ready: %v", errOr(err, m))
 		return false
 	}
-	m, err = s.l.reply()
+	m, fds, err = s.l.reply()
+	if len(fds) > 0 {
+		closeFDs(fds)
+		m, err = nil, errors.New("the launcher sent descriptors after Ready")
+	}
 	if errors.Is(err, io.EOF) {
 		s.r.Pid = s.l.pid
 		s.r.Started = s.emit(receipt.EventStarted, "pid %d", s.l.pid)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -116,6 +117,17 @@ func (c *caller) str(addr uint64, max int) (string, unix.Errno) {
 // open returns an O_PATH descriptor of the object cl names, found as the
 // caller's own call would find it.
 func (c *caller) open(cl *call) (int, unix.Errno) {
+	if cl.path != nil {
+		if n, ok := c.procFD(*cl.path); ok {
+			// libc reaches a descriptor's object through /proc/self/fd/N
+			// (fchmodat with AT_SYMLINK_NOFOLLOW before fchmodat2): that
+			// is the caller's descriptor N, not one of ours.
+			if !cl.follow {
+				return -1, unix.EPERM
+			}
+			cl = &call{dirfd: n, apply: cl.apply}
+		}
+	}
 	var base string
 	if cl.dirfd == unix.AT_FDCWD {
 		base = fmt.Sprintf("/proc/%d/cwd", c.pid)
@@ -149,6 +161,29 @@ func (c *caller) open(cl *call) (int, unix.Errno) {
 		return -1, unix.EPERM
 	}
 	return fd, 0
+}
+
+// procFD reports whether p names one of the caller's descriptors through
+// its own /proc entry: /proc/self/fd/N, /proc/thread-self/fd/N or
+// /proc/PID/fd/N.
+func (c *caller) procFD(p string) (int32, bool) {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return 0, false
+	}
+	who, rest, ok := strings.Cut(rest, "/")
+	if !ok || (who != "self" && who != "thread-self" && who != strconv.Itoa(c.pid)) {
+		return 0, false
+	}
+	num, ok := strings.CutPrefix(rest, "fd/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 32)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != num {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // The operations, performed on a descriptor proven beneath the writable

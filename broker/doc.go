@@ -17,6 +17,7 @@
 //	                           (receipts_read.go)
 //	broker/internal/identity   admission of the closed shape, resolution to a sealed
 //	                           Resolved, shebang, fingerprint
+//	broker/internal/aliasscan  the workspace's hard links to files outside it, by descriptor
 //	broker/internal/policy     the default policy, the Landlock floor, the card's limitations
 //	broker/internal/journal    the only package that speaks SQL
 //	broker/runner              the Executor contract and its implementation (launcher,
@@ -35,6 +36,7 @@
 // under broker/internal imports the root):
 //
 //	identity   → wire, internal/{envpolicy,fsid,retry}
+//	aliasscan  → wire, internal/retry
 //	policy     → wire, internal/{landlockabi,profile}
 //	journal    → wire, receipt
 //	lifecycle  → wire, receipt, internal/{profile,retry}
@@ -84,6 +86,11 @@
 //     without consuming anything, unless the capability probe has verified
 //     this host with this launcher and policy (capability.go); there is no
 //     unconfined mode.
+//   - A workspace holding a second name (hard link) of a regular file
+//     outside it, or one the alias scan cannot finish within its bounds,
+//     is refused with WORKSPACE_ALIASED after identity resolution and
+//     before a lease is matched or an approval asked for
+//     (broker/internal/aliasscan); nothing is consumed.
 //   - Every action that reached the checkpoint ends with exactly one
 //     signed receipt, recorded in the same transaction as its result
 //     (journal.LogTx); actions found in flight at start get an unknown

@@ -14,6 +14,7 @@ func TestPackageEdges(t *testing.T) {
 	const p = "warrant/broker"
 	forbidden := map[string][]string{
 		p + "/internal/identity":  {p, p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/internal/probe"},
+		p + "/internal/aliasscan": {p, p + "/internal/identity", p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/internal/probe"},
 		p + "/internal/policy":    {p, p + "/internal/journal", p + "/runner", p + "/internal/probe"},
 		p + "/internal/journal":   {p, p + "/internal/identity", p + "/internal/policy", p + "/runner", p + "/lifecycle", p + "/internal/probe"},
 		p + "/runner":             {p, p + "/internal/journal", p + "/internal/policy", p + "/internal/probe", p + "/internal/seam"},

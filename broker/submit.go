@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"warrant/broker/internal/aliasscan"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
@@ -11,7 +12,9 @@ import (
 )
 
 // Submit runs the pipeline of docs/architecture.md §2 up to the launch:
-// admission → identity → exact lease match (or an approval request) →
+// admission → identity → alias scan of the workspace (aliasscan.Check:
+// WORKSPACE_ALIASED before anything is asked) → exact lease match (or an
+// approval request) →
 // snapshot → durable EXECUTING checkpoint (the lease use is consumed
 // there) → Executor.Start, with an observer that turns what it reports
 // into evidence (evidence.go). It answers *wire.Accepted or
@@ -50,12 +53,18 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			launch.Close()
 		}
 	}()
+	// Before anything is asked or consumed: a workspace holding a second
+	// name of a file outside it is WORKSPACE_ALIASED (aliasscan).
+	scanned, err := aliasscan.Check(r.Workspace())
+	if err != nil {
+		return nil, err
+	}
 	lease, err := b.j.MatchLease(ctx, g, id.Workspace, r.Fingerprint())
 	if err != nil {
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id))
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files))
 		if err != nil {
 			return nil, err
 		}

@@ -14,14 +14,17 @@ const maxLimitations = 4096
 
 // Limitations is the plain text an approval request carries beside the
 // identity: who the action runs as, where its boundary really is, what it
-// can read and write, that it has no network, and its profile's limits.
-func Limitations(id *wire.CommandIdentity) string {
+// can read and write, how many files the workspace's alias scan checked
+// (aliasChecked) and what that scan cannot promise, that it has no
+// network, and its profile's limits.
+func Limitations(id *wire.CommandIdentity, aliasChecked int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable.\n", os.Getuid())
 	b.WriteString("The boundary is the sandbox, not the working directory: the whole workspace is writable whatever the cwd.\n")
 	fmt.Fprintf(&b, "Can read and execute: %s.\n", strings.Join(id.Policy.ReadExec, ", "))
 	rw := append([]string{"the workspace " + id.Workspace.Path, "a private HOME and TMPDIR for this action"}, id.Policy.ReadWrite...)
 	fmt.Fprintf(&b, "Can read and write: %s.\n", strings.Join(rw, ", "))
+	fmt.Fprintf(&b, "The workspace was checked for hard links to files outside it (%d files); a process outside the sandbox could still plant one during the run.\n", aliasChecked)
 	fmt.Fprintf(&b, "Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
 	b.WriteString("No network: it cannot open sockets of any family or reach other local processes.\n")
 	fmt.Fprintf(&b, "Limits (profile %s): %s.", id.Profile, ProfileLimits(id.Profile))

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/probe"
@@ -29,6 +30,10 @@ type Config struct {
 	Executor       runner.Executor      // launches checkpointed actions; nil: execution is refused
 	Now            func() time.Time     // the clock; time.Now when nil
 	Logf           func(string, ...any) // diagnostics; discarded when nil
+
+	// Binaries are the running broker's executable and the launcher's:
+	// no workspace may be, contain or lie inside their directories.
+	Binaries []string
 
 	// ProbeTarget is the capability probe's program and its leading
 	// arguments (internal/probeprog); the broker appends the plan. Empty:
@@ -58,6 +63,10 @@ type Broker struct {
 	seams []string // test seams in force (broker/internal/seam); nil in production
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
+	// protected are the places no workspace may overlap, and withheld the
+	// directories no program's own directory is granted as (protected.go).
+	protected *identity.Protected
+	withheld  *policy.Withheld
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced whenever an action changes state
@@ -99,8 +108,14 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
+	protected, withheld, err := protect(&cfg, dirs)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
+	}
 	j, err := journal.Open(ctx, dirs.journal, cfg.Now)
 	if err != nil {
+		protected.Close()
 		lock.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
@@ -108,6 +123,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober,
+		protected: protected, withheld: withheld,
 		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ), seams: active, opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
 	if err == nil {
@@ -192,10 +208,12 @@ func actionEnv(environ []string) []wire.EnvVar {
 	return env
 }
 
-// Close closes the journal, drops cached snapshots and releases the lock.
+// Close closes the journal, drops cached snapshots, closes the protected
+// places and releases the lock.
 func (b *Broker) Close() error {
 	b.snaps.Close()
 	err := b.j.Close()
+	b.protected.Close()
 	b.lock.Close()
 	return err
 }

@@ -96,9 +96,14 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 
 // prepareProbe resolves the probe program as an ordinary action would be,
 // with the default policy and an environment built from the broker's plus
-// extraEnv, and snapshots it.
+// extraEnv, and snapshots it. Its workspace is the scratch directory
+// probe.Run makes under <state>/probe: inside the state directory by
+// design, so that one place — the state directory's root — is left out of
+// its workspace check (identity.Protected.Without); every other place,
+// keys/, run/ and actions/ among them, is checked as for any action.
 func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string) (*runner.Launch, error) {
-	res, err := identity.Resolve(s, actionEnv(append(append([]string{}, b.cfg.Environ...), extraEnv...)), b.policyFor)
+	res, err := identity.Resolve(s, b.protected.Without(b.dirs.root),
+		actionEnv(append(append([]string{}, b.cfg.Environ...), extraEnv...)), b.policyFor)
 	if err != nil {
 		return nil, err
 	}
@@ -110,5 +115,7 @@ func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string) (*runner.Launch
 	return l, nil
 }
 
-// policyFor is the default policy of one executable.
-func (b *Broker) policyFor(exe wire.Executable) wire.Policy { return policy.For(b.base, exe) }
+// policyFor is the default policy of one executable, or its refusal.
+func (b *Broker) policyFor(exe wire.Executable) (wire.Policy, error) {
+	return policy.For(b.base, b.withheld, exe)
+}

@@ -116,7 +116,7 @@ func (r *rig) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the rig's workspace in process, as Submit
 // would; the descriptors are closed when the test ends.
 func (r *rig) resolveReq(req wire.ActionRequest) (*identity.Resolved, error) {
-	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.env, r.b.policyFor)
+	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.protected, r.b.env, r.b.policyFor)
 	if err == nil {
 		r.t.Cleanup(res.Close)
 	}

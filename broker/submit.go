@@ -41,7 +41,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	if g.State != wire.GoalActive {
 		return nil, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; it cannot run actions", g.ID, g.State)
 	}
-	r, err := identity.Resolve(s, b.env, b.policyFor)
+	r, err := identity.Resolve(s, b.protected, b.env, b.policyFor)
 	if err != nil {
 		return nil, err
 	}

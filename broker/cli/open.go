@@ -80,7 +80,7 @@ func openBroker(ctx context.Context, e *env, launcher string, extras []string, l
 	}
 	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: extras,
 		Environ: os.Environ(), Logf: logf, Executor: r, Reprobe: reprobe,
-		ProbeTarget: []string{self, "probe", probeprog.Arg}})
+		ProbeTarget: []string{self, "probe", probeprog.Arg}, Binaries: []string{self, path}})
 	if err != nil {
 		r.Close()
 		return nil, err

@@ -81,7 +81,8 @@ func (s *sealer) Start(_ context.Context, l *runner.Launch, obs runner.Observer)
 func (s *sealer) Cancel(string, string) wire.CancelResult { return wire.CancelRejected }
 
 // stateRig is a broker on a temporary state directory with a workspace
-// and a tool (a copy of /bin/true) outside it.
+// and a tool (a copy of /bin/true) outside it, in a directory of its own:
+// the directory above the state directory is never granted.
 type stateRig struct {
 	t               testing.TB
 	b               *broker.Broker
@@ -93,8 +94,9 @@ func newStateRig(t *testing.T) *stateRig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &stateRig{t: t, state: filepath.Join(dir, "state"), ws: filepath.Join(dir, "ws"),
-		tool: filepath.Join(dir, "tool"), exec: &sealer{t: t, out: "hello\n"}}
+		tool: filepath.Join(dir, "bin", "tool"), exec: &sealer{t: t, out: "hello\n"}}
 	must(t, os.Mkdir(r.ws, 0o755))
+	must(t, os.Mkdir(filepath.Dir(r.tool), 0o755))
 	raw, err := os.ReadFile("/bin/true")
 	must(t, err)
 	must(t, os.WriteFile(r.tool, raw, 0o755))

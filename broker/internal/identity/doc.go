@@ -32,6 +32,27 @@
 // fingerprint covers it: ext4 reuses a freed inode number at once, and
 // rm + mkdir of the cwd gives the same (dev, ino, mnt_id).
 //
+// # Authority outside every workspace
+//
+// The whole workspace is writable by the target, so right after the
+// workspace is opened Resolve refuses (PATH_INVALID, with a sentence
+// naming the overlap) any workspace that overlaps a Protected place
+// (protect.go). The broker names the places and builds the set once, at
+// Open: the state directory and its keys/, run/ (the sockets) and
+// actions/, and the directories of the broker and launcher binaries
+// (Overlap: the workspace may not be, contain or lie inside them); / and
+// the home directory (Itself: a subdirectory is fine); the system roots
+// and the configured read paths (ItOrAbove: /var/www, /usr/local/src stay
+// allowed); /proc, /sys, /dev (ItOrBelow). The comparison is by directory
+// identity (dev, ino), never by path: each place is held open by
+// descriptor, and "contains" and "lies inside" are found by opening ".."
+// from a descriptor up to the root, so a symlinked spelling of a place, a
+// bind mount of it (same dev and ino), or a place renamed since Open is
+// still found. The check holds at resolution; the launcher uses the
+// workspace by the same descriptor. A process outside the sandbox that
+// later moves a protected place beneath an approved workspace is not
+// stopped (it already holds that authority itself).
+//
 // macOS has no openat2: paths are opened with O_NOFOLLOW_ANY and a device
 // check stands in for RESOLVE_NO_XDEV (open_darwin.go).
 package identity

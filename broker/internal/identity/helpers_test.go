@@ -11,30 +11,69 @@ import (
 )
 
 // fixture is a workspace with a subdirectory and, outside it, a copy of
-// /bin/true that tests may replace or link to.
+// /bin/true that tests may replace or link to, and a state directory
+// beside them that the fixture's protected places and withheld
+// directories are built around.
 type fixture struct {
 	t         testing.TB
 	workspace string
 	tool      string
+	state     string
 	env       []wire.EnvVar
 	base      wire.Policy
+	protected *Protected
+	withheld  *policy.Withheld
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{t: t, workspace: filepath.Join(dir, "ws"), tool: filepath.Join(dir, "bin", "tool"),
-		env: []wire.EnvVar{{Name: "LANG", Value: "C.UTF-8"}}}
+		state: filepath.Join(dir, "state"), env: []wire.EnvVar{{Name: "LANG", Value: "C.UTF-8"}}}
 	must(t, os.MkdirAll(filepath.Join(f.workspace, "sub"), 0o755))
 	must(t, os.Mkdir(filepath.Dir(f.tool), 0o755))
+	must(t, os.MkdirAll(filepath.Join(f.state, "keys"), 0o700))
 	copyFile(t, "/bin/true", f.tool)
 	var err error
 	f.base, err = policy.Base(nil)
 	must(t, err)
+	f.protect(nil)
+	home, _ := os.UserHomeDir()
+	f.withheld, err = policy.Withhold(home, f.state)
+	must(t, err)
 	return f
 }
 
-func (f *fixture) policyFor(exe wire.Executable) wire.Policy { return policy.For(f.base, exe) }
+// protect (re)builds the fixture's protected places as the broker does
+// (broker/protected.go), around its state directory, with readPaths as
+// the configured read paths.
+func (f *fixture) protect(readPaths []string) {
+	f.t.Helper()
+	home, _ := os.UserHomeDir()
+	places := []Place{
+		{Name: "the filesystem root", Path: "/", Rule: Itself},
+		{Name: "the home directory", Path: home, Rule: Itself, Optional: true},
+		{Name: "the broker's state directory", Path: f.state, Rule: Overlap},
+		{Name: "the broker's key directory", Path: filepath.Join(f.state, "keys"), Rule: Overlap},
+	}
+	for _, p := range []string{"/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/boot", "/var"} {
+		places = append(places, Place{Name: "the system directory", Path: p, Rule: ItOrAbove, Optional: true})
+	}
+	for _, p := range readPaths {
+		places = append(places, Place{Name: "the configured read path", Path: p, Rule: ItOrAbove})
+	}
+	for _, p := range []string{"/proc", "/sys", "/dev"} {
+		places = append(places, Place{Name: "the kernel's filesystem", Path: p, Rule: ItOrBelow, Optional: true})
+	}
+	p, err := Protect(places)
+	must(f.t, err)
+	f.t.Cleanup(p.Close)
+	f.protected = p
+}
+
+func (f *fixture) policyFor(exe wire.Executable) (wire.Policy, error) {
+	return policy.For(f.base, f.withheld, exe)
+}
 
 func (f *fixture) request(argv ...string) wire.ActionRequest {
 	return wire.ActionRequest{Executable: f.tool, Argv: argv, Cwd: "sub", Profile: wire.ProfileShort}
@@ -43,7 +82,7 @@ func (f *fixture) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the fixture's workspace; the descriptors are
 // closed when the test ends.
 func (f *fixture) resolveReq(req wire.ActionRequest) (*Resolved, error) {
-	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.env, f.policyFor)
+	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.protected, f.env, f.policyFor)
 	if err == nil {
 		f.t.Cleanup(res.Close)
 	}

@@ -59,14 +59,20 @@ func (r *Resolved) Close() {
 }
 
 // PolicyFor decides the sandbox policy of one executable (its own
-// directory may be granted); broker/internal/policy supplies it.
-type PolicyFor func(wire.Executable) wire.Policy
+// directory may be granted), or refuses it with a *wire.Error;
+// broker/internal/policy supplies it.
+type PolicyFor func(wire.Executable) (wire.Policy, error)
 
 // Resolve turns an admitted request into its identity, with env as its
 // environment policy and the policy policyFor decides for its
-// executable. Every fact comes from a descriptor opened without following
-// symlinks; paths are only used to find what to open.
-func Resolve(s *wire.Submit, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolved, err error) {
+// executable. A workspace that overlaps a protected place is refused
+// (PATH_INVALID) before anything else is measured. Every fact comes from
+// a descriptor opened without following symlinks; paths are only used to
+// find what to open.
+func Resolve(s *wire.Submit, protected *Protected, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolved, err error) {
+	if protected == nil {
+		panic("identity: internal error: Resolve without the protected places")
+	}
 	r := &Resolved{}
 	defer func() {
 		if err != nil {
@@ -79,6 +85,9 @@ func Resolve(s *wire.Submit, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolve
 	}
 	if id.Workspace, err = fsid.Dir(int(r.workspace.Fd()), s.Workspace); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the workspace: %v", err)
+	}
+	if err := protected.check(r.workspace, s.Workspace); err != nil {
+		return nil, err
 	}
 	if r.cwd, err = openBeneath(r.workspace, s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid,
@@ -104,7 +113,9 @@ func Resolve(s *wire.Submit, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolve
 	id.Argv = append([]string{}, s.Request.Argv...)
 	id.Profile = s.Request.Profile
 	id.Env = env
-	id.Policy = policyFor(id.Executable)
+	if id.Policy, err = policyFor(id.Executable); err != nil {
+		return nil, err
+	}
 	if id.PolicyDigest, err = Digest(&id.Policy); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,14 @@
 //     directory when the runtime paths do not cover it, never a parent:
 //     widening it to, say, the parent of a "bin" directory could expose a
 //     home directory. Operators widen it with configured read paths.
+//   - That directory is never granted when it is /, the home directory,
+//     the state directory, above it or inside it (Withheld, compared by
+//     dev and ino): For refuses the action with PATH_INVALID — the path
+//     is the problem, not the arguments — and a sentence that says to move
+//     the program into a directory of its own or to configure a read
+//     path (`broker serve --read-path DIR`). A configured read path that
+//     already covers the directory is the operator's decision and is not
+//     second-guessed.
 //   - The Landlock floor is ABI 4 (TCP bind/connect), or 6 when the
 //     running kernel has scopes (abstract unix sockets and signals), so an
 //     approval made on such a kernel can never be used with the scopes

@@ -54,24 +54,36 @@ func Base(extras []string) (wire.Policy, error) {
 // runtime paths do not already cover it. The install prefix granted is the
 // file's own directory, never a parent: widening it to, say, the parent of
 // a "bin" directory could expose a home directory. Operators who need a
-// wider prefix (e.g. /opt/go) configure it as an extra read path.
-func For(base wire.Policy, exe wire.Executable) wire.Policy {
+// wider prefix (e.g. /opt/go) configure it as an extra read path. A
+// directory w withholds (the root, the home directory, the state
+// directory, above or inside it) is never granted: the action is refused
+// with PATH_INVALID and a sentence naming the read path to configure
+// instead.
+func For(base wire.Policy, w *Withheld, exe wire.Executable) (wire.Policy, error) {
 	p := base
 	p.ReadExec = slices.Clone(p.ReadExec)
-	add := func(file string) {
+	add := func(role, file string) error {
 		dir := path.Dir(file)
 		for _, r := range p.ReadExec {
 			if dir == r || strings.HasPrefix(dir, r+"/") || r == "/" {
-				return
+				return nil
 			}
 		}
+		if err := w.check(role, file); err != nil {
+			return err
+		}
 		p.ReadExec = append(p.ReadExec, dir)
+		return nil
 	}
-	add(exe.File.Path)
+	if err := add("executable", exe.File.Path); err != nil {
+		return wire.Policy{}, err
+	}
 	if exe.Interpreter != nil {
-		add(exe.Interpreter.File.Path)
+		if err := add("interpreter", exe.Interpreter.File.Path); err != nil {
+			return wire.Policy{}, err
+		}
 	}
 	slices.Sort(p.ReadExec)
 	p.ReadExec = slices.Compact(p.ReadExec)
-	return p
+	return p, nil
 }

@@ -1,0 +1,246 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/internal/fsid"
+	"warrant/wire"
+)
+
+// Rule says which workspaces a protected place refuses. Every rule
+// refuses the place itself.
+type Rule uint8
+
+const (
+	// Overlap refuses a workspace that is, contains or lies inside the
+	// place (the state directory, the socket directory, the binaries'
+	// directories).
+	Overlap Rule = iota + 1
+	// Itself refuses only the place itself: a directory inside it is fine
+	// (/, the home directory).
+	Itself
+	// ItOrAbove refuses a workspace that is or contains the place: a
+	// directory inside it is fine (/usr, /etc, a configured read path).
+	ItOrAbove
+	// ItOrBelow refuses a workspace that is or lies inside the place
+	// (/proc, /sys, /dev).
+	ItOrBelow
+)
+
+func (r Rule) above() bool { return r == Overlap || r == ItOrAbove }
+func (r Rule) below() bool { return r == Overlap || r == ItOrBelow }
+
+// refuses is how a refusal describes the rule.
+func (r Rule) refuses() string {
+	switch r {
+	case Overlap:
+		return "any workspace that is, contains or lies inside it"
+	case Itself:
+		return "it as a workspace (a directory inside it is fine)"
+	case ItOrAbove:
+		return "any workspace that is or contains it (a directory inside it is fine)"
+	case ItOrBelow:
+		return "any workspace that is or lies inside it"
+	}
+	panic(fmt.Sprintf("identity: internal error: rule %d", r))
+}
+
+// Place is one directory whose authority no workspace may hold, as the
+// broker names it.
+type Place struct {
+	Name     string // how a refusal names it, e.g. "the broker's state directory"
+	Path     string // absolute; opened following symlinks: it is the broker's own configuration, not a request
+	Holds    string // what it holds, for the refusal (optional), e.g. "journal.db, keys/, run/, actions/"
+	Rule     Rule
+	Optional bool // absent on this host: skipped (a system root, the home directory)
+}
+
+// Protected is the set of places no workspace may overlap, each held open
+// by descriptor from Protect on, so that the comparison at Resolve is by
+// directory identity (dev, ino) and never by path: a symlinked spelling
+// or a bind mount of a place has the same identity. It is read-only
+// after Protect and safe for concurrent use. Close releases it.
+type Protected struct {
+	places []heldPlace
+	owner  bool // Close closes the descriptors (false for a view made by Without)
+}
+
+type heldPlace struct {
+	Place
+	f   *os.File
+	key dirKey
+}
+
+// dirKey is a directory's identity for overlap: (dev, ino) only. The
+// mount id and birth time are left out on purpose: a bind mount of a
+// directory has another mount id and the same (dev, ino), and it is the
+// same authority.
+type dirKey struct{ dev, ino uint64 }
+
+// maxDepth bounds a walk up to the root; a path of PATH_MAX bytes has
+// fewer components.
+const maxDepth = 2048
+
+// Protect opens every place. A place that is absent is an error unless
+// it is Optional. Every walk a check will make from a place is made once
+// here, so that a place the broker cannot walk up from fails Open rather
+// than every submit.
+func Protect(places []Place) (_ *Protected, err error) {
+	p := &Protected{owner: true}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	for _, pl := range places {
+		if !path.IsAbs(pl.Path) || pl.Name == "" || pl.Rule < Overlap || pl.Rule > ItOrBelow {
+			return nil, fmt.Errorf("protect %q (%s): not an absolute path with a name and a rule", pl.Path, pl.Name)
+		}
+		f, err := openDirAt(unix.AT_FDCWD, pl.Path)
+		if err != nil {
+			if pl.Optional && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)
+		}
+		h := heldPlace{Place: pl, f: f}
+		if h.key, err = keyOf(f); err == nil && pl.Rule.above() {
+			_, err = ancestry(f)
+		}
+		p.places = append(p.places, h)
+		if err != nil {
+			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)
+		}
+	}
+	return p, nil
+}
+
+// Without is p without the places at path, sharing p's descriptors: Close
+// p, not the view. Only the capability probe uses it, for its scratch
+// workspace under <state>/probe, which the broker makes itself inside its
+// state directory; the probe's workspace is still checked against every
+// other place, keys/, run/ and actions/ among them.
+func (p *Protected) Without(path string) *Protected {
+	v := &Protected{}
+	for _, h := range p.places {
+		if h.Path != path {
+			v.places = append(v.places, h)
+		}
+	}
+	return v
+}
+
+// Close closes every descriptor.
+func (p *Protected) Close() {
+	if p == nil || !p.owner {
+		return
+	}
+	for _, h := range p.places {
+		h.f.Close()
+	}
+	p.places = nil
+}
+
+// check refuses, with PATH_INVALID and a sentence naming the overlap, a
+// workspace (open at ws, requested as name) that overlaps a place. It
+// walks up from the workspace by descriptor once, and from each place
+// whose rule refuses a workspace containing it: a place moved since
+// Protect is found where it is now.
+func (p *Protected) check(ws *os.File, name string) error {
+	up, err := ancestry(ws)
+	if err != nil {
+		return wire.Errorf(wire.CodePathInvalid, "cannot walk up from the workspace %s to the root by descriptor: %v", name, err)
+	}
+	for _, h := range p.places { // the place itself first: the most exact sentence
+		if h.key == up[0] {
+			return refuseOverlap(name, "is", h)
+		}
+	}
+	for _, h := range p.places {
+		how := ""
+		switch {
+		case h.Rule.below() && contains(up[1:], h.key):
+			how = "lies inside"
+		case h.Rule.above():
+			chain, err := ancestry(h.f)
+			if err != nil {
+				return wire.Errorf(wire.CodePathInvalid, "cannot check the workspace %s against %s %s: %v", name, h.Name, h.Path, err)
+			}
+			if contains(chain, up[0]) {
+				how = "contains"
+			}
+		}
+		if how != "" {
+			return refuseOverlap(name, how, h)
+		}
+	}
+	return nil
+}
+
+func refuseOverlap(name, how string, h heldPlace) error {
+	holds := ""
+	if h.Holds != "" {
+		holds = " (" + h.Holds + ")"
+	}
+	return wire.Errorf(wire.CodePathInvalid,
+		"the workspace %s %s %s %s%s, and the whole workspace is writable by the target; warrant refuses %s",
+		name, how, h.Name, h.Path, holds, h.Rule.refuses())
+}
+
+func contains(keys []dirKey, k dirKey) bool {
+	for _, c := range keys {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ancestry is the identity of the directory open at f and of every
+// directory above it, up to the root (whose ".." is itself), found by
+// opening ".." from each descriptor in turn, never by path.
+func ancestry(f *os.File) ([]dirKey, error) {
+	k, err := keyOf(f)
+	if err != nil {
+		return nil, err
+	}
+	chain := []dirKey{k}
+	cur := f
+	defer func() {
+		if cur != f {
+			cur.Close()
+		}
+	}()
+	for range maxDepth {
+		parent, err := openDirAt(int(cur.Fd()), "..")
+		if err != nil {
+			return nil, err
+		}
+		if cur != f {
+			cur.Close()
+		}
+		cur = parent
+		k, err := keyOf(cur)
+		if err != nil {
+			return nil, err
+		}
+		if k == chain[len(chain)-1] {
+			return chain, nil
+		}
+		chain = append(chain, k)
+	}
+	return nil, fmt.Errorf("more than %d directories above it", maxDepth)
+}
+
+func keyOf(f *os.File) (dirKey, error) {
+	id, err := fsid.Dir(int(f.Fd()), f.Name())
+	if err != nil {
+		return dirKey{}, err
+	}
+	return dirKey{id.Dev, id.Ino}, nil
+}

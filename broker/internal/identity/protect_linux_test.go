@@ -1,0 +1,210 @@
+package identity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"warrant/broker/internal/policy"
+	"warrant/wire"
+)
+
+// resolveIn resolves the fixture's request, with the workspace root as
+// its cwd, in the workspace ws.
+func (f *fixture) resolveIn(ws string) (*Resolved, error) {
+	req := f.request()
+	req.Cwd = "."
+	res, err := Resolve(&wire.Submit{Workspace: ws, Request: req}, f.protected, f.env, f.policyFor)
+	if err == nil {
+		f.t.Cleanup(res.Close)
+	}
+	return res, err
+}
+
+// wantRefused checks that ws is refused with PATH_INVALID and a sentence
+// holding every piece of want.
+func (f *fixture) wantRefused(ws string, want ...string) {
+	f.t.Helper()
+	_, err := f.resolveIn(ws)
+	wantCode(f.t, err, wire.CodePathInvalid)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			f.t.Errorf("workspace %s: the refusal %q does not say %q", ws, err, w)
+		}
+	}
+}
+
+func (f *fixture) wantAllowed(ws string) {
+	f.t.Helper()
+	if _, err := f.resolveIn(ws); err != nil {
+		f.t.Errorf("workspace %s refused: %v", ws, err)
+	}
+}
+
+// TestWorkspaceOverlappingStateRefused: the state directory, a directory
+// inside it and one containing it are refused, each with a sentence that
+// names the overlap; the fixture's own workspace beside it is not.
+func TestWorkspaceOverlappingStateRefused(t *testing.T) {
+	f := newFixture(t)
+	must(t, os.Mkdir(filepath.Join(f.state, "actions"), 0o700))
+	f.wantRefused(f.state, "is the broker's state directory "+f.state, "is, contains or lies inside it")
+	f.wantRefused(filepath.Join(f.state, "actions"), "lies inside the broker's state directory")
+	f.wantRefused(filepath.Join(f.state, "keys"), "is the broker's key directory")
+	f.wantRefused(filepath.Dir(f.state), "contains the broker's state directory "+f.state)
+	f.wantAllowed(f.workspace)
+}
+
+// TestWorkspaceHostPlacesRefused: /, the home directory, a system root,
+// a directory containing a configured read path and a directory inside
+// /proc, /sys or /dev are refused; a directory inside a system root or
+// the home directory is not.
+func TestWorkspaceHostPlacesRefused(t *testing.T) {
+	f := newFixture(t)
+	tools := filepath.Join(f.workspace, "tools")
+	must(t, os.Mkdir(tools, 0o755))
+	f.protect([]string{tools})
+	f.wantRefused("/", "is the filesystem root /", "a directory inside it is fine")
+	f.wantRefused("/etc", "is the system directory /etc")
+	f.wantRefused(f.workspace, "contains the configured read path "+tools)
+	f.wantRefused(tools, "is the configured read path")
+	f.wantAllowed(filepath.Join(f.workspace, "sub"))
+	f.wantRefused("/proc/sys", "lies inside the kernel's filesystem /proc")
+	f.wantRefused("/sys/kernel", "lies inside the kernel's filesystem /sys")
+	f.wantRefused("/dev", "is the kernel's filesystem /dev")
+
+	home, err := os.UserHomeDir()
+	if err != nil || !isDir(home) {
+		t.Logf("skip the home cases: no home directory (%q, %v)", home, err)
+	} else {
+		f.wantRefused(home, "is the home directory "+home)
+		sub, err := os.MkdirTemp(home, "warrant-identity-test-")
+		if err != nil {
+			t.Logf("skip a subdirectory of home: %v", err)
+		} else {
+			t.Cleanup(func() { os.RemoveAll(sub) })
+			f.wantAllowed(sub)
+		}
+	}
+	for _, parent := range []string{"/var/tmp", "/usr/local/src"} {
+		d, err := os.MkdirTemp(parent, "warrant-identity-test-")
+		if err != nil {
+			t.Logf("skip a project under %s: %v", parent, err)
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		f.wantAllowed(d)
+	}
+}
+
+// TestWorkspaceComparedByIdentity: a place configured through a symlink
+// protects the directory it names, a workspace spelled through a symlink
+// is refused before any comparison, and a place moved after Protect is
+// found where it is now.
+func TestWorkspaceComparedByIdentity(t *testing.T) {
+	f := newFixture(t)
+	link := filepath.Join(t.TempDir(), "state-link")
+	must(t, os.Symlink(f.state, link))
+	p, err := Protect([]Place{{Name: "the broker's state directory", Path: link, Rule: Overlap}})
+	must(t, err)
+	t.Cleanup(p.Close)
+	f.protected = p
+	f.wantRefused(f.state, "is the broker's state directory "+link)
+	f.wantRefused(filepath.Join(f.state, "keys"), "lies inside the broker's state directory")
+	f.wantRefused(link, "without following symlinks")
+
+	// The state directory moved beneath the workspace after Protect.
+	moved := filepath.Join(f.workspace, "sub", "state")
+	must(t, os.Rename(f.state, moved))
+	f.wantRefused(f.workspace, "contains the broker's state directory")
+}
+
+// TestWorkspaceBindMountRefused: a bind mount of the state directory, and
+// one of a directory that contains it, have their identities; both are
+// refused.
+func TestWorkspaceBindMountRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skip: bind mounts need root")
+	}
+	f := newFixture(t)
+	dir := t.TempDir()
+	bind := func(src, dst string) bool {
+		must(t, os.Mkdir(dst, 0o755))
+		if err := syscall.Mount(src, dst, "", syscall.MS_BIND, ""); err != nil {
+			t.Logf("skip the bind mount of %s: %v", src, err)
+			return false
+		}
+		t.Cleanup(func() { syscall.Unmount(dst, syscall.MNT_DETACH) })
+		return true
+	}
+	if !bind(f.state, filepath.Join(dir, "state-bind")) {
+		t.Skip("skip: mount --bind is not permitted here")
+	}
+	f.wantRefused(filepath.Join(dir, "state-bind"), "is the broker's state directory")
+	f.wantRefused(filepath.Join(dir, "state-bind", "keys"), "is the broker's key directory")
+	must(t, os.Mkdir(filepath.Join(f.state, "journal-dir"), 0o700))
+	f.wantRefused(filepath.Join(dir, "state-bind", "journal-dir"), "lies inside the broker's state directory")
+	if bind(filepath.Dir(f.state), filepath.Join(dir, "parent-bind")) {
+		f.wantRefused(filepath.Join(dir, "parent-bind"), "contains the broker's state directory")
+		f.wantAllowed(filepath.Join(dir, "parent-bind", "ws"))
+	}
+}
+
+// TestExecutableDirectoryWithheld: an executable whose directory is the
+// home directory, above the state directory or inside it is refused with
+// a sentence naming the read path to configure; one in a directory of its
+// own is granted that directory.
+func TestExecutableDirectoryWithheld(t *testing.T) {
+	f := newFixture(t)
+	above := filepath.Join(filepath.Dir(f.state), "tool") // beside the state directory: in its parent
+	copyFile(t, f.tool, above)
+	inside := filepath.Join(f.state, "keys", "tool")
+	copyFile(t, f.tool, inside)
+	cases := map[string]string{above: "above the broker's state directory", inside: "inside the broker's state directory"}
+	if home, err := os.UserHomeDir(); err == nil && isDir(home) {
+		if h, err := os.CreateTemp(home, "warrant-identity-test-"); err == nil {
+			h.Close()
+			t.Cleanup(func() { os.Remove(h.Name()) })
+			must(t, os.Remove(h.Name())) // copyFile creates it 0755
+			copyFile(t, f.tool, h.Name())
+			cases[h.Name()] = "the home directory"
+		} else {
+			t.Logf("skip an executable in the home directory: %v", err)
+		}
+	}
+	for exe, is := range cases {
+		req := f.request()
+		req.Executable = exe
+		_, err := f.resolveReq(req)
+		wantCode(t, err, wire.CodePathInvalid)
+		for _, want := range []string{"the executable " + exe + " is in " + filepath.Dir(exe) + ", " + is, "broker serve --read-path DIR"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: the refusal %q does not say %q", exe, err, want)
+			}
+		}
+	}
+	// The same program as the interpreter of a script in a granted directory.
+	script := filepath.Join(filepath.Dir(f.tool), "script")
+	must(t, os.WriteFile(script, []byte("#!"+above+"\n"), 0o755))
+	req := f.request()
+	req.Executable = script
+	_, err := f.resolveReq(req)
+	wantCode(t, err, wire.CodePathInvalid)
+	if !strings.Contains(err.Error(), "the interpreter "+above) {
+		t.Errorf("the refusal %q does not name the interpreter", err)
+	}
+	// A configured read path that covers the directory is the operator's
+	// decision: nothing is added and nothing refused.
+	f.base, err = policy.Base([]string{filepath.Dir(above)})
+	must(t, err)
+	req.Executable = above
+	if _, err := f.resolveReq(req); err != nil {
+		t.Errorf("an executable under a configured read path was refused: %v", err)
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

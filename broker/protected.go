@@ -1,0 +1,63 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"warrant/broker/internal/identity"
+	"warrant/broker/internal/policy"
+)
+
+// systemRoots are the directories no workspace may be or contain: a
+// project under one (/var/www, /usr/local/src) is fine.
+var systemRoots = []string{"/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/boot", "/var"}
+
+// kernelFS are the directories no workspace may be or lie inside.
+var kernelFS = []string{"/proc", "/sys", "/dev"}
+
+// protect opens the places no workspace may overlap (identity.Protect)
+// and measures the directories no program's own directory is granted as
+// (policy.Withhold): the broker's authority and the host's. The home
+// directory is $HOME (os.UserHomeDir); without one, none is protected.
+func protect(cfg *Config, d stateDirs) (*identity.Protected, *policy.Withheld, error) {
+	home, _ := os.UserHomeDir()
+	places := []identity.Place{{Name: "the filesystem root", Path: "/", Rule: identity.Itself}}
+	if home != "" {
+		places = append(places, identity.Place{Name: "the home directory", Path: home, Rule: identity.Itself, Optional: true})
+	}
+	places = append(places,
+		identity.Place{Name: "the broker's state directory", Path: d.root, Holds: "journal.db, keys/, run/, actions/", Rule: identity.Overlap},
+		identity.Place{Name: "the broker's key directory", Path: d.keys, Rule: identity.Overlap},
+		identity.Place{Name: "the broker's socket directory", Path: d.run, Rule: identity.Overlap},
+		identity.Place{Name: "the broker's action directory", Path: d.actions, Rule: identity.Overlap})
+	for _, bin := range cfg.Binaries {
+		dirs := []string{filepath.Dir(bin)}
+		if real, err := filepath.EvalSymlinks(bin); err == nil && filepath.Dir(real) != dirs[0] {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+		for _, dir := range dirs {
+			places = append(places, identity.Place{Name: "the directory of the broker's binary " + filepath.Base(bin),
+				Path: dir, Rule: identity.Overlap})
+		}
+	}
+	for _, p := range systemRoots {
+		places = append(places, identity.Place{Name: "the system directory", Path: p, Rule: identity.ItOrAbove, Optional: true})
+	}
+	for _, p := range cfg.ExtraReadPaths {
+		places = append(places, identity.Place{Name: "the configured read path", Path: p, Rule: identity.ItOrAbove})
+	}
+	for _, p := range kernelFS {
+		places = append(places, identity.Place{Name: "the kernel's filesystem", Path: p, Rule: identity.ItOrBelow, Optional: true})
+	}
+	protected, err := identity.Protect(places)
+	if err != nil {
+		return nil, nil, fmt.Errorf("protect the broker's authority: %w", err)
+	}
+	withheld, err := policy.Withhold(home, d.root)
+	if err != nil {
+		protected.Close()
+		return nil, nil, fmt.Errorf("protect the broker's authority: %w", err)
+	}
+	return protected, withheld, nil
+}

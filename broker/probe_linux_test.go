@@ -71,7 +71,8 @@ func probeReport(t *testing.T, out string) *probe.Report {
 // wantChecks is every check of the battery, as "name/from".
 func wantChecks() []string {
 	want := []string{"launch/host", probeprog.ReadInput + "/target", probeprog.WriteWorkspace + "/target",
-		probeprog.RunRuntime + "/target", probeprog.SpawnChild + "/target", probeprog.SpawnGrandchild + "/child"}
+		probeprog.RunRuntime + "/target", probeprog.MetadataWorkspace + "/target", probeprog.SpawnChild + "/target",
+		probeprog.SpawnGrandchild + "/child"}
 	for _, who := range probeprog.Attackers {
 		for _, c := range probeprog.Forbidden {
 			want = append(want, c+"/"+who)

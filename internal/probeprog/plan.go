@@ -23,6 +23,9 @@ const (
 	RunRuntime      = "run_runtime"
 	SpawnChild      = "spawn_child"
 	SpawnGrandchild = "spawn_grandchild"
+	// MetadataWorkspace: chmod, setxattr and utimensat of a workspace
+	// file, read back from the host.
+	MetadataWorkspace = "metadata_workspace"
 )
 
 // The forbidden effects: each must fail, from the target and from the
@@ -40,11 +43,16 @@ const (
 	EnvCanary     = "env_canary"
 	UserNS        = "userns"
 	Ptrace        = "ptrace"
+	// MetadataOutside: chmod, chown, setxattr and utimensat of a file
+	// outside the writable scope, by path and through an O_PATH
+	// descriptor (fchownat, fchmodat2, utimensat with AT_EMPTY_PATH); the
+	// host compares the file's mode, owner, xattrs and times.
+	MetadataOutside = "metadata_outside"
 )
 
 // Forbidden lists the forbidden effects in report order.
 var Forbidden = []string{WriteOutside, ReadSecret, SymlinkEscape, TCPConnect, UDPSend,
-	UnixPathname, UnixAbstract, Signal, LeakedFD, EnvCanary, UserNS, Ptrace}
+	UnixPathname, UnixAbstract, Signal, LeakedFD, EnvCanary, UserNS, Ptrace, MetadataOutside}
 
 // Attackers are the processes that attempt every forbidden effect.
 var Attackers = []string{Target, Grandchild}
@@ -57,6 +65,12 @@ const (
 	SocketFile  = "probe.sock"
 	SecretFile  = "secret" // in the outside directory
 	LeakFile    = "leak"   // in the outside directory
+	MetaFile    = "meta"   // in the outside directory: the metadata victim
+	// MetaMode, MetaMtime and MetaXattr are what the target sets on its
+	// workspace file OutFile(Target) (MetadataWorkspace).
+	MetaMode  = 0o640
+	MetaMtime = 1000000000
+	MetaXattr = "user.warrant-probe"
 )
 
 // OutFile is the workspace file who writes.

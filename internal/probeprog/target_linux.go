@@ -29,6 +29,7 @@ func Main(args []string) int {
 		say(p.Who, ReadInput, err, strings.TrimSpace(string(b)))
 		say(p.Who, WriteWorkspace, os.WriteFile(OutFile(p.Who), []byte(OutContent(p.Who)), 0o600), OutFile(p.Who))
 		say(p.Who, RunRuntime, exec.Command(p.Runtime, RuntimeArgs...).Run(), p.Runtime)
+		metadataWorkspace(p)
 		attack(p)
 		spawn(p, Child, SpawnChild)
 	case Child:
@@ -112,6 +113,57 @@ func attack(p *Plan) {
 		unix.PtraceDetach(p.MarkerPID)
 	}
 	say(who, Ptrace, err, "attached")
+	metadataOutside(p)
+}
+
+// metadataWorkspace sets the mode, an xattr and the times of who's
+// workspace file: the broker performs them beneath the writable scope.
+func metadataWorkspace(p *Plan) {
+	f := OutFile(p.Who)
+	err := unix.Chmod(f, MetaMode)
+	if err == nil {
+		err = unix.Setxattr(f, MetaXattr, []byte(p.Who), 0)
+		if err == unix.EOPNOTSUPP { // the filesystem has no user xattrs; the host knows whether it does
+			err = nil
+		}
+	}
+	if err == nil {
+		err = unix.UtimesNano(f, []unix.Timespec{{Sec: MetaMtime}, {Sec: MetaMtime}})
+	}
+	say(p.Who, MetadataWorkspace, err, f)
+}
+
+// metadataOutside tries every metadata change of a file outside the
+// writable scope, by path and through an O_PATH descriptor (which
+// Landlock does not check). Done means any one of them worked.
+func metadataOutside(p *Plan) {
+	victim := filepath.Join(p.Outside, MetaFile)
+	ts := []unix.Timespec{{Sec: 1}, {Sec: 1}}
+	var done, failed []string
+	try := func(name string, err error) {
+		if err == nil {
+			done = append(done, name)
+		} else {
+			failed = append(failed, name+" "+errText(err))
+		}
+	}
+	try("chmod", unix.Chmod(victim, 0o666))
+	try("chown", unix.Chown(victim, os.Getuid(), os.Getgid()))
+	try("setxattr", unix.Setxattr(victim, MetaXattr, []byte(p.Who), 0))
+	try("utimensat", unix.UtimesNano(victim, ts))
+	fd, err := unix.Open(victim, unix.O_PATH|unix.O_CLOEXEC, 0)
+	try("open_path", err)
+	if err == nil {
+		try("fchownat", unix.Fchownat(fd, "", os.Getuid(), os.Getgid(), unix.AT_EMPTY_PATH))
+		try("fchmodat2", unix.Fchmodat(fd, "", 0o666, unix.AT_EMPTY_PATH))
+		try("futimens", unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH))
+		unix.Close(fd)
+	}
+	if len(done) > 1 || (len(done) == 1 && done[0] != "open_path") {
+		say(p.Who, MetadataOutside, nil, "changed by "+strings.Join(done, ","))
+		return
+	}
+	say(p.Who, MetadataOutside, errors.New(strings.Join(failed, "; ")), "")
 }
 
 // leak uses the descriptor the broker left open, if it is still the

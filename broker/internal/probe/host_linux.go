@@ -94,6 +94,8 @@ type probeHost struct {
 	marker                      *exec.Cmd
 	leakFD                      int
 	userNS                      string
+	meta                        metaStat // the outside metadata victim, as set up
+	xattrs                      bool     // the workspace's filesystem takes user.* xattrs
 }
 
 func newProbeHost(dir string) (_ *probeHost, err error) {
@@ -115,7 +117,8 @@ func newProbeHost(dir string) (_ *probeHost, err error) {
 		}
 	}
 	files := map[string]string{filepath.Join(h.ws, probeprog.InputFile): h.input,
-		filepath.Join(h.outside, probeprog.SecretFile): h.secret, filepath.Join(h.outside, probeprog.LeakFile): ""}
+		filepath.Join(h.outside, probeprog.SecretFile): h.secret, filepath.Join(h.outside, probeprog.LeakFile): "",
+		filepath.Join(h.outside, probeprog.MetaFile): "metadata victim"}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return nil, fmt.Errorf("write probe file: %w", err)
@@ -124,6 +127,10 @@ func newProbeHost(dir string) (_ *probeHost, err error) {
 	if err := os.Symlink(h.outside, filepath.Join(h.ws, probeprog.EscapeLink)); err != nil {
 		return nil, fmt.Errorf("create the escape symlink: %w", err)
 	}
+	if h.meta, err = statMeta(filepath.Join(h.outside, probeprog.MetaFile)); err != nil {
+		return nil, err
+	}
+	h.xattrs = unix.Setxattr(filepath.Join(h.ws, probeprog.InputFile), probeprog.MetaXattr, []byte("host"), 0) == nil
 	if h.userNS, err = os.Readlink("/proc/self/ns/user"); err != nil {
 		return nil, fmt.Errorf("read the broker's user namespace: %w", err)
 	}
@@ -251,4 +258,24 @@ func markerState(pid int) string {
 		}
 	}
 	return ""
+}
+
+// metaStat is what a metadata call could change of a file.
+type metaStat struct {
+	mode, uid, gid uint32
+	mtime, ctime   unix.Timespec
+	xattrs         string
+}
+
+func statMeta(p string) (metaStat, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return metaStat{}, fmt.Errorf("stat %s: %w", p, err)
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(p, buf)
+	if err != nil {
+		n = 0
+	}
+	return metaStat{mode: st.Mode, uid: st.Uid, gid: st.Gid, mtime: st.Mtim, ctime: st.Ctim, xattrs: string(buf[:n])}, nil
 }

@@ -41,6 +41,9 @@ func (h *probeHost) judge(run lifecycle.Result, out string) []Check {
 	l = line(probeprog.Target, probeprog.RunRuntime)
 	allowed(probeprog.RunRuntime, probeprog.Target, ok && l != nil && l.Done,
 		fmt.Sprintf("target ran %s %s: %s; host: %s", h.plan.Runtime, strings.Join(probeprog.RuntimeArgs, " "), says(l), ev))
+	ok, ev = h.hostMetadata()
+	allowed(probeprog.MetadataWorkspace, probeprog.Target, ok && line(probeprog.Target, probeprog.MetadataWorkspace) != nil &&
+		line(probeprog.Target, probeprog.MetadataWorkspace).Done, "target: "+says(line(probeprog.Target, probeprog.MetadataWorkspace))+"; host: "+ev)
 	for _, s := range []struct{ parent, who, check string }{
 		{probeprog.Target, probeprog.Child, probeprog.SpawnChild},
 		{probeprog.Child, probeprog.Grandchild, probeprog.SpawnGrandchild}} {
@@ -157,6 +160,12 @@ func (h *probeHost) hostForbidden(who, check string, l *probeprog.Line, out stri
 		return true, "the leak marker file is empty"
 	case probeprog.EnvCanary:
 		return notShown(h.canaryEnv[0][strings.IndexByte(h.canaryEnv[0], '=')+1:], "the canary value")
+	case probeprog.MetadataOutside:
+		now, err := statMeta(filepath.Join(h.outside, probeprog.MetaFile))
+		if err != nil || now != h.meta {
+			return false, fmt.Sprintf("the outside file's metadata changed: %+v -> %+v (%v)", h.meta, now, err)
+		}
+		return true, "the outside file's mode, owner, xattrs and times are unchanged"
 	case probeprog.UserNS:
 		if l == nil || !strings.Contains(l.Detail, "ns="+h.userNS) {
 			return false, "the target's user namespace is not the broker's " + h.userNS
@@ -175,4 +184,20 @@ func says(l *probeprog.Line) string {
 		return "done " + l.Detail
 	}
 	return "failed " + l.Detail
+}
+
+// hostMetadata reads back what the target set on its workspace file.
+func (h *probeHost) hostMetadata() (bool, string) {
+	f := filepath.Join(h.ws, probeprog.OutFile(probeprog.Target))
+	m, err := statMeta(f)
+	switch {
+	case err != nil:
+		return false, err.Error()
+	case m.mode&0o7777 != probeprog.MetaMode || m.mtime.Sec != probeprog.MetaMtime:
+		return false, fmt.Sprintf("%s has mode %o and mtime %d, not %o and %d", probeprog.OutFile(probeprog.Target),
+			m.mode&0o7777, m.mtime.Sec, probeprog.MetaMode, probeprog.MetaMtime)
+	case h.xattrs && !strings.Contains(m.xattrs, probeprog.MetaXattr):
+		return false, fmt.Sprintf("%s lacks the xattr %s", probeprog.OutFile(probeprog.Target), probeprog.MetaXattr)
+	}
+	return true, "mode, times and xattr read back as set"
 }

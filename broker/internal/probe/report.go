@@ -145,6 +145,8 @@ func hints(r *Report) []string {
 			add("Landlock scopes did not hold: abstract sockets and signals need Landlock ABI 6 (Linux 6.12)")
 		case "ptrace", "userns", "tcp_connect", "udp_send", "unix_pathname":
 			add("the seccomp filter did not hold: rebuild the launcher from this source (`make build`)")
+		case "metadata_outside", "metadata_workspace":
+			add("the target's metadata calls (chmod, chown, xattrs, times) were not answered beneath the workspace alone: the launcher must hand its seccomp listener to the broker; rebuild both from this source (`make build`)")
 		case "leaked_fd":
 			add("an inherited descriptor reached the target: the launcher must close every descriptor it was not given")
 		case "env_canary":

@@ -299,3 +299,70 @@ func TestBrokerMetadataOutsideIsUnchangeableAsUser(t *testing.T) {
 		t.Errorf("the workspace file reads back as mode %o uid %d", f.mode&0o7777, f.uid)
 	}
 }
+
+// TestBrokerSnapshotChangedByOneActionNotByTheNext: a script runs from a
+// sealed snapshot the broker caches, and every action's copy shares its
+// inode. A script that tries to make its own copy mode 0 (through the
+// descriptor it runs from, /proc/self/fd/N) is refused — the snapshot is
+// not beneath the writable scope — and the next action of the same
+// approved script runs. (Should a snapshot change anyway, the cache hands
+// out a fresh one: snapcache's TestChangedSnapshotIsNotHandedOutAgain.)
+func TestBrokerSnapshotChangedByOneActionNotByTheNext(t *testing.T) {
+	d := shared(t)
+	a := d.newAgent(t)
+	script := filepath.Join(t.TempDir(), "self-chmod")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nchmod 0 \"$0\" && echo changed\necho ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	req := a.request(wire.ProfileShort, script)
+	h := a.Start(req, 2)
+	if r := a.End(h); r.Outcome != wire.Exited || strings.Contains(r.Stdout.Text, "changed") || !strings.Contains(r.Stdout.Text, "ran") {
+		t.Fatalf("first run (its chmod of its own snapshot must be refused): %s %+v\n%s%s", r.Outcome, r.Error, r.Stdout.Text, r.Stderr.Text)
+	}
+	h = a.Start(req, 2)
+	if r := a.End(h); r.Outcome != wire.Exited || r.ExitCode == nil || *r.ExitCode != 0 || !strings.Contains(r.Stdout.Text, "ran") {
+		t.Fatalf("the second run of the same script was broken by the first: %s %+v\n%s%s", r.Outcome, r.Error, r.Stdout.Text, r.Stderr.Text)
+	}
+}
+
+// TestBrokerAbstractSocketNotSquatted: a target cannot bind an abstract
+// unix socket name (from a socketpair end, the only socket it can make),
+// so the name stays free for whoever owns it outside.
+func TestBrokerAbstractSocketNotSquatted(t *testing.T) {
+	d := shared(t)
+	a := d.newAgent(t)
+	name := "warrant-squat-" + token(t)
+	// The target tries, says so in a workspace file, and holds its
+	// socket until the host has tried the same name.
+	squat := `
+import socket, sys, time, errno, os
+s, _ = socket.socketpair()
+try:
+    s.bind("\0" + sys.argv[1])
+    r = "bound"
+except OSError as e:
+    r = errno.errorcode.get(e.errno, str(e.errno))
+open("tried", "w").write(r + "\n")
+while not os.path.exists("host-done"):
+    time.sleep(0.01)
+print(r)
+`
+	h := a.Start(a.request(wire.ProfileShort, python(t), "-c", squat, name), 1)
+	a.awaitRunning(h, filepath.Join(a.WS, "tried"), 1)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	bindErr := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + name})
+	if err := os.WriteFile(filepath.Join(a.WS, "host-done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := a.End(h)
+	if strings.TrimSpace(r.Stdout.Text) != "EPERM" {
+		t.Fatalf("bind from the sandbox: %q, want EPERM\n%s", r.Stdout.Text, r.Stderr.Text)
+	}
+	if bindErr != nil {
+		t.Fatalf("while the target ran, the host could not bind the name it tried: %v", bindErr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -44,8 +45,18 @@ func (j *Journal) crashPoint(stage string) {
 
 // Open opens (creating if needed) the journal at path, applies the
 // schema migrations and returns it. The caller must hold the state
-// directory's lock.
+// directory's lock. The database is created (or narrowed to) 0600 whatever
+// the umask, before SQLite opens it: SQLite gives its WAL and
+// shared-memory files the database's mode.
 func Open(ctx context.Context, path string, now func() time.Time) (*Journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err == nil {
+		err = f.Chmod(0o600)
+		f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")

@@ -2,7 +2,9 @@ package journal
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +93,29 @@ func TestJournalIsDurable(t *testing.T) {
 	must(t, j.db.QueryRow(`PRAGMA synchronous`).Scan(&sync))
 	if mode != "wal" || sync != 2 {
 		t.Fatalf("journal_mode %s synchronous %d", mode, sync)
+	}
+}
+
+// TestJournalFilesArePrivate: journal.db, its WAL and its shared memory
+// are 0600 even under umask 0, and an existing wider database is narrowed.
+func TestJournalFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "journal.db")
+	if err := os.WriteFile(path, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(context.Background(), path, time.Now)
+	must(t, err)
+	defer j.Close()
+	_, err = j.CreateGoal(context.Background(), "g")
+	must(t, err)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		must(t, err)
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", p, fi.Mode().Perm())
+		}
 	}
 }
 

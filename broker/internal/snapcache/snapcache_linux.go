@@ -18,7 +18,10 @@ import (
 // so that a file which changed in any way — content, inode, mode, owner,
 // times — never hits an old snapshot. It is bounded by entry count and by
 // total bytes, evicting the least recently used. Callers get their own
-// duplicate descriptor, so eviction never closes a snapshot in use.
+// duplicate descriptor, so eviction never closes a snapshot in use; the
+// duplicates share the snapshot's inode, so a hit first re-checks the
+// mode and seals it was made with, and a snapshot that changed (a
+// target's fchmod of its own executable) is dropped and made anew.
 type Cache struct {
 	mu       sync.Mutex
 	maxN     int
@@ -36,8 +39,21 @@ type snapKey struct {
 }
 
 type snapEntry struct {
-	key snapKey
-	f   *os.File
+	key   snapKey
+	f     *os.File
+	mode  uint32 // the snapshot's mode and seals when it was made
+	seals int
+}
+
+// intact reports whether the snapshot still has the mode and seals it was
+// made with.
+func (se *snapEntry) intact() bool {
+	var st unix.Stat_t
+	if unix.Fstat(int(se.f.Fd()), &st) != nil || st.Mode != se.mode {
+		return false
+	}
+	seals, err := unix.FcntlInt(se.f.Fd(), unix.F_GET_SEALS, 0)
+	return err == nil && seals == se.seals
 }
 
 // New returns a cache holding at most maxN snapshots and maxBytes
@@ -58,10 +74,17 @@ func (c *Cache) Get(src *os.File, id wire.FileIdentity) (*os.File, error) {
 	copy(k.sum[:], id.SHA256)
 	c.mu.Lock()
 	if e, ok := c.byKey[k]; ok {
-		c.lru.MoveToFront(e)
-		f, err := dupFile(e.Value.(*snapEntry).f)
-		c.mu.Unlock()
-		return f, err
+		se := e.Value.(*snapEntry)
+		if se.intact() {
+			c.lru.MoveToFront(e)
+			f, err := dupFile(se.f)
+			c.mu.Unlock()
+			return f, err
+		}
+		// Every action's copy shares the snapshot's inode: one that
+		// changed (a target's chmod of its own executable) is never
+		// handed out again.
+		c.evict(e)
 	}
 	c.mu.Unlock()
 
@@ -90,7 +113,15 @@ func (c *Cache) insert(k snapKey, f *os.File, size int64) {
 		f.Close()
 		return
 	}
-	c.byKey[k] = c.lru.PushFront(&snapEntry{key: k, f: f})
+	se := &snapEntry{key: k, f: f}
+	var st unix.Stat_t
+	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
+	if err != nil || unix.Fstat(int(f.Fd()), &st) != nil {
+		f.Close()
+		return
+	}
+	se.mode, se.seals = st.Mode, seals
+	c.byKey[k] = c.lru.PushFront(se)
 	c.bytes += size
 	for c.lru.Len() > c.maxN || c.bytes > c.maxBytes {
 		c.evict(c.lru.Back())

@@ -55,20 +55,57 @@
 //  9. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's
 //     output, seccomp_GOARCH.txt disassembles them), loaded as embedded;
-//     the SHA-256 of both goes into Ready. No cgo at run time. The main one kills a foreign architecture
-//     or an x32 entry, allows a Docker-like list, returns EPERM for the
-//     named denials (socket, ptrace, process_vm_*, io_uring_*, bpf,
+//     the SHA-256 of both goes into Ready. No cgo at run time. The
+//     argument program, first, denies ioctl TIOCSTI and TIOCLINUX
+//     compared on the command's low 32 bits, and chmod modes with a
+//     setuid or setgid bit. The main one kills a foreign architecture or
+//     an x32 entry, allows a Docker-like list, returns EPERM for the named
+//     denials (socket, bind, ptrace, process_vm_*, io_uring_*, bpf,
 //     perf_event_open, userfaultfd, keyrings, every mount call, unshare,
-//     setns, kexec, modules, handles, chroot, setsid, setpgid, …) and
-//     ENOSYS for the rest (clone3 included, so libc falls back to clone);
-//     clone only without namespace flags, socketpair only AF_UNIX,
-//     personality only PER_LINUX or a query, prlimit64 only on itself.
-//     The second program denies ioctl TIOCSTI and TIOCLINUX compared on
-//     the command's low 32 bits.
-//  10. Send Ready with the measured facts, clear the signal mask again,
-//     then execveat(memfd, "", argv, env, AT_EMPTY_PATH). If either fails:
+//     setns, kexec, modules, handles, chroot, setsid, setpgid, …), notifies
+//     the metadata calls (below) and answers ENOSYS for the rest (clone3
+//     included, so libc falls back to clone); clone only without namespace
+//     flags, socketpair only AF_UNIX, personality only PER_LINUX or a
+//     query, prlimit64 only on itself. The main program is loaded with
+//     SECCOMP_FILTER_FLAG_NEW_LISTENER.
+//  10. Send Ready with the measured facts and the listener (SCM_RIGHTS),
+//     close the listener, clear the signal mask again, then
+//     execveat(memfd, "", argv, env, AT_EMPTY_PATH). If either fails:
 //     ExecFailed{errno}, exit 127, nothing executed. The broker learns that
 //     the exec happened from EOF on the close-on-exec reply socket.
+//
+// # Metadata outside the writable scope
+//
+// Landlock has no hooks for chmod, chown, extended attributes or times,
+// so a target could change the metadata of anything it can name, or of
+// any file it may open for reading. The writable scope must be the only
+// thing it can change, by any call, without user namespaces or
+// privileges. The designs weighed:
+//
+//   - Denying the family outright breaks real programs (chmod +x, touch,
+//     tar -x, cp -p, git checkout, npm install set modes and times in the
+//     workspace). Allowing only the fd forms does not help: a file opened
+//     read-only under /etc can be fchmod'ed.
+//   - A private mount namespace with everything outside the writable
+//     scope bound read-only (EROFS for every write and metadata call)
+//     needs CAP_SYS_ADMIN or unprivileged user namespaces, neither of
+//     which an ordinary user's machine is promised; it would also add
+//     mount code to this package's budget.
+//   - Seccomp user notification, chosen: the metadata family is notified
+//     and the broker emulates each call on a descriptor it resolved and
+//     proved beneath the writable scope, or answers EPERM
+//     (broker/internal/metadata). It needs nothing but seccomp (Linux
+//     5.0; /proc/PID/mem, readable by the broker as the target's parent),
+//     adds six lines here, and fails closed on its own: without a
+//     listener the kernel answers ENOSYS. The kernel is never asked to
+//     continue a call (SECCOMP_USER_NOTIF_FLAG_CONTINUE would act on the
+//     caller's memory again, after the check). setuid and setgid bits are
+//     refused in the filter, before the broker is asked. The cost is a
+//     round trip through the broker per metadata call.
+//
+// The mount mechanism is not built: the notification covers every case
+// without privileges, so protected paths inside the workspace are
+// detected (digests before and after) rather than mounted read-only.
 //
 // Where each step lives (Main and prepare, in launch_linux.go, call them
 // in this order):
@@ -82,8 +119,10 @@
 //	6     inherit_linux.go       setStdio
 //	7     creds_linux.go         dropPrivileges
 //	8     landlock_linux.go      restrictFS
-//	9     seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go)
-//	10    launch_linux.go        reply, execution.run (execveat: sys_unsafe_linux.go)
+//	9     seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go;
+//	                             seccompLoad: sys_unsafe_linux.go)
+//	10    launch_linux.go        reply (with the listener), execution.run
+//	                             (execveat: sys_unsafe_linux.go)
 //
 // # Invariants
 //

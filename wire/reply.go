@@ -70,6 +70,23 @@ type Result struct {
 	Stdout    Stream  `cbor:"stdout"`
 	Stderr    Stream  `cbor:"stderr"`
 	ReceiptID string  `cbor:"receipt_id,omitempty"`
+	// ProtectedChanges lists the protected workspace paths (.git/hooks,
+	// .git/config, .envrc, editor directories) whose state differs after
+	// the group was gone from before the launch: detected, not prevented.
+	ProtectedChanges []ProtectedChange `cbor:"protected_changes,omitempty"`
+}
+
+// MaxProtectedChanges bounds the list a result carries; the receipt keeps
+// the same bound.
+const MaxProtectedChanges = 256
+
+// ProtectedChange is one protected path whose state changed: each state is
+// "sha256:HEX mode:OOOO", "symlink:HEX", "dir mode:OOOO", "absent" or
+// "unchecked" (over the scan's bounds, or unreadable: nothing is claimed).
+type ProtectedChange struct {
+	Path   string `cbor:"path"`
+	Before string `cbor:"before"`
+	After  string `cbor:"after"`
 }
 
 func (r *Result) validate() error {
@@ -77,6 +94,14 @@ func (r *Result) validate() error {
 		checkText("stderr.text", r.Stderr.Text, maxOutputText), checkText("receipt_id", r.ReceiptID, maxName))
 	if err == nil && r.Error != nil {
 		err = r.Error.validate()
+	}
+	if err == nil && len(r.ProtectedChanges) > MaxProtectedChanges {
+		err = fmt.Errorf("result: %d protected changes; the cap is %d", len(r.ProtectedChanges), MaxProtectedChanges)
+	}
+	for i := 0; err == nil && i < len(r.ProtectedChanges); i++ {
+		c := r.ProtectedChanges[i]
+		err = firstErr(checkText("protected_changes.path", c.Path, maxText), checkText("protected_changes.before", c.Before, maxName),
+			checkText("protected_changes.after", c.After, maxName))
 	}
 	if err == nil && (r.ExitCode != nil) != (r.Outcome == Exited) {
 		err = fmt.Errorf("result: an exit code goes with outcome exited and only with it (outcome %s)", r.Outcome)

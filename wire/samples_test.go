@@ -1,6 +1,9 @@
 package wire
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Sample values used by the golden vectors, the named rejection tests and
 // the CDDL checks. Every MsgType has at least one sample; the "full"
@@ -62,7 +65,9 @@ func sampleResult() *Result {
 	return &Result{Outcome: Exited, ExitCode: &code, GroupGone: true,
 		Stdout:    Stream{Text: "ok\n", ObservedBytes: 3, RetainedBytes: 3},
 		Stderr:    Stream{Text: "…\\x1b[0m", ObservedBytes: 70000, RetainedBytes: 65536, DroppedBytes: 4464, Truncated: true},
-		ReceiptID: "rcpt-1"}
+		ReceiptID: "rcpt-1",
+		ProtectedChanges: []ProtectedChange{{Path: ".git/hooks/pre-commit", Before: "absent",
+			After: "sha256:" + strings.Repeat("ab", 32) + " mode:0755"}}}
 }
 
 func sampleSpawn(full bool) *SpawnRequest {

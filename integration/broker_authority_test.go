@@ -13,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"warrant/broker/client"
 )
 
 // The broker's authority — the state directory with its journal and
@@ -146,47 +149,52 @@ func TestBrokerAuthorityOutsideWorkspaces(t *testing.T) {
 	}
 }
 
-// TestBrokerAuthorityOrdinaryUser, as uid 65534 with its state in its
-// home directory (the default layout): the home directory as workspace,
-// and a program placed directly in the home directory, are refused by the
-// embedded broker of `broker run`, nothing runs, and the journal and keys
-// are unchanged; a workspace inside the home directory runs.
+// TestBrokerAuthorityOrdinaryUser, as uid 65534 against its own
+// `broker serve`, with the state in its home directory (the default
+// layout): the home directory as workspace, and a program placed directly
+// in the home directory, are refused, nothing runs, and the journal and
+// keys are unchanged; a workspace inside the home directory runs.
 func TestBrokerAuthorityOrdinaryUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skip: needs root to switch to an unprivileged uid")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} { // t.TempDir makes both 0700
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	home, bin := filepath.Join(dir, "u"), filepath.Join(dir, "bin")
-	ws, state := filepath.Join(home, "ws"), filepath.Join(home, "state")
-	for _, d := range []string{home, ws, bin} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, b := range []string{bins.broker, bins.launcher} {
-		copyExecutable(t, b, filepath.Join(bin, filepath.Base(b)))
-	}
-	tool, marker := filepath.Join(home, "tool"), filepath.Join(ws, "ran")
+	u := asNobody(t)
+	state := filepath.Join(u.home, "state")
+	tool, marker := filepath.Join(u.home, "tool"), filepath.Join(u.ws, "ran")
 	markerScript(t, tool, state, marker)
-	if err := filepath.Walk(home, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Chown(p, nobody, nobody)
-	}); err != nil {
+	u.chownHome()
+	env := []string{"WARRANT_STATE=" + state, "PATH=/usr/bin:/bin", "HOME=" + u.home}
+	cred := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+
+	// A daemon, so that no broker opens the state directory between the
+	// measurements: only the refused submits happen in between.
+	serve := exec.Command(filepath.Join(u.bin, "broker"), "serve")
+	serve.Env, serve.SysProcAttr = env, cred
+	var serveLog syncBuffer
+	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func() { serve.Wait(); close(done) }()
+	t.Cleanup(func() { serve.Process.Signal(syscall.SIGKILL); <-done })
+	for i := 0; ; i++ {
+		cl, err := client.Dial(state)
+		if err == nil {
+			cl.Close()
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("broker serve as uid %d exited: %v\n%s", nobody, serve.ProcessState, serveLog.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if i == dialAttempts {
+			t.Fatalf("broker serve as uid %d never answered: %v\n%s", nobody, err, serveLog.String())
+		}
+	}
+
 	run := func(args ...string) ([]byte, int) {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(bin, "broker"), append([]string{"run", "--approve", "--json"}, args...)...)
-		cmd.Dir = ws
-		cmd.Env = []string{"WARRANT_STATE=" + state, "PATH=/usr/bin:/bin", "HOME=" + home}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		cmd := exec.Command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--json"}, args...)...)
+		cmd.Dir, cmd.Env, cmd.SysProcAttr = u.ws, env, cred
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -199,17 +207,17 @@ func TestBrokerAuthorityOrdinaryUser(t *testing.T) {
 		}
 		return out, cmd.ProcessState.ExitCode()
 	}
-	if out, code := run("--workspace", ws, "--", "/usr/bin/true"); code != 0 {
+	if out, code := run("--workspace", u.ws, "--", "/usr/bin/true"); code != 0 {
 		t.Fatalf("a workspace inside the home directory: exit %d\n%s", code, out)
 	}
 	before := authorityFacts(t, state)
 
-	out, code := run("--workspace", home, "--", "/bin/sh", "-c", "cat state/keys/* > ws/ran")
-	wantRefusedRun(t, out, code, "the workspace "+home+" is the home directory "+home)
+	out, code := run("--workspace", u.home, "--", "/bin/sh", "-c", "cat state/keys/* > ws/ran")
+	wantRefusedRun(t, out, code, "the workspace "+u.home+" is the home directory "+u.home)
 	wantAbsent(t, marker)
 
-	out, code = run("--workspace", ws, "--", tool)
-	wantRefusedRun(t, out, code, "the executable "+tool+" is in "+home+", the home directory", "broker serve --read-path DIR")
+	out, code = run("--workspace", u.ws, "--", tool)
+	wantRefusedRun(t, out, code, "the executable "+tool+" is in "+u.home+", the home directory", "broker serve --read-path DIR")
 	wantAbsent(t, marker)
 
 	wantFactsUnchanged(t, before, authorityFacts(t, state))

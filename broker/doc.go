@@ -13,10 +13,12 @@
 //	                           socket messages (handlers.go), the capability gate
 //	                           (capability.go), evidence: observer, receipt building and
 //	                           sealing (evidence.go, receipts.go), the state-directory layout
-//	                           and keys (statedir.go, keys.go), read-only readers
+//	                           and keys (statedir.go, keys.go), the places no workspace
+//	                           may overlap (protected.go), read-only readers
 //	                           (receipts_read.go)
-//	broker/internal/identity   admission of the closed shape, resolution to a sealed
-//	                           Resolved, shebang, fingerprint
+//	broker/internal/identity   admission of the closed shape, the workspace's overlap with
+//	                           the protected places, resolution to a sealed Resolved,
+//	                           shebang, fingerprint
 //	broker/internal/aliasscan  the workspace's hard links to files outside it, by descriptor
 //	broker/internal/policy     the default policy, the Landlock floor, the card's limitations
 //	broker/internal/journal    the only package that speaks SQL
@@ -50,7 +52,9 @@
 //
 // identity takes the environment and the policy as inputs (a PolicyFor
 // function), so the fingerprint covers them without identity depending on
-// policy. The runner holds no reference to the broker: it reports events
+// policy; likewise the places no workspace may overlap (identity.Protected:
+// the state directory, the binaries' directories, the host's roots), which
+// the root names and opens once at Open. The runner holds no reference to the broker: it reports events
 // and one Observation to a runner.Observer, and the root journals them,
 // builds the receipt from the journal's facts plus the observation, and
 // seals it with the result in one transaction.

@@ -54,10 +54,10 @@
 // function), so the fingerprint covers them without identity depending on
 // policy; likewise the places no workspace may overlap (identity.Protected:
 // the state directory, the binaries' directories, the host's roots), which
-// the root names and opens once at Open. The runner holds no reference to the broker: it reports events
-// and one Observation to a runner.Observer, and the root journals them,
-// builds the receipt from the journal's facts plus the observation, and
-// seals it with the result in one transaction.
+// the root names and opens once at Open. The runner holds no reference to
+// the broker: it reports events and one Observation to a runner.Observer,
+// and the root journals them, builds the receipt from the journal's facts
+// plus the observation, and seals it with the result in one transaction.
 //
 // # Where things live, and why
 //

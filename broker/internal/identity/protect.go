@@ -57,7 +57,7 @@ type Place struct {
 	Path     string // absolute; opened following symlinks: it is the broker's own configuration, not a request
 	Holds    string // what it holds, for the refusal (optional), e.g. "journal.db, keys/, run/, actions/"
 	Rule     Rule
-	Optional bool // absent on this host: skipped (a system root, the home directory)
+	Optional bool // absent on this host (or not a directory): skipped (a system root, the home directory)
 }
 
 // Protected is the set of places no workspace may overlap, each held open
@@ -103,7 +103,7 @@ func Protect(places []Place) (_ *Protected, err error) {
 		}
 		f, err := openDirAt(unix.AT_FDCWD, pl.Path)
 		if err != nil {
-			if pl.Optional && errors.Is(err, os.ErrNotExist) {
+			if pl.Optional && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) {
 				continue
 			}
 			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)

@@ -108,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	protected, withheld, err := protect(&cfg, dirs)
+	protected, withheld, err := authority(&cfg, dirs)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open broker: %w", err)

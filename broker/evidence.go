@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"warrant/broker/internal/journal"
+	"warrant/broker/internal/protect"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
 	"warrant/receipt"
@@ -21,8 +22,9 @@ import (
 
 // observer is the runner.Observer of one action.
 type observer struct {
-	b      *Broker
-	handle string
+	b         *Broker
+	handle    string
+	protected *protect.Snapshot // the protected paths before the launch; nil where not recorded
 }
 
 // Event journals STARTED (the action is running), TERM_SENT and KILL_SENT
@@ -55,7 +57,11 @@ func (o *observer) End(obs *runner.Observation) {
 	if obs.Result.Outcome != wire.OutcomeUnknown {
 		b.removeActionDirs(o.handle)
 	}
+	checked := o.protectedChanges(obs)
 	rc, err := b.observedReceipt(ctx, o.handle, obs)
+	if err == nil && checked != nil {
+		rc.Protected = checked
+	}
 	if err == nil {
 		_, err = b.finishWithReceipt(ctx, obs.Result, rc, obs.Streams...) // adds the streams' evidence
 	}
@@ -69,6 +75,30 @@ func (o *observer) End(obs *runner.Observation) {
 		b.cfg.Logf("action %s: record its end: %v; it becomes unknown at the next start", o.handle, err)
 	}
 	b.notify()
+}
+
+// protectedChanges compares the protected paths with their state before
+// the launch, once a started group is confirmed gone (before that,
+// something of the action may still be writing them, and nothing is
+// claimed), and puts the differences into the result. It returns the
+// receipt's record of them, or nil.
+func (o *observer) protectedChanges(obs *runner.Observation) *receipt.Protected {
+	before := o.protected
+	o.protected = nil
+	if before == nil {
+		return nil
+	}
+	if !obs.Run.GroupGone || obs.Run.Started.IsZero() {
+		before.Release()
+		return nil
+	}
+	changes := protect.Diff(before, before.Again())
+	if n := len(changes); n > wire.MaxProtectedChanges {
+		changes = append(changes[:wire.MaxProtectedChanges-1], wire.ProtectedChange{
+			Path: fmt.Sprintf("(and %d more)", n-wire.MaxProtectedChanges+1), Before: protect.Unchecked, After: protect.Unchecked})
+	}
+	obs.Result.ProtectedChanges = changes
+	return &receipt.Protected{By: receipt.ProtectedByDetect, Checked: before.Len(), Changes: changes}
 }
 
 // Stamp returns t on the receipt clocks: the wall clock, and the broker's

@@ -7,6 +7,7 @@ import (
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
+	"warrant/broker/internal/protect"
 	"warrant/broker/runner"
 	"warrant/wire"
 )
@@ -82,17 +83,24 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			return nil, err
 		}
 	}
+	// The protected paths' state before the launch; the observer compares
+	// it with their state once the group is gone (protect).
+	obs := &observer{b: b, protected: protect.Take(r.Workspace())}
 	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, id); err != nil {
+		obs.protected.Release()
 		return nil, err
 	}
+	obs.handle = launch.Handle
 	defer b.notify()
 	accepted := &wire.Accepted{Handle: launch.Handle}
 	if launch.Home, launch.Tmp, err = b.actionDirs(launch.Handle); err != nil {
+		obs.protected.Release()
 		b.notStarted(ctx, launch.Handle, err)
 		return accepted, nil
 	}
 	handed = true
-	if err := b.cfg.Executor.Start(ctx, launch, &observer{b: b, handle: launch.Handle}); err != nil {
+	if err := b.cfg.Executor.Start(ctx, launch, obs); err != nil {
+		obs.protected.Release()
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return accepted, nil

@@ -96,7 +96,8 @@ type runJSON struct {
 		DroppedBytes  uint64 `json:"dropped_bytes"`
 		Truncated     bool   `json:"truncated"`
 	}
-	ReceiptID *string `json:"receipt_id"`
+	ReceiptID        *string                `json:"receipt_id"`
+	ProtectedChanges []wire.ProtectedChange `json:"protected_changes"`
 }
 
 // run runs `broker run --approve --json` against the daemon as a

@@ -100,10 +100,24 @@ type Receipt struct {
 	Outcome      wire.Outcome     `json:"outcome"`
 	Error        *Refusal         `json:"error,omitempty"`
 	Streams      []StreamEvidence `json:"streams,omitempty"`
+	Protected    *Protected       `json:"protected,omitempty"`
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
 	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
 }
+
+// Protected is what became of the workspace's protected paths (.git/hooks,
+// .git/config, .envrc, editor directories): their state was recorded
+// before the launch and again once the whole group was gone, and every
+// difference is listed. Changes are detected, not prevented.
+type Protected struct {
+	By      string                 `json:"protectedBy"` // "detect"
+	Checked int                    `json:"checked"`     // entries recorded before the launch
+	Changes []wire.ProtectedChange `json:"protectedChanges,omitempty"`
+}
+
+// ProtectedByDetect is the one mechanism Protected names today.
+const ProtectedByDetect = "detect"
 
 func executed(o wire.Outcome) bool { return o >= wire.Exited && o <= wire.OutputLimitReaped }
 
@@ -148,6 +162,10 @@ func (r *Receipt) Validate() error {
 		return errorf("UNKNOWN_TERMINATION present exactly for outcome unknown")
 	case r.End != nil && r.Start != nil && r.End.MonoNs < r.Start.MonoNs:
 		return errorf("end before start")
+	case r.Protected != nil && (r.GroupGone == nil || r.Start == nil):
+		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
+	case r.Protected != nil && (r.Protected.By != ProtectedByDetect || len(r.Protected.Changes) > wire.MaxProtectedChanges):
+		return errorf("protected: by %q with %d changes", r.Protected.By, len(r.Protected.Changes))
 	}
 	return nil
 }

@@ -84,9 +84,9 @@ const MaxProtectedChanges = 256
 // "sha256:HEX mode:OOOO", "symlink:HEX", "dir mode:OOOO", "absent" or
 // "unchecked" (over the scan's bounds, or unreadable: nothing is claimed).
 type ProtectedChange struct {
-	Path   string `cbor:"path"`
-	Before string `cbor:"before"`
-	After  string `cbor:"after"`
+	Path   string `cbor:"path" json:"path"`
+	Before string `cbor:"before" json:"before"`
+	After  string `cbor:"after" json:"after"`
 }
 
 func (r *Result) validate() error {

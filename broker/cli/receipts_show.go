@@ -136,6 +136,7 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 	for _, s := range r.Streams {
 		writeStream(w, &s, en, pruned)
 	}
+	writeProtected(w, r.Protected)
 	writeUnknown(w, r)
 }
 
@@ -196,6 +197,22 @@ func writeStream(w io.Writer, s *receipt.StreamEvidence, en receipt.Entry, prune
 	}
 }
 
+// writeProtected says what became of the workspace's protected paths.
+func writeProtected(w io.Writer, p *receipt.Protected) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "Protected %d entries recorded before the launch and after the group was gone (%s: detected, not prevented): ", p.Checked, p.By)
+	if len(p.Changes) == 0 {
+		fmt.Fprintln(w, "none changed")
+		return
+	}
+	fmt.Fprintf(w, "%d changed\n", len(p.Changes))
+	for _, c := range p.Changes {
+		fmt.Fprintf(w, "          %s: %s -> %s\n", c.Path, c.Before, c.After)
+	}
+}
+
 // writeUnknown lists what the receipt does not establish.
 func writeUnknown(w io.Writer, r *receipt.Receipt) {
 	var unknown []string
@@ -213,6 +230,9 @@ func writeUnknown(w io.Writer, r *receipt.Receipt) {
 	}
 	if len(r.Streams) == 0 {
 		unknown = append(unknown, "no output was recorded")
+	}
+	if r.Protected == nil {
+		unknown = append(unknown, "whether protected workspace paths (.git/hooks, .envrc, …) changed")
 	}
 	if len(unknown) == 0 {
 		return

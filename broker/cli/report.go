@@ -27,6 +27,11 @@ type runJSON struct {
 	Stdout    jsonStream `json:"stdout"`
 	Stderr    jsonStream `json:"stderr"`
 	ReceiptID *string    `json:"receipt_id"`
+	// ProtectedChanges are the protected workspace paths (.git/hooks,
+	// .git/config, .envrc, editor directories) that changed during the
+	// run: detected, not prevented. Empty when none changed or nothing
+	// was checked.
+	ProtectedChanges []wire.ProtectedChange `json:"protected_changes"`
 }
 
 type jsonError struct {
@@ -57,12 +62,13 @@ func optional[T comparable](v T) *T {
 
 // toJSON builds the object; every field comes from the broker's status.
 func (r *runReport) toJSON() runJSON {
-	out := runJSON{Handle: optional(r.handle), Outcome: wire.KnownNotExecuted.String()}
+	out := runJSON{Handle: optional(r.handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []wire.ProtectedChange{}}
 	if res := r.result(); res != nil {
 		out.Outcome, out.ExitCode, out.GroupGone = res.Outcome.String(), res.ExitCode, res.GroupGone
 		out.Signal = optional(res.Signal)
 		out.Stdout, out.Stderr = streamJSON(res.Stdout), streamJSON(res.Stderr)
 		out.ReceiptID = optional(res.ReceiptID)
+		out.ProtectedChanges = res.ProtectedChanges
 		if res.Error != nil {
 			out.Error = &jsonError{Code: res.Error.Code.String(), Message: res.Error.Message}
 		}
@@ -181,6 +187,9 @@ func (e *env) report(r runReport, shownLive bool) error {
 	}
 	if j.Error != nil {
 		fmt.Fprintf(&b, "\n  %s: %s", j.Error.Code, j.Error.Message)
+	}
+	for _, c := range j.ProtectedChanges {
+		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
 	}
 	fmt.Fprintln(e.stderr, b.String())
 	return exitStatus(r.exitCode())

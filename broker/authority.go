@@ -16,11 +16,11 @@ var systemRoots = []string{"/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "
 // kernelFS are the directories no workspace may be or lie inside.
 var kernelFS = []string{"/proc", "/sys", "/dev"}
 
-// protect opens the places no workspace may overlap (identity.Protect)
+// authority opens the places no workspace may overlap (identity.Protect)
 // and measures the directories no program's own directory is granted as
 // (policy.Withhold): the broker's authority and the host's. The home
 // directory is $HOME (os.UserHomeDir); without one, none is protected.
-func protect(cfg *Config, d stateDirs) (*identity.Protected, *policy.Withheld, error) {
+func authority(cfg *Config, d stateDirs) (*identity.Protected, *policy.Withheld, error) {
 	home, _ := os.UserHomeDir()
 	places := []identity.Place{{Name: "the filesystem root", Path: "/", Rule: identity.Itself}}
 	if home != "" {

@@ -1,0 +1,182 @@
+package protect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Take records the protected entries beneath the workspace open as ws,
+// by descriptor: nothing is followed (a symlink is recorded as a symlink,
+// a symlink on the way makes the path unchecked), no FIFO or device is
+// opened, and the linked worktree's gitdir is protected when .git is a
+// "gitdir:" file naming a directory beneath the workspace.
+func Take(ws *os.File) *Snapshot {
+	fd, err := unix.FcntlInt(ws.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return &Snapshot{entries: map[string]string{".": Unchecked}}
+	}
+	return take(os.NewFile(uintptr(fd), ws.Name()))
+}
+
+func take(ws *os.File) *Snapshot {
+	s := &Snapshot{ws: ws, entries: map[string]string{}}
+	roots := slices.Clone(Paths)
+	if gd := linkedGitdir(int(ws.Fd())); gd != "" {
+		roots = append(roots, gd+"/hooks/", gd+"/config")
+	}
+	for _, r := range roots {
+		s.entry(int(ws.Fd()), strings.TrimSuffix(r, "/"))
+	}
+	return s
+}
+
+// Again records the same workspace's protected entries anew, for Diff,
+// and releases s.
+func (s *Snapshot) Again() *Snapshot {
+	ws := s.ws
+	if ws == nil {
+		return &Snapshot{entries: map[string]string{".": Unchecked}}
+	}
+	s.ws = nil
+	after := take(ws)
+	after.ws = nil
+	ws.Close()
+	return after
+}
+
+// Release closes the workspace s holds, when it was not needed again.
+func (s *Snapshot) Release() {
+	if s.ws != nil {
+		s.ws.Close()
+		s.ws = nil
+	}
+}
+
+// entry records rel and, for a directory, everything beneath it.
+func (s *Snapshot) entry(ws int, rel string) {
+	if len(s.entries) >= maxEntries {
+		s.entries[rel] = Unchecked
+		return
+	}
+	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	switch {
+	case err == unix.ENOENT || err == unix.ENOTDIR: // no such path (.git may be a worktree's file)
+		s.entries[rel] = Absent
+		return
+	case err != nil:
+		s.entries[rel] = Unchecked
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		s.entries[rel] = Unchecked
+		return
+	}
+	mode := fmt.Sprintf("mode:%04o", st.Mode&0o7777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		s.entries[rel] = s.hashFile(ws, rel, st.Size, mode)
+	case unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(fd, "", buf)
+		if err != nil {
+			s.entries[rel] = Unchecked
+			return
+		}
+		sum := sha256.Sum256(buf[:n])
+		s.entries[rel] = "symlink:" + hex.EncodeToString(sum[:])
+	case unix.S_IFDIR:
+		s.entries[rel] = "dir " + mode
+		s.dir(ws, rel)
+	default:
+		s.entries[rel] = fmt.Sprintf("type:%o %s", st.Mode&unix.S_IFMT, mode)
+	}
+}
+
+// hashFile digests a regular file, opened beneath the workspace without
+// following anything and without blocking.
+func (s *Snapshot) hashFile(ws int, rel string, size int64, mode string) string {
+	if size > maxFile || s.bytes+size > maxBytes {
+		return Unchecked
+	}
+	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return Unchecked
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, maxFile+1))
+	s.bytes += n
+	if err != nil || n > maxFile {
+		return Unchecked
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)) + " " + mode
+}
+
+// dir records the entries of the directory rel.
+func (s *Snapshot) dir(ws int, rel string) {
+	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		s.entries[rel] = Unchecked
+		return
+	}
+	d := os.NewFile(uintptr(fd), rel)
+	names, err := d.Readdirnames(maxEntries + 1)
+	d.Close()
+	if err != nil && err != io.EOF || len(names) > maxEntries {
+		s.entries[rel] = Unchecked
+		return
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		s.entry(ws, path.Join(rel, n))
+	}
+}
+
+// linkedGitdir returns the gitdir a linked worktree's .git file names,
+// relative to the workspace, when it lies beneath it; else "".
+func linkedGitdir(ws int) string {
+	fd, err := unix.Openat2(ws, ".git", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), ".git")
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return ""
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	wsPath, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", ws))
+	if err != nil {
+		return ""
+	}
+	if !path.IsAbs(gd) {
+		gd = path.Join(wsPath, gd)
+	}
+	rel, ok := strings.CutPrefix(path.Clean(gd), wsPath+"/")
+	if !ok || rel == "" || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	return rel
+}

@@ -1,0 +1,101 @@
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func open(t *testing.T, dir string) *os.File {
+	t.Helper()
+	f, err := os.Open(dir)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestSnapshotSeesEveryKindOfChange: a created hook, a mode change, an
+// edited config, a deleted .envrc and a new file in an editor directory
+// are each listed; an unchanged entry is not.
+func TestSnapshotSeesEveryKindOfChange(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "hooks", "old.sample"), []byte("x"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, ".envrc"), []byte("export A=1\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte(""), 0o644))
+	before := Take(open(t, ws))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte("evil"), 0o755))
+	must(t, os.Chmod(filepath.Join(ws, ".git", "hooks", "old.sample"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\nfsmonitor=evil\n"), 0o644))
+	must(t, os.Remove(filepath.Join(ws, ".envrc")))
+	must(t, os.WriteFile(filepath.Join(ws, ".vscode", "tasks.json"), []byte("{}"), 0o644))
+	got := map[string]bool{}
+	for _, c := range Diff(before, before.Again()) {
+		got[c.Path] = true
+	}
+	for _, want := range []string{".git/hooks/pre-commit", ".git/hooks/old.sample", ".git/config", ".envrc", ".vscode/tasks.json"} {
+		if !got[want] {
+			t.Errorf("%s changed and is not listed (listed: %v)", want, got)
+		}
+	}
+	if got[".gitmodules"] || len(got) != 5 {
+		t.Errorf("listed %v, want the five changes alone", got)
+	}
+}
+
+// TestSnapshotFollowsNothing: a protected path reached through a symlink
+// is unchecked (and so always listed), a symlink itself is recorded as
+// one, and a FIFO is recorded without being opened.
+func TestSnapshotFollowsNothing(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(outside, "hooks"), 0o755))
+	must(t, os.Symlink(outside, filepath.Join(ws, ".git")))
+	must(t, os.Symlink("/etc/passwd", filepath.Join(ws, ".envrc")))
+	must(t, os.Mkdir(filepath.Join(ws, ".idea"), 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(ws, ".idea", "fifo"), 0o644))
+	s := Take(open(t, ws))
+	defer s.Release()
+	if v := s.entries[".git/hooks"]; v != Unchecked {
+		t.Errorf(".git/hooks through a symlink: %q, want unchecked", v)
+	}
+	if v := s.entries[".envrc"]; len(v) < 8 || v[:8] != "symlink:" {
+		t.Errorf(".envrc, a symlink: %q", v)
+	}
+	if v := s.entries[".idea/fifo"]; len(v) < 5 || v[:5] != "type:" {
+		t.Errorf("a FIFO: %q", v)
+	}
+}
+
+// TestLinkedWorktreeGitdirIsProtected: a worktree whose .git file names a
+// gitdir inside the workspace has that gitdir's hooks and config watched.
+func TestLinkedWorktreeGitdirIsProtected(t *testing.T) {
+	ws := t.TempDir()
+	gd := filepath.Join(ws, "main", ".git", "worktrees", "wt")
+	must(t, os.MkdirAll(filepath.Join(gd, "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, "wt"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "wt", ".git"), []byte("gitdir: "+gd+"\n"), 0o644))
+	wt := filepath.Join(ws, "wt")
+	// The worktree is the workspace; its gitdir lies outside it, so only
+	// the top-level list applies.
+	if s := Take(open(t, wt)); s.entries["../main/.git/worktrees/wt/config"] != "" {
+		t.Errorf("a gitdir outside the workspace was followed: %v", s.entries)
+	}
+	// The workspace holds both: the gitdir is watched.
+	must(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: main/.git/worktrees/wt\n"), 0o644))
+	before := Take(open(t, ws))
+	must(t, os.WriteFile(filepath.Join(gd, "hooks", "post-checkout"), []byte("evil"), 0o755))
+	changes := Diff(before, before.Again())
+	if len(changes) != 1 || changes[0].Path != "main/.git/worktrees/wt/hooks/post-checkout" {
+		t.Fatalf("changes %+v, want the gitdir's new hook", changes)
+	}
+}

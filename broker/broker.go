@@ -64,7 +64,7 @@ type Broker struct {
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
 	// protected are the places no workspace may overlap, and withheld the
-	// directories no program's own directory is granted as (protected.go).
+	// directories no program's own directory is granted as (authority.go).
 	protected *identity.Protected
 	withheld  *policy.Withheld
 

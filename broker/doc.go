@@ -14,7 +14,7 @@
 //	                           (capability.go), evidence: observer, receipt building and
 //	                           sealing (evidence.go, receipts.go), the state-directory layout
 //	                           and keys (statedir.go, keys.go), the places no workspace
-//	                           may overlap (protected.go), read-only readers
+//	                           may overlap (authority.go), read-only readers
 //	                           (receipts_read.go)
 //	broker/internal/identity   admission of the closed shape, the workspace's overlap with
 //	                           the protected places, resolution to a sealed Resolved,

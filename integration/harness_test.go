@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,10 +30,39 @@ import (
 // launcher with fd 3 = the socket and an empty environment, reads the
 // reply, then the target's output, and waits.
 
-// runtimePaths is the read+execute set of the test policy. "/proc/self"
-// resolves, when the launcher opens it, to the launcher's own /proc entry,
-// which after execveat is the target's.
-var runtimePaths = []string{"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc/self"}
+// runtimePaths is the read+execute set of the test policy, as the
+// broker's default names it: canonical (on a merged-/usr host /bin is a
+// symlink, which the launcher would refuse to follow), each pinned.
+var runtimePaths = []string{"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"}
+
+// grant adds paths to req's read+execute set, canonical and pinned as the
+// broker's policy does it.
+func grant(t testing.TB, req *wire.SpawnRequest, paths ...string) {
+	t.Helper()
+	p := &req.Policy
+	for _, path := range paths {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue // absent on this host
+		}
+		if slices.Contains(p.ReadExec, real) {
+			continue
+		}
+		p.ReadExec = append(p.ReadExec, real)
+		fd, err := unix.Openat2(unix.AT_FDCWD, real, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			t.Fatalf("pin %s: %v", real, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Pins = append(p.Pins, wire.PathPin{Path: real, Dev: st.Dev, Ino: st.Ino})
+	}
+	slices.SortFunc(p.Pins, func(a, b wire.PathPin) int { return strings.Compare(a.Path, b.Path) })
+}
 
 // launchSafety only stops a wedged launcher from hanging the suite; no
 // test asserts on time.
@@ -67,17 +97,19 @@ func (a *action) Request(exe string, args ...string) *wire.SpawnRequest {
 	if !filepath.IsAbs(exe) {
 		path = lookPath(a.t, exe)
 	}
-	return &wire.SpawnRequest{
+	req := &wire.SpawnRequest{
 		Argv:       append([]string{exe}, args...),
 		Env:        envpolicy.Build(nil, a.Home, a.Tmp),
 		Workspace:  dirIdentity(a.t, a.Workspace, a.Workspace),
 		Cwd:        dirIdentity(a.t, a.Workspace, "."),
 		Executable: fileIdentity(a.t, path),
 		Profile:    wire.ProfileShort,
-		Policy:     wire.Policy{ReadExec: runtimePaths, MinLandlockABI: 4},
+		Policy:     wire.Policy{ReadExec: []string{}, MinLandlockABI: 4},
 		Home:       a.Home,
 		Tmp:        a.Tmp,
 	}
+	grant(a.t, req, runtimePaths...)
+	return req
 }
 
 // lookPath resolves name on the sanitized PATH, as the broker does.

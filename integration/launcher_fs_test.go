@@ -61,7 +61,7 @@ func TestLauncherFilesystem(t *testing.T) {
 	}
 	for _, c := range cases {
 		req := a.Helper(c.args...)
-		req.Policy.ReadExec = append(req.Policy.ReadExec, ro)
+		grant(t, req, ro)
 		r := a.Run(req)
 		r.Ready(t)
 		if got := strings.TrimSpace(r.Stdout); got != c.want {
@@ -91,7 +91,9 @@ func TestLauncherSetuidGainsNothing(t *testing.T) {
 	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}
-	r := a.Run(a.Helper("exec", suid, "status"))
+	req := a.Helper("exec", suid, "status")
+	grant(t, req, "/proc") // the target reads its own /proc/self/status
+	r := a.Run(req)
 	r.Ready(t)
 	for _, name := range []string{"CapPrm", "CapEff", "CapBnd", "CapAmb", "CapInh"} {
 		if got := statusField(t, r.Stdout, name); got != "0000000000000000" {

@@ -36,7 +36,9 @@ func TestLauncherSelfCheck(t *testing.T) {
 	defer leaked.Close()
 	signal.Ignore(syscall.SIGHUP) // inherited by the launcher as SIG_IGN
 	defer signal.Reset(syscall.SIGHUP)
-	r := a.Launch(launch{Req: a.Helper("status"), ExtraFiles: []*os.File{leaked}})
+	req := a.Helper("status")
+	grant(t, req, "/proc") // the target reads its own /proc/self/status
+	r := a.Launch(launch{Req: req, ExtraFiles: []*os.File{leaked}})
 	ready := r.Ready(t)
 	out := r.Stdout
 	if first := r.Lines()[0]; first != "fds 0,1,2" {

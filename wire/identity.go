@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // FileIdentity pins one regular file: where it was found, what fstat said
 // about it, and the SHA-256 of its content.
@@ -106,12 +110,51 @@ type Policy struct {
 	ReadWrite      []string `cbor:"read_write"`       // extra read-write paths (normally none)
 	Devices        []string `cbor:"devices"`          // character devices: read and write
 	MinLandlockABI uint8    `cbor:"min_landlock_abi"` // refuse below this ABI
+	// Pins are the identities the broker measured for every path above,
+	// opened without following symlinks, sorted by path: the launcher
+	// opens each path the same way and grants it only if it is still that
+	// object, so a path swapped for a symlink or another directory after
+	// approval is never granted. The fingerprint covers them.
+	Pins []PathPin `cbor:"pins"`
+}
+
+// PathPin is the identity of one policy path.
+type PathPin struct {
+	Path string `cbor:"path"`
+	Dev  uint64 `cbor:"dev"`
+	Ino  uint64 `cbor:"ino"`
+}
+
+// Pin returns the pin of path p, or false.
+func (p *Policy) Pin(path string) (PathPin, bool) {
+	i, ok := slices.BinarySearchFunc(p.Pins, path, func(pin PathPin, path string) int { return strings.Compare(pin.Path, path) })
+	if !ok {
+		return PathPin{}, false
+	}
+	return p.Pins[i], true
 }
 
 func (p *Policy) validate() error {
-	return firstErr(checkAbsList("policy.read_exec", p.ReadExec),
+	err := firstErr(checkAbsList("policy.read_exec", p.ReadExec),
 		checkAbsList("policy.read_write", p.ReadWrite),
 		checkAbsList("policy.devices", p.Devices))
+	if err == nil && len(p.Pins) > 3*maxPaths {
+		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*maxPaths)
+	}
+	for i := 0; err == nil && i < len(p.Pins); i++ {
+		err = checkAbs(fmt.Sprintf("policy.pins[%d].path", i), p.Pins[i].Path)
+		if err == nil && i > 0 && p.Pins[i-1].Path >= p.Pins[i].Path {
+			err = fmt.Errorf("policy.pins: not sorted by path, or %q twice", p.Pins[i].Path)
+		}
+	}
+	for _, list := range [][]string{p.ReadExec, p.ReadWrite, p.Devices} {
+		for _, path := range list {
+			if _, ok := p.Pin(path); err == nil && !ok {
+				err = fmt.Errorf("policy: %s has no pin", path)
+			}
+		}
+	}
+	return err
 }
 
 // CommandIdentity is everything a human approves. Its fingerprint is the

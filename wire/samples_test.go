@@ -23,7 +23,9 @@ func sampleFile(p string, b byte) FileIdentity {
 
 func samplePolicy() Policy {
 	return Policy{ReadExec: []string{"/usr", "/etc"}, ReadWrite: []string{},
-		Devices: []string{"/dev/null", "/dev/urandom"}, MinLandlockABI: 4}
+		Devices: []string{"/dev/null", "/dev/urandom"}, MinLandlockABI: 4,
+		Pins: []PathPin{{Path: "/dev/null", Dev: 5, Ino: 4}, {Path: "/dev/urandom", Dev: 5, Ino: 9},
+			{Path: "/etc", Dev: 2049, Ino: 131073}, {Path: "/usr", Dev: 2049, Ino: 262145}}}
 }
 
 func sampleInterpreter() *Interpreter {

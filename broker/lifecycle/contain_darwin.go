@@ -18,7 +18,7 @@ type osState struct{}
 func (s *supervisor) serveMetadata(fds []int) error {
 	if len(fds) != 0 {
 		closeFDs(fds)
-		return fmt.Errorf("Ready carried %d descriptors, want none", len(fds))
+		return fmt.Errorf("the Ready reply carried %d descriptors, want none", len(fds))
 	}
 	return nil
 }

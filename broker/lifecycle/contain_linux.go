@@ -23,7 +23,7 @@ type osState struct {
 func (s *supervisor) serveMetadata(fds []int) error {
 	if len(fds) != 1 {
 		closeFDs(fds)
-		return fmt.Errorf("Ready carried %d descriptors, want the listener alone", len(fds))
+		return fmt.Errorf("the Ready reply carried %d descriptors, want the listener alone", len(fds))
 	}
 	if err := metadata.CheckListener(fds[0]); err != nil {
 		unix.Close(fds[0])

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,10 +15,14 @@ var update = flag.Bool("update", false, "rewrite testdata/*.sb from the generato
 
 // defaultPolicy is the shape of the broker's default policy on macOS.
 func defaultPolicy() wire.Policy {
-	return wire.Policy{
+	p := wire.Policy{
 		ReadExec: []string{"/usr", "/bin", "/sbin", "/etc"},
 		Devices:  []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"},
 	}
+	for _, path := range slices.Sorted(slices.Values(append(slices.Clone(p.ReadExec), p.Devices...))) {
+		p.Pins = append(p.Pins, wire.PathPin{Path: path, Dev: 1, Ino: uint64(len(p.Pins) + 2)})
+	}
+	return p
 }
 
 func defaultSpec() Spec {

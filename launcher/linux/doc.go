@@ -51,7 +51,12 @@
 //     pathname sockets on the workspace (granted by its verified
 //     descriptor), HOME, TMPDIR and any extra read-write path; read+write
 //     on listed character devices; no network rule; abstract unix sockets
-//     and signals scoped (ABI 6 and later).
+//     and signals scoped (ABI 6 and later). Every policy path is opened
+//     with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its
+//     (dev, ino) is the pin the broker measured (IDENTITY_DRIFT otherwise),
+//     so a granted directory swapped for a symlink or another directory
+//     after approval grants nothing more; HOME and TMPDIR, the broker's
+//     own directories, are opened as named.
 //  9. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's
 //     output, seccomp_GOARCH.txt disassembles them), loaded as embedded;

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/landlockabi"
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -57,16 +58,16 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 		paths []string
 		g     grant
 	}{
-		{req.Policy.ReadExec, grant{rights: llReadExec}},
-		{req.Policy.ReadWrite, grant{rights: llReadWrite}},
-		{req.Policy.Devices, grant{rights: llDevice, device: true}},
+		{req.Policy.ReadExec, grant{rights: llReadExec, pinned: true}},
+		{req.Policy.ReadWrite, grant{rights: llReadWrite, pinned: true}},
+		{req.Policy.Devices, grant{rights: llDevice, device: true, pinned: true}},
 		{[]string{req.Home, req.Tmp}, grant{rights: llReadWrite, required: true}},
 	}
 	for _, list := range grants {
 		for _, p := range list.paths {
 			g := list.g
 			g.rights &= fs
-			if err := grantPath(ruleset, p, g); err != nil {
+			if err := grantPath(ruleset, &req.Policy, p, g); err != nil {
 				return err
 			}
 		}
@@ -92,22 +93,37 @@ type grant struct {
 	rights   uint64
 	required bool // a missing path refuses instead of granting nothing
 	device   bool // the path must be a character device
+	pinned   bool // a policy path: opened without following symlinks, and it must be its pin
 }
 
 // grantPath adds a path-beneath rule for p. Rights that only apply to
-// directories are dropped for a file.
-func grantPath(ruleset int, p string, g grant) error {
-	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err == unix.ENOENT && !g.required {
-		return nil
+// directories are dropped for a file. A policy path is opened without
+// following any symlink and granted only if it is the object the broker
+// pinned: one swapped for a symlink or another directory since is never
+// granted. HOME and TMPDIR are the broker's own directories in its state
+// directory, which no target can reach, and are opened as they are named.
+func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC}
+	if g.pinned {
+		how.Resolve = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 	}
-	if err != nil {
+	var fd int
+	err := retry.EAGAIN(func() (err error) { fd, err = unix.Openat2(unix.AT_FDCWD, p, how); return err })
+	switch {
+	case err == unix.ENOENT && !g.required:
+		return nil
+	case g.pinned && (err == unix.ELOOP || err == unix.ENOTDIR):
+		return wire.Errorf(wire.CodeIdentityDrift, "policy path %s is not the approved object: a symlink is on its way", p)
+	case err != nil:
 		return wire.Errorf(wire.CodeSandboxUnavailable, "open policy path %s: %v", p, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "fstat policy path %s: %v", p, err)
+	}
+	if pin, ok := pol.Pin(p); g.pinned && (!ok || pin.Dev != st.Dev || pin.Ino != st.Ino) {
+		return wire.Errorf(wire.CodeIdentityDrift, "policy path %s is no longer the approved object", p)
 	}
 	typ := st.Mode & unix.S_IFMT
 	if g.device && typ != unix.S_IFCHR {

@@ -51,7 +51,10 @@ func (j *Journal) crashPoint(stage string) {
 func Open(ctx context.Context, path string, now func() time.Time) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err == nil {
-		err = f.Chmod(0o600)
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
+			err = f.Chmod(0o600) // only a wider mode is narrowed: its ctime is evidence
+		}
 		f.Close()
 	}
 	if err != nil {

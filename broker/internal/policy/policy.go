@@ -2,8 +2,8 @@ package policy
 
 import (
 	"fmt"
-	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,30 +23,73 @@ const NetABI = landlockabi.TCP
 
 // Base is the part of the default policy that does not depend on the
 // action: runtime paths that exist, the operator's configured extras, the
-// devices and the Landlock floor.
+// devices and the Landlock floor, each path pinned. Every path is
+// canonical (no symlink on the way: the launcher opens them without
+// following any), and a path beneath another one is left out: on a
+// merged-/usr host /bin is the symlink usr/bin, covered by /usr.
 func Base(extras []string) (wire.Policy, error) {
 	var read []string
 	for _, p := range runtimePaths {
-		if _, err := os.Stat(p); err == nil {
-			read = append(read, p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			read = append(read, real)
 		}
 	}
 	for _, p := range extras {
 		if !path.IsAbs(p) || path.Clean(p) != p {
 			return wire.Policy{}, fmt.Errorf("configured read path %q is not a clean absolute path", p)
 		}
-		if _, err := os.Stat(p); err != nil {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
 			return wire.Policy{}, fmt.Errorf("configured read path: %w", err)
 		}
-		read = append(read, p)
+		read = append(read, real)
 	}
-	slices.Sort(read)
-	return wire.Policy{
-		ReadExec:       slices.Compact(read),
+	pol := wire.Policy{
+		ReadExec:       covering(read),
 		ReadWrite:      []string{},
 		Devices:        slices.Clone(devices),
 		MinLandlockABI: landlockabi.Floor(landlockabi.Running()),
-	}, nil
+	}
+	if err := pinAll(&pol); err != nil {
+		return wire.Policy{}, err
+	}
+	return pol, nil
+}
+
+// covering sorts paths and drops duplicates and any path beneath another.
+func covering(paths []string) []string {
+	slices.Sort(paths)
+	var out []string
+	for _, p := range slices.Compact(paths) {
+		if n := len(out); n == 0 || !beneath(p, out[n-1]) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// beneath reports whether p is dir or lies beneath it.
+func beneath(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// pinAll pins every path of pol not pinned yet, keeping the pins sorted
+// by path.
+func pinAll(pol *wire.Policy) error {
+	for _, list := range [][]string{pol.ReadExec, pol.ReadWrite, pol.Devices} {
+		for _, p := range list {
+			if _, ok := pol.Pin(p); ok {
+				continue
+			}
+			pp, err := pin(p)
+			if err != nil {
+				return fmt.Errorf("pin policy path %s: %w", p, err)
+			}
+			i, _ := slices.BinarySearchFunc(pol.Pins, p, func(x wire.PathPin, p string) int { return strings.Compare(x.Path, p) })
+			pol.Pins = slices.Insert(pol.Pins, i, pp)
+		}
+	}
+	return nil
 }
 
 // For is the default policy for one executable: the base policy plus
@@ -65,7 +108,7 @@ func For(base wire.Policy, w *Withheld, exe wire.Executable) (wire.Policy, error
 	add := func(role, file string) error {
 		dir := path.Dir(file)
 		for _, r := range p.ReadExec {
-			if dir == r || strings.HasPrefix(dir, r+"/") || r == "/" {
+			if beneath(dir, r) {
 				return nil
 			}
 		}
@@ -85,5 +128,9 @@ func For(base wire.Policy, w *Withheld, exe wire.Executable) (wire.Policy, error
 	}
 	slices.Sort(p.ReadExec)
 	p.ReadExec = slices.Compact(p.ReadExec)
+	p.Pins = slices.Clone(p.Pins)
+	if err := pinAll(&p); err != nil {
+		return wire.Policy{}, wire.Errorf(wire.CodeIdentityDrift, "the executable's directory cannot be pinned: %v", err)
+	}
 	return p, nil
 }

@@ -25,6 +25,9 @@
 //	broker/runner              the Executor contract and its implementation (launcher,
 //	                           lifecycle, output recording)
 //	broker/lifecycle           one launch: socketpair, launcher, supervision, group gone
+//	broker/internal/metadata   the target's metadata calls (chmod, chown, xattrs, times),
+//	                           answered beneath the writable scope (seccomp notification)
+//	broker/internal/protect    the workspace's protected paths, before and after: detected
 //	broker/internal/probe      the capability battery and its judging on the host
 //	broker/internal/snapcache  sealed snapshots of executables, keyed by full identity
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
@@ -41,7 +44,9 @@
 //	aliasscan  → wire, internal/retry
 //	policy     → wire, internal/{landlockabi,profile}
 //	journal    → wire, receipt
-//	lifecycle  → wire, receipt, internal/{profile,retry}
+//	lifecycle  → metadata, wire, receipt, internal/{profile,retry}
+//	metadata   → internal/retry
+//	protect    → wire
 //	runner     → identity, lifecycle, receipt, wire, internal/{fsid,profile,snapshot}
 //	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog}
 //	snapcache  → wire, internal/snapshot

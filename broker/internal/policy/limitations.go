@@ -12,6 +12,10 @@ import (
 // maxLimitations keeps the text within the wire's cap on human sentences.
 const maxLimitations = 4096
 
+// protectedNames are the workspace paths broker/internal/protect watches,
+// as the card names them (its list, kept equal by a test).
+var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".envrc", ".vscode/", ".idea/", ".devcontainer/", "a linked worktree's gitdir"}
+
 // Limitations is the plain text an approval request carries beside the
 // identity: who the action runs as, where its boundary really is, what it
 // can read and write, how many files the workspace's alias scan checked
@@ -24,6 +28,9 @@ func Limitations(id *wire.CommandIdentity, aliasChecked int) string {
 	fmt.Fprintf(&b, "Can read and execute: %s.\n", strings.Join(id.Policy.ReadExec, ", "))
 	rw := append([]string{"the workspace " + id.Workspace.Path, "a private HOME and TMPDIR for this action"}, id.Policy.ReadWrite...)
 	fmt.Fprintf(&b, "Can read and write: %s.\n", strings.Join(rw, ", "))
+	b.WriteString("Prevented: changing the mode, owner, extended attributes or times of anything outside those (the broker answers those calls itself), and setuid or setgid bits anywhere.\n")
+	fmt.Fprintf(&b, "Detected, not prevented: changes to what git, direnv and editors run later (%s); they are listed in the receipt.\n",
+		strings.Join(protectedNames, ", "))
 	fmt.Fprintf(&b, "The workspace was checked for hard links to files outside it (%d files); a process outside the sandbox could still plant one during the run.\n", aliasChecked)
 	fmt.Fprintf(&b, "Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
 	b.WriteString("No network: it cannot open sockets of any family or reach other local processes.\n")

@@ -1,0 +1,28 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"warrant/broker/internal/protect"
+	"warrant/wire"
+)
+
+// TestCardNamesWhatIsPreventedAndDetected: the card says which changes the
+// sandbox prevents and which it only detects, names every protected path
+// protect watches, and how many files the alias scan checked.
+func TestCardNamesWhatIsPreventedAndDetected(t *testing.T) {
+	if !slices.Equal(protectedNames[:len(protect.Paths)], protect.Paths) {
+		t.Fatalf("the card names %v, protect watches %v", protectedNames, protect.Paths)
+	}
+	id := &wire.CommandIdentity{Workspace: wire.DirIdentity{Path: "/ws"}, Profile: wire.ProfileShort,
+		Policy: wire.Policy{ReadExec: []string{"/usr"}, Devices: []string{"/dev/null"}}}
+	card := Limitations(id, 1234)
+	for _, want := range []string{"Prevented: changing the mode, owner", "Detected, not prevented", ".git/hooks/", ".envrc",
+		"(1234 files)", "No network"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card lacks %q:\n%s", want, card)
+		}
+	}
+}

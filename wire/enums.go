@@ -75,14 +75,47 @@ const (
 	// Unbound: the platform cannot execute from a descriptor (macOS); the
 	// file was hashed by fd just before exec, by path.
 	Unbound
+	// InPlace: the kernel executed the installed file itself, through the
+	// descriptor whose identity the launcher verified, so the program's
+	// own location (/proc/self/exe, $ORIGIN) is its real path. Its bytes
+	// are bound by BoundBy: the file cannot be modified by the broker's
+	// uid, or a witness (its identity unchanged before hashing, at the
+	// launcher's check and after the exec; the kernel denies writes while
+	// it runs).
+	InPlace
+	// Broken: an in-place binding whose witness failed after the exec:
+	// what was executed is not known. Only receipts say it.
+	Broken
 )
 
-var bindingNames = []string{"", "sealed-snapshot", "unbound"}
+var bindingNames = []string{"", "sealed-snapshot", "unbound", "in-place", "broken"}
 
 func (b Binding) names() []string                  { return bindingNames }
 func (b Binding) String() string                   { return closed.String(bindingNames, b) }
 func (b Binding) MarshalText() ([]byte, error)     { return closed.Marshal(bindingNames, b) }
 func (b *Binding) UnmarshalText(text []byte) error { return closed.Unmarshal(bindingNames, text, b) }
+
+// BoundBy says what binds an in-place executable's bytes.
+type BoundBy uint8
+
+// The in-place bounds.
+const (
+	// Unwritable: the file is owned by another uid and writable by no one
+	// but its owner, and the launcher does not run as root: the broker's
+	// uid, and so every target, cannot change it.
+	Unwritable BoundBy = iota + 1
+	// Witness: the file's identity (inode, size, mtime, ctime) was equal
+	// when the broker hashed it, at the launcher's check and after the
+	// exec; a change in between is detected, not prevented.
+	Witness
+)
+
+var boundByNames = []string{"", "unwritable", "witness"}
+
+func (b BoundBy) names() []string                  { return boundByNames }
+func (b BoundBy) String() string                   { return closed.String(boundByNames, b) }
+func (b BoundBy) MarshalText() ([]byte, error)     { return closed.Marshal(boundByNames, b) }
+func (b *BoundBy) UnmarshalText(text []byte) error { return closed.Unmarshal(boundByNames, text, b) }
 
 // ActionState is what query and wait report about a handle.
 type ActionState uint8

@@ -168,9 +168,17 @@ type CommandIdentity struct {
 	Env          []EnvVar    `cbor:"env"` // HOME and TMPDIR are per action and not listed
 	Policy       Policy      `cbor:"policy"`
 	PolicyDigest []byte      `cbor:"policy_digest"`
+	// Binding is how the executable's bytes will be bound: sealed-snapshot
+	// or in-place (the default rule is broker/internal/identity's; the
+	// operator may pin another per approval). Absent in identities of
+	// brokers that knew only the sealed snapshot.
+	Binding Binding `cbor:"binding,omitzero"`
 }
 
 func (c *CommandIdentity) validate() error {
+	if c.Binding != 0 && c.Binding != SealedSnapshot && c.Binding != InPlace {
+		return fmt.Errorf("identity: binding %s is not one an identity may hold", c.Binding)
+	}
 	return firstErr(c.Executable.validate(),
 		checkArgs("argv", c.Argv, 0),
 		CheckRelPath(c.Cwd.Path),

@@ -23,6 +23,7 @@ type SpawnRequest struct {
 	Executable  FileIdentity `cbor:"executable"`
 	Interpreter *Interpreter `cbor:"interpreter,omitempty"`
 	Snapshots   bool         `cbor:"snapshots,omitempty"`
+	Binding     Binding      `cbor:"binding"` // sealed-snapshot or in-place; in-place sends no snapshots
 	Profile     Profile      `cbor:"profile"`
 	Policy      Policy       `cbor:"policy"`
 	Home        string       `cbor:"home"` // the action's private HOME
@@ -49,6 +50,15 @@ func (r *SpawnRequest) validate() error {
 	if err == nil && r.Interpreter != nil {
 		err = r.Interpreter.validate()
 	}
+	if err == nil {
+		err = checkEnum(r.Binding)
+	}
+	if err == nil && r.Binding != SealedSnapshot && r.Binding != InPlace {
+		err = fmt.Errorf("binding: %s is not one a request may ask for", r.Binding)
+	}
+	if err == nil && r.Binding == InPlace && r.Snapshots {
+		err = fmt.Errorf("binding: in-place takes no snapshots")
+	}
 	return err
 }
 
@@ -74,7 +84,8 @@ type Ready struct {
 	SeccompDigest     []byte      `cbor:"seccomp_digest,omitempty"`  // Linux: SHA-256 of the loaded BPF program(s)
 	SeatbeltDigest    []byte      `cbor:"seatbelt_digest,omitempty"` // macOS: SHA-256 of the applied SBPL profile
 	Binding           Binding     `cbor:"binding"`
-	ExecutedSHA256    []byte      `cbor:"executed_sha256"` // of the bytes handed to the kernel
+	BoundBy           BoundBy     `cbor:"bound_by,omitzero"`         // in-place only
+	ExecutedSHA256    []byte      `cbor:"executed_sha256,omitempty"` // of the bytes handed to the kernel; in-place: none (not hashed here)
 	InterpreterSHA256 []byte      `cbor:"interpreter_sha256,omitempty"`
 	Workspace         DirIdentity `cbor:"workspace"` // as measured on the received fd
 	Cwd               DirIdentity `cbor:"cwd"`       // as measured after openat2
@@ -86,9 +97,23 @@ func (*Ready) Type() MsgType { return TypeReady }
 func (r *Ready) validate() error {
 	err := firstErr(checkSandboxDigest(r.SeccompDigest, r.SeatbeltDigest),
 		checkEnum(r.Binding),
-		checkDigest("executed_sha256", r.ExecutedSHA256),
 		checkAbs("workspace.path", r.Workspace.Path),
 		CheckRelPath(r.Cwd.Path))
+	switch {
+	case err != nil:
+	case r.Binding == InPlace:
+		if err = checkEnum(r.BoundBy); err == nil && (r.ExecutedSHA256 != nil || r.InterpreterSHA256 != nil) {
+			err = fmt.Errorf("ready: in-place names what binds it and no digest it did not measure")
+		}
+	case r.Binding == Broken:
+		err = fmt.Errorf("ready: a launcher never reports a broken binding")
+	default:
+		if r.BoundBy != 0 {
+			err = fmt.Errorf("ready: bound_by is for in-place alone")
+		} else {
+			err = checkDigest("executed_sha256", r.ExecutedSHA256)
+		}
+	}
 	if err == nil && r.InterpreterSHA256 != nil {
 		err = checkDigest("interpreter_sha256", r.InterpreterSHA256)
 	}

@@ -43,8 +43,10 @@ func sampleIdentity(interp bool) CommandIdentity {
 		Env:          []EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "PATH", Value: "/usr/bin:/bin"}},
 		Policy:       samplePolicy(),
 		PolicyDigest: digest(0xcc),
+		Binding:      SealedSnapshot,
 	}
 	if interp {
+		id.Binding = InPlace
 		id.Executable = Executable{Requested: "./run.py", Chain: []string{"/home/u/project/run"},
 			File: sampleFile("/home/u/project/run.py", 0xaa), Interpreter: sampleInterpreter()}
 	}
@@ -83,11 +85,20 @@ func sampleSpawn(full bool) *SpawnRequest {
 		Policy:     samplePolicy(),
 		Home:       "/run/warrant/a1/home",
 		Tmp:        "/run/warrant/a1/tmp",
+		Binding:    InPlace,
 	}
 	if full {
 		r.Interpreter = sampleInterpreter()
-		r.Snapshots = true
+		r.Snapshots, r.Binding = true, SealedSnapshot
 	}
+	return r
+}
+
+// sampleReadyInPlace is the Ready of an in-place launch: bound by a
+// witness, no digest measured by the launcher.
+func sampleReadyInPlace() *Ready {
+	r := sampleReady(false)
+	r.Binding, r.BoundBy, r.ExecutedSHA256 = InPlace, Witness, nil
 	return r
 }
 
@@ -159,6 +170,7 @@ func samples() []namedSample {
 		{"spawn-request-script", sampleSpawn(true)},
 		{"ready", sampleReady(false)},
 		{"ready-unbound-script", sampleReady(true)},
+		{"ready-in-place", sampleReadyInPlace()},
 		{"refused", &Refused{Code: CodeIdentityDrift, Detail: "cwd: inode changed"}},
 		{"exec-failed", &ExecFailed{Errno: 8}},
 	}

@@ -18,6 +18,9 @@ import (
 // and binds the content to the approved digest in a sealed memfd: the
 // broker's snapshot after Verify, or a copy made here.
 func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
+	if req.Binding == wire.InPlace {
+		return bindInPlace(req)
+	}
 	exe, sum, err := bind(req.Executable, fds.exeSnap)
 	if err != nil {
 		return nil, err
@@ -46,6 +49,67 @@ func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
 	e.argv = append(argv, req.Argv[1:]...)
 	e.fd, e.keep, e.interpSHA256 = interp, exe, isum
 	return e, nil
+}
+
+// bindInPlace binds the installed files themselves: the executable (for a
+// script, its pinned interpreter) is executed through the descriptor whose
+// identity was verified here, so its own location is its real path. A
+// script is run by its interpreter under its real path, so that it can
+// find its sibling files. What binds the bytes is reported: the files
+// cannot be changed by this uid (unwritable), or their identity is the
+// approved one here and the broker checks it again after the exec
+// (witness).
+func bindInPlace(req *wire.SpawnRequest) (*execution, error) {
+	exe, by, err := openInPlace(req.Executable)
+	if err != nil {
+		return nil, err
+	}
+	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, listener: -1, boundBy: by}
+	for i, kv := range req.Env {
+		e.env[i] = kv.Name + "=" + kv.Value
+	}
+	if req.Interpreter == nil {
+		return e, refuseScript(exe, req.Executable.Path)
+	}
+	unix.Close(exe) // the interpreter opens the script by its real path
+	interp, iby, err := openInPlace(req.Interpreter.File)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseScript(interp, req.Interpreter.File.Path); err != nil {
+		return nil, err
+	}
+	argv := []string{req.Interpreter.File.Path}
+	if req.Interpreter.Arg != "" {
+		argv = append(argv, req.Interpreter.Arg)
+	}
+	e.argv = append(append(argv, req.Executable.Path), req.Argv[1:]...)
+	e.fd, e.boundBy = interp, max(by, iby) // witness (2) if either needs one
+	return e, nil
+}
+
+// openInPlace opens want.Path without following any link and checks its
+// fstat identity; the descriptor is what execveat runs.
+func openInPlace(want wire.FileIdentity) (int, wire.BoundBy, error) {
+	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, want.Path, how)
+	if err != nil {
+		return -1, 0, wire.Errorf(wire.CodeIdentityDrift, "open the approved %s: %v", want.Path, err)
+	}
+	got, err := fsid.Stat(fd, want.Path)
+	if err == nil && !fsid.SameFile(got, want) {
+		err = fmt.Errorf("%s changed after approval", want.Path)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, wire.Errorf(wire.CodeIdentityDrift, "%v", err)
+	}
+	by := wire.Witness
+	if uid := uint32(unix.Geteuid()); uid != 0 && got.UID != uid && got.Mode&0o022 == 0 {
+		by = wire.Unwritable
+	}
+	return fd, by, nil
 }
 
 // bind opens want.Path without following any link, checks its fstat

@@ -99,9 +99,12 @@
 //   - Seccomp user notification, chosen: the metadata family is notified
 //     and the broker emulates each call on a descriptor it resolved and
 //     proved beneath the writable scope, or answers EPERM
-//     (broker/internal/metadata). It needs nothing but seccomp (Linux
-//     5.0; /proc/PID/mem, readable by the broker as the target's parent),
-//     adds six lines here, and fails closed on its own: without a
+//     (broker/internal/metadata). It needs nothing but seccomp user
+//     notification (the broker's side uses openat2 and
+//     SECCOMP_IOCTL_NOTIF_ID_VALID; the Landlock floor implies a newer
+//     kernel anyway) and /proc/PID/mem, readable by the broker as the
+//     target's parent; it adds the listener's hand-over here (a flag and
+//     an SCM_RIGHTS message), and fails closed on its own: without a
 //     listener the kernel answers ENOSYS. The kernel is never asked to
 //     continue a call (SECCOMP_USER_NOTIF_FLAG_CONTINUE would act on the
 //     caller's memory again, after the check). setuid and setgid bits are

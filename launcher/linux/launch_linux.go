@@ -63,6 +63,9 @@ func prepare() (*wire.Ready, *execution, error) {
 		return nil, nil, err
 	}
 	ready.ExecutedSHA256, ready.InterpreterSHA256 = exec.sha256, exec.interpSHA256
+	if exec.boundBy != 0 {
+		ready.Binding, ready.BoundBy = wire.InPlace, exec.boundBy
+	}
 	if err := setStdio(fds, exec.keep); err != nil {
 		return nil, nil, err
 	}
@@ -119,12 +122,13 @@ func reply(m wire.Message, fds ...int) bool {
 
 // execution is a verified, bound program ready for execveat.
 type execution struct {
-	fd           int      // the sealed memfd handed to execveat
-	argv, env    []string // what the target sees
-	keep         int      // a descriptor the target inherits (the script), or -1
-	listener     int      // the seccomp notification listener, handed to the broker with Ready
-	sha256       []byte   // of the executable (the script for a "#!" tuple)
-	interpSHA256 []byte   // of the interpreter, for a script
+	fd           int          // the sealed memfd handed to execveat
+	argv, env    []string     // what the target sees
+	keep         int          // a descriptor the target inherits (the script), or -1
+	listener     int          // the seccomp notification listener, handed to the broker with Ready
+	boundBy      wire.BoundBy // in-place: what binds the bytes; 0: a sealed snapshot
+	sha256       []byte       // of the executable (the script for a "#!" tuple)
+	interpSHA256 []byte       // of the interpreter, for a script
 }
 
 // run clears the signal mask again (nothing may have blocked a signal

@@ -30,10 +30,10 @@ io_destroy io_getevents io_pgetevents ioprio_get ioprio_set io_setup io_submit k
 landlock_add_rule landlock_create_ruleset landlock_restrict_self lgetxattr link linkat
 listen listxattr llistxattr lseek lstat madvise map_shadow_stack mbind membarrier
 memfd_create mincore mkdir mkdirat mknod mknodat mlock mlock2 mlockall mmap mprotect
-mremap msync munlock munlockall munmap nanosleep newfstatat open openat openat2 pause
-pidfd_open pidfd_send_signal pipe pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll
-prctl pread64 preadv preadv2 pselect6 pwrite64 pwritev pwritev2 read readahead readlink
-readlinkat readv recvfrom recvmmsg recvmsg remap_file_pages rename renameat renameat2
+mremap msync munlock munlockall munmap nanosleep newfstatat open openat pause pidfd_open
+pidfd_send_signal pipe pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll prctl pread64
+preadv preadv2 pselect6 pwrite64 pwritev pwritev2 read readahead readlink readlinkat
+readv recvfrom recvmmsg recvmsg remap_file_pages rename renameat renameat2
 restart_syscall rmdir rseq rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo
 rt_sigreturn rt_sigsuspend rt_sigtimedwait rt_tgsigqueueinfo sched_getaffinity
 sched_getattr sched_getparam sched_get_priority_max sched_get_priority_min
@@ -78,6 +78,16 @@ lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat
 // is asked.
 var modeArg = map[string]uint{"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 
+// createMode is, for each call that creates a file with a mode, the
+// argument of its flags (-1: it always creates) and of its mode: a file is
+// never created setuid or setgid either. openat2 is left out of the
+// allowlist (ENOSYS, and libc falls back to openat), since its mode lies
+// in a structure the filter cannot read.
+var createMode = []struct {
+	name        string
+	flags, mode int
+}{{"open", 1, 2}, {"openat", 2, 3}, {"creat", -1, 1}, {"mknod", -1, 1}, {"mknodat", -1, 2}}
+
 // namespaceFlags are the clone flags that would create a namespace.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
@@ -113,6 +123,23 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
 			if err := addRule(args, name, actDeny, cond(arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
 				return nil, nil, err
+			}
+		}
+	}
+	for _, c := range createMode {
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			setid := cond(uint(c.mode), seccomp.CompareMaskedEqual, bit, bit)
+			flagSets := [][]seccomp.ScmpCondition{{setid}}
+			if c.flags >= 0 { // only when the call creates: O_CREAT or O_TMPFILE
+				flagSets = [][]seccomp.ScmpCondition{
+					{cond(uint(c.flags), seccomp.CompareMaskedEqual, unix.O_CREAT, unix.O_CREAT), setid},
+					{cond(uint(c.flags), seccomp.CompareMaskedEqual, unix.O_TMPFILE, unix.O_TMPFILE), setid},
+				}
+			}
+			for _, conds := range flagSets {
+				if err := addRule(args, c.name, actDeny, conds...); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}

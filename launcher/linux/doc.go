@@ -23,14 +23,15 @@
 //     NO_XDEV), EAGAIN and EINTR retried at most 16 times (internal/retry);
 //     identity equal; fchdir.
 //  5. The executable (and a script's pinned interpreter) re-opened with
-//     RESOLVE_NO_SYMLINKS; fstat identity equal; content bound in a sealed
-//     memfd, the broker's (snapshot.Verify) or our own copy
-//     (snapshot.Create); SHA-256 equal to the approved digest. A "#!" file
-//     without a pinned interpreter is refused; a script runs as
-//     "interpreter [arg] /proc/self/fd/N args…" where N is the script's
-//     sealed copy, the one descriptor besides 0–2 the target inherits.
-//     Without executable memfds (vm.memfd_noexec=2) it refuses: never exec
-//     by path.
+//     RESOLVE_NO_SYMLINKS; fstat identity equal. Sealed snapshot: content
+//     bound in a sealed memfd, the broker's (snapshot.Verify) or our own
+//     copy (snapshot.Create), SHA-256 equal to the approved digest; a
+//     script runs as "interpreter [arg] /proc/self/fd/N args…", N its
+//     sealed copy (the one descriptor besides 0–2 the target inherits);
+//     without executable memfds it refuses, never exec by path. In place:
+//     the verified descriptor itself is executed, a script under its real
+//     path; Ready says what binds the bytes (unwritable, or a witness).
+//     A "#!" file without a pinned interpreter is refused.
 //  6. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
 //     close-on-exec (close_range).
 //  7. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
@@ -81,39 +82,19 @@
 //
 // # Metadata outside the writable scope
 //
-// Landlock has no hooks for chmod, chown, extended attributes or times,
-// so a target could change the metadata of anything it can name, or of
-// any file it may open for reading. The writable scope must be the only
-// thing it can change, by any call, without user namespaces or
-// privileges. The designs weighed:
-//
-//   - Denying the family outright breaks real programs (chmod +x, touch,
-//     tar -x, cp -p, git checkout, npm install set modes and times in the
-//     workspace). Allowing only the fd forms does not help: a file opened
-//     read-only under /etc can be fchmod'ed.
-//   - A private mount namespace with everything outside the writable
-//     scope bound read-only (EROFS for every write and metadata call)
-//     needs CAP_SYS_ADMIN or unprivileged user namespaces, neither of
-//     which an ordinary user's machine is promised; it would also add
-//     mount code to this package's budget.
-//   - Seccomp user notification, chosen: the metadata family is notified
-//     and the broker emulates each call on a descriptor it resolved and
-//     proved beneath the writable scope, or answers EPERM
-//     (broker/internal/metadata). It needs nothing but seccomp user
-//     notification (the broker's side uses openat2 and
-//     SECCOMP_IOCTL_NOTIF_ID_VALID; the Landlock floor implies a newer
-//     kernel anyway) and /proc/PID/mem, readable by the broker as the
-//     target's parent; it adds the listener's hand-over here (a flag and
-//     an SCM_RIGHTS message), and fails closed on its own: without a
-//     listener the kernel answers ENOSYS. The kernel is never asked to
-//     continue a call (SECCOMP_USER_NOTIF_FLAG_CONTINUE would act on the
-//     caller's memory again, after the check). setuid and setgid bits are
-//     refused in the filter, before the broker is asked. The cost is a
-//     round trip through the broker per metadata call.
-//
-// The mount mechanism is not built: the notification covers every case
-// without privileges, so protected paths inside the workspace are
-// detected (digests before and after) rather than mounted read-only.
+// Landlock has no hooks for chmod, chown, xattrs or times; the writable
+// scope must still be all a target can change, without user namespaces
+// or privileges. Denying the family breaks real programs (chmod +x, tar
+// -x, cp -p, git checkout set modes in the workspace), and the fd forms
+// alone do not help (a file opened read-only under /etc can be fchmod'ed).
+// A read-only mount namespace needs CAP_SYS_ADMIN or unprivileged user
+// namespaces, which no ordinary machine promises, and mount code here. So
+// the family is notified: the broker emulates each call on a descriptor
+// it proved beneath the writable scope, or answers EPERM
+// (broker/internal/metadata), never letting the kernel continue a call.
+// It costs a round trip per call and fails closed without a listener
+// (ENOSYS). setuid and setgid bits are refused in the filter. Protected
+// paths in the workspace are therefore detected, not mounted read-only.
 //
 // Where each step lives (Main and prepare, in launch_linux.go, call them
 // in this order):

@@ -27,10 +27,11 @@ func authority(cfg *Config, d stateDirs) (*identity.Protected, *policy.Withheld,
 		places = append(places, identity.Place{Name: "the home directory", Path: home, Rule: identity.Itself, Optional: true})
 	}
 	places = append(places,
-		identity.Place{Name: "the broker's state directory", Path: d.root, Holds: "journal.db, keys/, run/, actions/", Rule: identity.Overlap},
+		identity.Place{Name: "the broker's state directory", Path: d.root, Holds: "journal.db, keys/, run/, actions/, caches/", Rule: identity.Overlap},
 		identity.Place{Name: "the broker's key directory", Path: d.keys, Rule: identity.Overlap},
 		identity.Place{Name: "the broker's socket directory", Path: d.run, Rule: identity.Overlap},
-		identity.Place{Name: "the broker's action directory", Path: d.actions, Rule: identity.Overlap})
+		identity.Place{Name: "the broker's action directory", Path: d.actions, Rule: identity.Overlap},
+		identity.Place{Name: "the broker's cache directory", Path: d.caches, Rule: identity.Overlap})
 	for _, bin := range cfg.Binaries {
 		dirs := []string{filepath.Dir(bin)}
 		if real, err := filepath.EvalSymlinks(bin); err == nil && filepath.Dir(real) != dirs[0] {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"warrant/broker/internal/caches"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
@@ -30,6 +31,14 @@ type Config struct {
 	Executor       runner.Executor      // launches checkpointed actions; nil: execution is refused
 	Now            func() time.Time     // the clock; time.Now when nil
 	Logf           func(string, ...any) // diagnostics; discarded when nil
+
+	// Env are the operator's declared variables, NAME=VALUE (`--env`),
+	// added to every target's environment after those of <state>/env
+	// (declared.go); a refused name stops Open.
+	Env []string
+	// CargoTargetCache points CARGO_TARGET_DIR into each workspace's
+	// cache (`--cargo-target-cache`).
+	CargoTargetCache bool
 
 	// Binaries are the running broker's executable and the launcher's:
 	// no workspace may be, contain or lie inside their directories.
@@ -58,9 +67,13 @@ type Broker struct {
 	j     *journal.Journal
 	snaps *snapcache.Cache
 	base  wire.Policy
-	env   []wire.EnvVar
+	env   []wire.EnvVar // the identity's environment but for the workspace cache's variables
 	rlog  *receiptLog
 	seams []string // test seams in force (broker/internal/seam); nil in production
+	// declared are the operator's declared variables (declared.go), and
+	// caches the per-workspace caches.
+	declared []wire.EnvVar
+	caches   *caches.Store
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
 	// protected are the places no workspace may overlap, and withheld the
@@ -108,6 +121,15 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
+	declared, err := declaredEnv(dirs.env, cfg.Env)
+	var store *caches.Store
+	if err == nil {
+		store, err = caches.Open(dirs.caches, cfg.CargoTargetCache, cfg.Now)
+	}
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
+	}
 	protected, withheld, err := authority(&cfg, dirs)
 	if err != nil {
 		lock.Close()
@@ -123,8 +145,8 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober,
-		protected: protected, withheld: withheld,
-		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ), seams: active, opened: cfg.Now()}
+		protected: protected, withheld: withheld, declared: declared, caches: store,
+		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
 	if err == nil {
 		b.rlog, err = openReceiptLog(ctx, j, keys)
@@ -196,11 +218,13 @@ func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
 	}
 }
 
-// actionEnv is the identity's environment: the allowlist built from the
-// broker's environment, without HOME and TMPDIR, which are per action.
-func actionEnv(environ []string) []wire.EnvVar {
+// actionEnv is the identity's environment but for the workspace cache's
+// variables: the allowlist built from the broker's environment and the
+// operator's declared variables, without HOME and TMPDIR, which are per
+// action.
+func actionEnv(environ []string, declared []wire.EnvVar) []wire.EnvVar {
 	var env []wire.EnvVar
-	for _, kv := range envpolicy.Build(environ, "/", "/") {
+	for _, kv := range envpolicy.Build(environ, declared, "/", "/") {
 		if kv.Name != "HOME" && kv.Name != "TMPDIR" {
 			env = append(env, kv)
 		}

@@ -96,26 +96,33 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 
 // prepareProbe resolves the probe program as an ordinary action would be,
 // with the default policy and an environment built from the broker's plus
-// extraEnv, and snapshots it. Its workspace is the scratch directory
+// extraEnv (and the declared variables), and snapshots it. It gets no
+// workspace cache: its scratch workspace is new at every probe. Its workspace is the scratch directory
 // probe.Run makes under <state>/probe: inside the state directory by
 // design, so that one place — the state directory's root — is left out of
 // its workspace check (identity.Protected.Without); every other place,
 // keys/, run/ and actions/ among them, is checked as for any action.
-func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string) (*runner.Launch, error) {
-	res, err := identity.Resolve(s, b.protected.Without(b.dirs.root),
-		actionEnv(append(append([]string{}, b.cfg.Environ...), extraEnv...)), b.policyFor)
+func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string, binding wire.Binding) (*runner.Launch, error) {
+	env := actionEnv(append(append([]string{}, b.cfg.Environ...), extraEnv...), b.declared)
+	res, err := identity.Resolve(s, b.protected.Without(b.dirs.root), func(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
+		pol, err := policy.For(b.base, b.withheld, ws.Path, exe)
+		return env, pol, err
+	})
 	if err != nil {
 		return nil, err
 	}
+	if res.Identity().Binding != binding {
+		id, fp, err := res.Rebind(binding)
+		if err != nil {
+			res.Close()
+			return nil, err
+		}
+		res = res.WithIdentity(id, fp)
+	}
 	l := &runner.Launch{Resolved: res}
-	if l.Snapshot, err = b.snaps.Get(res.Exe(), res.Identity().Executable.File); err != nil {
+	if err := b.snapshots(l); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
-}
-
-// policyFor is the default policy of one executable, or its refusal.
-func (b *Broker) policyFor(exe wire.Executable) (wire.Policy, error) {
-	return policy.For(b.base, b.withheld, exe)
 }

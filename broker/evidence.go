@@ -127,6 +127,10 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 	res := obs.Run
 	if res.Ready != nil {
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
+		if obs.WitnessFailed != "" {
+			rc.Sandbox.Binding = wire.Broken // what was executed is not known
+			b.cfg.Logf("action %s: binding broken: %s", handle, obs.WitnessFailed)
+		}
 	} else {
 		rc.Limits.EnforcedBy = receipt.EnforcedByNone // the launcher applied nothing
 	}

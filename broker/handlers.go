@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/server"
 	"warrant/wire"
@@ -57,7 +58,7 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 	switch m := m.(type) {
 	case *wire.Approve:
 		var l *wire.LeaseView
-		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second); err == nil {
+		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, pinBinding(m.Binding)); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
 		}
 	case *wire.Deny:
@@ -74,6 +75,19 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		panic(fmt.Sprintf("broker: internal error: %s on the operator channel", m.Type()))
 	}
 	return b.answer(reply, err)
+}
+
+// pinBinding is how an approval pins the executable's binding b: the
+// request's identity under b and its fingerprint; nil when b is unset.
+func pinBinding(b wire.Binding) func(*wire.CommandIdentity) ([]byte, error) {
+	if b == 0 {
+		return nil
+	}
+	return func(id *wire.CommandIdentity) ([]byte, error) {
+		pinned := *id
+		pinned.Binding = b
+		return identity.Fingerprint(&pinned)
+	}
 }
 
 func (b *Broker) answer(reply wire.Message, err error) wire.Message {

@@ -116,7 +116,7 @@ func (r *rig) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the rig's workspace in process, as Submit
 // would; the descriptors are closed when the test ends.
 func (r *rig) resolveReq(req wire.ActionRequest) (*identity.Resolved, error) {
-	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.protected, r.b.env, r.b.policyFor)
+	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.protected, r.b.inputs)
 	if err == nil {
 		r.t.Cleanup(res.Close)
 	}
@@ -210,4 +210,13 @@ func copyFile(t testing.TB, src, dst string) {
 	_, err = io.Copy(out, in)
 	must(t, err)
 	must(t, out.Close())
+}
+
+// resolveIn resolves req in the workspace ws, as Submit would.
+func (r *rig) resolveIn(ws string, req wire.ActionRequest) (*identity.Resolved, error) {
+	res, err := identity.Resolve(&wire.Submit{Workspace: ws, Request: req}, r.b.protected, r.b.inputs)
+	if err == nil {
+		r.t.Cleanup(res.Close)
+	}
+	return res, err
 }

@@ -76,8 +76,8 @@ func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
 	must(t, err)
 	r := newProbedRig(t, func(c *Config) { c.Executor, c.ProbeTarget = p, []string{self, "unused"} })
 	rep := r.b.Capability()
-	if rep.State != wire.Unavailable || p.probes != 1 || !slices.Contains(rep.Failed, "launch/host") ||
-		!slices.Contains(rep.Failed, "ptrace/grandchild") || len(rep.Failed) != len(rep.Checks) {
+	if rep.State != wire.Unavailable || p.probes != 2 || !slices.Contains(rep.Failed, "launch/host@in-place") ||
+		!slices.Contains(rep.Failed, "ptrace/grandchild@sealed-snapshot") || len(rep.Failed) != len(rep.Checks) {
 		t.Fatalf("report %+v after %d probes", rep, p.probes)
 	}
 	stored, err := storedReport(context.Background(), r.b.j)
@@ -87,7 +87,7 @@ func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
 	}
 	again, err := r.b.EnsureCapability(context.Background(), false)
 	must(t, err)
-	if p.probes != 2 || again.State != wire.Unavailable {
+	if p.probes != 4 || again.State != wire.Unavailable { // a battery under each binding, twice
 		t.Fatalf("an unavailable report was reused: %d probes, state %s", p.probes, again.State)
 	}
 	_, err = r.cl.Submit(r.workspace, r.request())

@@ -68,14 +68,19 @@ func probeReport(t *testing.T, out string) *probe.Report {
 	return r
 }
 
-// wantChecks is every check of the battery, as "name/from".
+// wantChecks is every check of the battery, as "name/from@binding",
+// under each binding the broker offers.
 func wantChecks() []string {
-	want := []string{"launch/host", probeprog.ReadInput + "/target", probeprog.WriteWorkspace + "/target",
-		probeprog.RunRuntime + "/target", probeprog.MetadataWorkspace + "/target", probeprog.SpawnChild + "/target",
-		probeprog.SpawnGrandchild + "/child"}
-	for _, who := range probeprog.Attackers {
-		for _, c := range probeprog.Forbidden {
-			want = append(want, c+"/"+who)
+	var want []string
+	for _, b := range probe.Bindings {
+		at := "@" + b.String()
+		want = append(want, "launch/host"+at, probeprog.ReadInput+"/target"+at, probeprog.WriteWorkspace+"/target"+at,
+			probeprog.RunRuntime+"/target"+at, probeprog.MetadataWorkspace+"/target"+at, probeprog.SpawnChild+"/target"+at,
+			probeprog.SpawnGrandchild+"/child"+at)
+		for _, who := range probeprog.Attackers {
+			for _, c := range probeprog.Forbidden {
+				want = append(want, c+"/"+who+at)
+			}
 		}
 	}
 	return want
@@ -105,7 +110,7 @@ func TestProbeVerifiesThisHost(t *testing.T) {
 	}
 	var got []string
 	for _, c := range r.Checks {
-		got = append(got, c.Name+"/"+c.From)
+		got = append(got, c.Name+"/"+c.From+"@"+c.Binding)
 		if !c.Pass || c.Evidence == "" || !strings.Contains(c.Evidence, "host") && c.From != "host" {
 			t.Errorf("check %s/%s: pass %v, evidence %q", c.Name, c.From, c.Pass, c.Evidence)
 		}
@@ -166,12 +171,13 @@ func TestProbeInjectedFailureRefusesEverything(t *testing.T) {
 	if code == 0 || r.State != wire.Unavailable {
 		t.Fatalf("probe of the insecure build: exit %d, state %s", code, r.State)
 	}
-	for _, want := range []string{"read_secret/target", "read_secret/grandchild", "symlink_escape/target", "symlink_escape/grandchild"} {
+	for _, want := range []string{"read_secret/target@in-place", "read_secret/grandchild@in-place",
+		"symlink_escape/target@sealed-snapshot", "symlink_escape/grandchild@sealed-snapshot"} {
 		if !slices.Contains(r.Failed, want) {
 			t.Errorf("failed checks %v lack %s", r.Failed, want)
 		}
 	}
-	if !strings.Contains(r.Reason, "read_secret/target") || len(r.Hints) == 0 {
+	if !strings.Contains(r.Reason, "read_secret/target@in-place") || len(r.Hints) == 0 {
 		t.Errorf("reason %q, hints %v", r.Reason, r.Hints)
 	}
 	marker := filepath.Join(t.TempDir(), "ran")

@@ -16,6 +16,8 @@ type stateDirs struct {
 	keys    string // keys/: the receipt signing and HMAC keys (owned by receipts)
 	run     string // run/: agent.sock and operator.sock
 	actions string // actions/<handle>/{home,tmp}
+	caches  string // caches/<key>/{workspace,data/}: the per-workspace caches (broker/internal/caches)
+	env     string // env: the operator's declared environment, NAME=VALUE lines (declared.go)
 	lock    string // lock: flock'd by the one broker using this directory
 }
 
@@ -43,6 +45,8 @@ func layout(root string) stateDirs {
 		keys:    filepath.Join(root, "keys"),
 		run:     filepath.Dir(agentSock),
 		actions: filepath.Join(root, "actions"),
+		caches:  filepath.Join(root, "caches"),
+		env:     filepath.Join(root, "env"),
 		lock:    filepath.Join(root, "lock"),
 	}
 }
@@ -62,7 +66,7 @@ func prepareStateDir(root string) (stateDirs, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return d, fmt.Errorf("prepare state directory: %w", err)
 	}
-	for _, dir := range []string{d.root, d.keys, d.run, d.actions} {
+	for _, dir := range []string{d.root, d.keys, d.run, d.actions, d.caches} {
 		if err := privateDir(dir); err != nil {
 			return d, fmt.Errorf("prepare state directory: %w", err)
 		}

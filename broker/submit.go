@@ -42,7 +42,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	if g.State != wire.GoalActive {
 		return nil, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; it cannot run actions", g.ID, g.State)
 	}
-	r, err := identity.Resolve(s, b.protected, b.env, b.policyFor)
+	r, err := identity.Resolve(s, b.protected, b.inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +61,28 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, err
 	}
 	lease, err := b.j.MatchLease(ctx, g, id.Workspace, r.Fingerprint())
+	if err == nil && lease == nil {
+		// The operator may have pinned the other binding for exactly
+		// this action (broker approve --binding): that lease is for the
+		// identity under it.
+		other := wire.InPlace
+		if id.Binding == wire.InPlace {
+			other = wire.SealedSnapshot
+		}
+		pinned, fp, perr := r.Rebind(other)
+		if perr != nil {
+			return nil, perr
+		}
+		if lease, err = b.j.MatchLease(ctx, g, id.Workspace, fp); err == nil && lease != nil {
+			r = r.WithIdentity(pinned, fp)
+			launch.Resolved, id = r, r.Identity()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files))
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace)))
 		if err != nil {
 			return nil, err
 		}
@@ -75,13 +92,8 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, wire.Errorf(wire.CodeSandboxUnavailable,
 			"execution is not wired yet: this broker has no launcher; lease %s matched and was not used", lease.ID())
 	}
-	if launch.Snapshot, err = b.snaps.Get(r.Exe(), id.Executable.File); err != nil {
+	if err := b.snapshots(launch); err != nil {
 		return nil, err
-	}
-	if in := id.Executable.Interpreter; in != nil {
-		if launch.InterpSnapshot, err = b.snaps.Get(r.Interp(), in.File); err != nil {
-			return nil, err
-		}
 	}
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
@@ -104,6 +116,24 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return accepted, nil
+}
+
+// snapshots fills in the sealed snapshots of a sealed-snapshot launch; an
+// in-place one executes the installed files and takes none.
+func (b *Broker) snapshots(l *runner.Launch) error {
+	r := l.Resolved
+	id := r.Identity()
+	if id.Binding == wire.InPlace {
+		return nil
+	}
+	var err error
+	if l.Snapshot, err = b.snaps.Get(r.Exe(), id.Executable.File); err != nil {
+		return err
+	}
+	if in := id.Executable.Interpreter; in != nil {
+		l.InterpSnapshot, err = b.snaps.Get(r.Interp(), in.File)
+	}
+	return err
 }
 
 // notStarted records a checkpointed action that was never started as

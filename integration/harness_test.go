@@ -98,8 +98,9 @@ func (a *action) Request(exe string, args ...string) *wire.SpawnRequest {
 		path = lookPath(a.t, exe)
 	}
 	req := &wire.SpawnRequest{
+		Binding:    wire.SealedSnapshot,
 		Argv:       append([]string{exe}, args...),
-		Env:        envpolicy.Build(nil, a.Home, a.Tmp),
+		Env:        envpolicy.Build(nil, nil, a.Home, a.Tmp),
 		Workspace:  dirIdentity(a.t, a.Workspace, a.Workspace),
 		Cwd:        dirIdentity(a.t, a.Workspace, "."),
 		Executable: fileIdentity(a.t, path),

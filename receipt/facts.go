@@ -102,17 +102,23 @@ func IdentityOf(c *wire.CommandIdentity) Identity {
 
 // Sandbox is what the launcher measured and enforced (wire.Ready).
 type Sandbox struct {
-	LandlockABI       uint8        `json:"landlockAbi"`
-	HandledFS         uint64       `json:"handledFs"`
-	HandledNet        uint64       `json:"handledNet"`
-	Scoped            uint64       `json:"scoped"`
-	SeccompDigest     string       `json:"seccompDigest,omitempty"`  // Linux
-	SeatbeltDigest    string       `json:"seatbeltDigest,omitempty"` // macOS
-	Binding           wire.Binding `json:"binding"`
-	ExecutedSHA256    string       `json:"executedSha256"`
-	InterpreterSHA256 string       `json:"interpreterSha256,omitempty"`
-	Workspace         Dir          `json:"workspace"`
-	Cwd               Dir          `json:"cwd"`
+	LandlockABI    uint8        `json:"landlockAbi"`
+	HandledFS      uint64       `json:"handledFs"`
+	HandledNet     uint64       `json:"handledNet"`
+	Scoped         uint64       `json:"scoped"`
+	SeccompDigest  string       `json:"seccompDigest,omitempty"`  // Linux
+	SeatbeltDigest string       `json:"seatbeltDigest,omitempty"` // macOS
+	Binding        wire.Binding `json:"binding"`
+	// BoundBy says what bound an in-place executable's bytes: "unwritable"
+	// (the broker's uid cannot change the file) or "witness" (its identity
+	// was the approved one at hashing, at the launcher's check and after
+	// the exec). A failed witness makes Binding "broken": what was
+	// executed is not known.
+	BoundBy           string `json:"boundBy,omitempty"`
+	ExecutedSHA256    string `json:"executedSha256,omitempty"` // absent in place: the launcher measured identities, not bytes
+	InterpreterSHA256 string `json:"interpreterSha256,omitempty"`
+	Workspace         Dir    `json:"workspace"`
+	Cwd               Dir    `json:"cwd"`
 }
 
 // SandboxOf mirrors the launcher's Ready. An absent digest encodes as
@@ -120,8 +126,15 @@ type Sandbox struct {
 func SandboxOf(r *wire.Ready) *Sandbox {
 	return &Sandbox{LandlockABI: r.LandlockABI, HandledFS: r.HandledFS, HandledNet: r.HandledNet, Scoped: r.Scoped,
 		SeccompDigest: hex.EncodeToString(r.SeccompDigest), SeatbeltDigest: hex.EncodeToString(r.SeatbeltDigest),
-		Binding: r.Binding, ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256),
+		Binding: r.Binding, ExecutedSHA256: hex.EncodeToString(r.ExecutedSHA256), BoundBy: boundBy(r.BoundBy),
 		InterpreterSHA256: hex.EncodeToString(r.InterpreterSHA256), Workspace: dirOf(&r.Workspace), Cwd: dirOf(&r.Cwd)}
+}
+
+func boundBy(b wire.BoundBy) string {
+	if b == 0 {
+		return ""
+	}
+	return b.String()
 }
 
 // How a receipt's resource limits were enforced.

@@ -193,9 +193,14 @@ func (r *Receipt) validateShape() error {
 		err = checkHex("sandbox.interpreterSha256", r.Sandbox.InterpreterSHA256)
 	}
 	if err == nil && r.Sandbox != nil {
-		err = checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256)
+		inPlace := r.Sandbox.Binding == wire.InPlace || r.Sandbox.Binding == wire.Broken
+		if !inPlace || r.Sandbox.ExecutedSHA256 != "" {
+			err = checkHex("sandbox.executedSha256", r.Sandbox.ExecutedSHA256)
+		}
 		switch s := r.Sandbox; {
 		case err != nil:
+		case inPlace != (s.BoundBy != ""):
+			err = errorf("sandbox: boundBy goes with an in-place (or broken) binding and only with it")
 		case (s.SeccompDigest == "") == (s.SeatbeltDigest == ""):
 			err = errorf("sandbox: exactly one of seccompDigest and seatbeltDigest")
 		case s.SeccompDigest != "":

@@ -7,6 +7,10 @@ type Approve struct {
 	RequestID  string `cbor:"request_id"`
 	Uses       uint32 `cbor:"uses"`        // at least 1
 	TTLSeconds uint32 `cbor:"ttl_seconds"` // at least 1
+	// Binding, when set, pins the executable's binding for this approval
+	// (sealed-snapshot or in-place) instead of the default the request
+	// shows; the lease is for that identity's fingerprint.
+	Binding Binding `cbor:"binding,omitzero"`
 }
 
 // Deny refuses a pending approval request; nothing reusable remains.
@@ -51,6 +55,9 @@ func (m *Approve) validate() error {
 	err := checkName("request_id", m.RequestID)
 	if err == nil && (m.Uses == 0 || m.TTLSeconds == 0) {
 		err = fmt.Errorf("approve: uses and ttl_seconds must be at least 1")
+	}
+	if err == nil && m.Binding != 0 && m.Binding != SealedSnapshot && m.Binding != InPlace {
+		err = fmt.Errorf("approve: binding %s cannot be pinned", m.Binding)
 	}
 	return err
 }

@@ -138,6 +138,7 @@ func samples() []namedSample {
 		{"goal-create", &GoalCreate{Title: "make the tests pass"}},
 		{"goal-revise", &GoalRevise{Goal: "g-1"}},
 		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
+		{"approve-binding", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, Binding: InPlace}},
 		{"deny", &Deny{RequestID: "apr-1"}},
 		{"deny-reason", &Deny{RequestID: "apr-1", Reason: "not this argv"}},
 		{"revoke", &Revoke{LeaseID: "lease-1"}},

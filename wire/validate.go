@@ -91,6 +91,15 @@ func CheckRelPath(p string) error {
 	return nil
 }
 
+// WorkspaceExecutable reports whether a requested executable names a
+// workspace executable: a relative path with a slash (./gradlew,
+// .venv/bin/python), resolved beneath the workspace root rather than on
+// the sanitized PATH. The broker's admission has checked that it is clean
+// and holds no "..".
+func WorkspaceExecutable(requested string) bool {
+	return strings.Contains(requested, "/") && !path.IsAbs(requested)
+}
+
 // checkArgs applies the argv caps of docs/architecture.md §2.1 to the arguments
 // after argv[0]; first is the index of args[0] in argv, for messages.
 func checkArgs(field string, args []string, first int) error {

@@ -27,7 +27,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":     {"serve [--read-path DIR]... [--launcher PATH]", runServe},
+	"serve":     {"serve [--read-path DIR]... [--env NAME=VALUE]... [--cargo-target-cache] [--launcher PATH]", runServe},
 	"probe":     {"probe [--launcher PATH] [--json]", runProbe},
 	"approvals": {"approvals [--json]", runApprovals},
 	"approve":   {"approve ID [--uses N] [--ttl D] [--json]", runApprove},
@@ -37,7 +37,8 @@ var commands = map[string]command{
 	"actions":   {"actions [--unknown] [--json]", runActions},
 	"resolve":   {"resolve HANDLE success|failed|stop [--note N]", runResolve},
 	"receipts":  {"receipts list|show ID|verify|export [--format dsse-jsonl]|pubkey|prune --older-than D [--json]", runReceipts},
-	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--json] -- EXECUTABLE [ARG...]", runRun},
+	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--env NAME=VALUE]... [--cargo-target-cache] [--json] -- EXECUTABLE [ARG...]", runRun},
+	"caches":    {"caches list|prune --older-than D|--all [--json]", runCaches},
 	"status":    {"status [HANDLE] [--json]", runStatus},
 	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},
 	"cancel":    {"cancel HANDLE [--reason R] [--json]", runCancel},

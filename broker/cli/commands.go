@@ -34,9 +34,16 @@ func runApprovals(e *env, args []string) error {
 func runApprove(e *env, args []string) error {
 	uses := e.fs.Uint("uses", 1, "how many runs the lease allows")
 	ttl := e.fs.Duration("ttl", time.Hour, "how long the lease lasts")
+	binding := e.fs.String("binding", "", "pin the executable's binding: sealed-snapshot or in-place (default: the request's)")
 	pos, err := e.parse(args, 1)
 	if err != nil {
 		return err
+	}
+	var b wire.Binding
+	if *binding != "" {
+		if err := b.UnmarshalText([]byte(*binding)); err != nil || (b != wire.SealedSnapshot && b != wire.InPlace) {
+			return usageError{"--binding must be sealed-snapshot or in-place"}
+		}
 	}
 	if *uses < 1 || *uses > 1<<32-1 {
 		return usageError{"--uses must be from 1 to 4294967295"}
@@ -49,7 +56,7 @@ func runApprove(e *env, args []string) error {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.Approve(pos[0], uint32(*uses), *ttl)
+	l, err := cl.ApproveBinding(pos[0], uint32(*uses), *ttl, b)
 	if err != nil {
 		return err
 	}

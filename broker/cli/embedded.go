@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -23,12 +24,19 @@ type embedded struct {
 }
 
 // connect dials the daemon on the state directory, or starts an embedded
-// broker there when none answers.
-func (e *env) connect(ctx context.Context, launcher string, live *liveSink) (*client.Client, *embedded, error) {
+// broker there, configured by o, when none answers. A daemon has its own
+// configuration: o's --env or --cargo-target-cache against one is a usage
+// error rather than silently ignored.
+func (e *env) connect(ctx context.Context, o brokerOptions, live *liveSink) (*client.Client, *embedded, error) {
 	if cl, err := client.Dial(e.state); err == nil {
+		if len(o.env) > 0 || o.cargoTarget {
+			cl.Close()
+			return nil, nil, usageError{fmt.Sprintf("--env and --cargo-target-cache configure the embedded broker, but a daemon answers on %s: "+
+				"declare them where it starts (broker serve --env NAME=VALUE, or %s)", e.state, filepath.Join(e.state, "env"))}
+		}
 		return cl, nil, nil
 	}
-	d, err := openDaemon(ctx, e, launcher, nil, io.Discard, live.write)
+	d, err := openDaemon(ctx, e, o, io.Discard, live.write)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,6 +40,22 @@ func launcherPath(flagValue string) (string, error) {
 	return p, nil
 }
 
+// brokerOptions configure the broker a command opens: `serve`'s, and
+// `run`'s embedded one.
+type brokerOptions struct {
+	launcher    string     // --launcher; "": launcherPath's default
+	readPaths   stringList // --read-path (serve only)
+	env         stringList // --env NAME=VALUE, after <state>/env
+	cargoTarget bool       // --cargo-target-cache
+}
+
+// brokerFlags registers the flags serve and run share for the broker they
+// open.
+func (e *env) brokerFlags(o *brokerOptions) {
+	e.fs.Var(&o.env, "env", "NAME=VALUE: a toolchain variable for every target, shown on the card (repeatable; after <state>/env)")
+	e.fs.BoolVar(&o.cargoTarget, "cargo-target-cache", false, "point CARGO_TARGET_DIR into each workspace's cache")
+}
+
 // daemon is an open broker with its runner.
 type daemon struct {
 	b *broker.Broker
@@ -51,20 +67,20 @@ type daemon struct {
 // action's redacted output as it is released. Opening decides the
 // capability state: the capability probe runs unless a verified report
 // for this host, launcher, policy and binary is stored.
-func openDaemon(ctx context.Context, e *env, launcher string, extras []string, logw io.Writer,
+func openDaemon(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	live func(string, receipt.StreamName, []byte)) (*daemon, error) {
-	return openBroker(ctx, e, launcher, extras, logw, live, false)
+	return openBroker(ctx, e, o, logw, live, false)
 }
 
 // openBroker is openDaemon; reprobe runs the probe even when a verified
 // report is stored.
-func openBroker(ctx context.Context, e *env, launcher string, extras []string, logw io.Writer,
+func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	live func(string, receipt.StreamName, []byte), reprobe bool) (*daemon, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the probe program: %w", err)
 	}
-	path, err := launcherPath(launcher)
+	path, err := launcherPath(o.launcher)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +94,8 @@ func openBroker(ctx context.Context, e *env, launcher string, extras []string, l
 	if err != nil {
 		return nil, err
 	}
-	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: extras,
-		Environ: os.Environ(), Logf: logf, Executor: r, Reprobe: reprobe,
+	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: o.readPaths,
+		Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe,
 		ProbeTarget: []string{self, "probe", probeprog.Arg}, Binaries: []string{self, path}})
 	if err != nil {
 		r.Close()

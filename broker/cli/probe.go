@@ -30,7 +30,7 @@ func runProbe(e *env, args []string) error {
 	if _, err := e.parse(args, 0); err != nil {
 		return err
 	}
-	d, err := openBroker(context.Background(), e, *launcher, nil, io.Discard, nil, true)
+	d, err := openBroker(context.Background(), e, brokerOptions{launcher: *launcher}, io.Discard, nil, true)
 	if err != nil {
 		return err
 	}

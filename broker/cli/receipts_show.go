@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"warrant/receipt"
+	"warrant/wire"
 )
 
 // opened is one log entry decoded for display. Display never vouches for
@@ -121,16 +122,22 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		time.Duration(lim.WallNs), time.Duration(lim.GraceNs), lim.CPUSeconds, lim.FileSize, lim.OpenFiles,
 		lim.Retain, lim.Retain, lim.HardOutput, lim.EnforcedBy)
 	if s := r.Sandbox; s != nil {
-		match := "the approved executable"
-		if s.ExecutedSHA256 != id.Executable.SHA256 {
-			match = "NOT the approved executable"
-		}
 		filter := "seccomp " + s.SeccompDigest
 		if s.SeatbeltDigest != "" {
 			filter = "Seatbelt profile " + s.SeatbeltDigest
 		}
-		fmt.Fprintf(w, "Sandbox   Landlock ABI %d, %s, binding %s; executed sha256 %s (%s)\n",
-			s.LandlockABI, filter, s.Binding, s.ExecutedSHA256, match)
+		var executed string
+		switch {
+		case s.Binding == wire.Broken:
+			executed = "the installed file changed during the run: what was executed is NOT known"
+		case s.Binding == wire.InPlace:
+			executed = "the installed file itself, bound by " + s.BoundBy
+		case s.ExecutedSHA256 != id.Executable.SHA256:
+			executed = "executed sha256 " + s.ExecutedSHA256 + " (NOT the approved executable)"
+		default:
+			executed = "executed sha256 " + s.ExecutedSHA256 + " (the approved executable)"
+		}
+		fmt.Fprintf(w, "Sandbox   Landlock ABI %d, %s, binding %s; %s\n", s.LandlockABI, filter, s.Binding, executed)
 	}
 	writeEnding(w, r)
 	for _, s := range r.Streams {

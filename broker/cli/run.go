@@ -37,8 +37,9 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 
 // runOptions are the flags of `broker run`.
 type runOptions struct {
-	workspace, cwd, profile, session, goal, launcher string
-	approve                                          bool
+	workspace, cwd, profile, session, goal string
+	approve                                bool
+	embedded                               brokerOptions // for the embedded broker
 }
 
 func runRun(e *env, args []string) error {
@@ -48,7 +49,8 @@ func runRun(e *env, args []string) error {
 	e.fs.StringVar(&o.profile, "profile", "short", "short, standard or long")
 	e.fs.StringVar(&o.session, "session", "", "the agent session")
 	e.fs.StringVar(&o.goal, "goal", "", "the goal (default: the default goal)")
-	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
+	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
+	e.brokerFlags(&o.embedded)
 	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
 	dash := slices.Index(args, "--")
 	if dash < 0 || dash == len(args)-1 {
@@ -76,7 +78,7 @@ func runRun(e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	live := newLiveSink(e.stdout, e.stderr, !e.json)
-	cl, d, err := e.connect(ctx, o.launcher, live)
+	cl, d, err := e.connect(ctx, o.embedded, live)
 	if err != nil {
 		return err
 	}

@@ -17,15 +17,16 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // runServe runs the daemon in the foreground until SIGINT or SIGTERM.
 func runServe(e *env, args []string) error {
-	var extras stringList
-	e.fs.Var(&extras, "read-path", "an extra read+execute path for every policy (repeatable)")
-	launcher := e.fs.String("launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
+	var o brokerOptions
+	e.fs.Var(&o.readPaths, "read-path", "an extra read+execute path for every policy (repeatable)")
+	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
+	e.brokerFlags(&o)
 	if _, err := e.parse(args, 0); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	d, err := openDaemon(ctx, e, *launcher, extras, e.stderr, nil)
+	d, err := openDaemon(ctx, e, o, e.stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -7,13 +7,20 @@ import (
 )
 
 // Approve grants a lease of uses uses, valid for ttl, for a pending
-// approval request.
+// approval request, under the binding the request shows.
 func (cl *Client) Approve(requestID string, uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+	return cl.ApproveBinding(requestID, uses, ttl, 0)
+}
+
+// ApproveBinding is Approve with the executable's binding pinned to b
+// (0: the request's own).
+func (cl *Client) ApproveBinding(requestID string, uses uint32, ttl time.Duration, b wire.Binding) (*wire.LeaseView, error) {
 	secs := ttl / time.Second
 	if secs > 1<<32-1 {
 		secs = 1<<32 - 1
 	}
-	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(&wire.Approve{RequestID: requestID, Uses: uses, TTLSeconds: uint32(secs)}))
+	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(&wire.Approve{RequestID: requestID, Uses: uses,
+		TTLSeconds: uint32(secs), Binding: b}))
 	if err != nil {
 		return nil, err
 	}

@@ -156,10 +156,15 @@ func checkReady(r *wire.Ready, q *wire.SpawnRequest) error {
 	if q.Interpreter != nil {
 		want = q.Interpreter.File.SHA256
 	}
+	// In place the launcher measured identities, not bytes: the broker's
+	// witness after the exec completes the binding.
+	inPlace := r.Binding == wire.InPlace
 	switch {
-	case !bytes.Equal(r.ExecutedSHA256, q.Executable.SHA256):
+	case (q.Binding == wire.InPlace) != inPlace:
+		return fmt.Errorf("the binding is %s, not the requested %s", r.Binding, q.Binding)
+	case !inPlace && !bytes.Equal(r.ExecutedSHA256, q.Executable.SHA256):
 		return errors.New("the executed bytes are not the approved digest")
-	case !bytes.Equal(r.InterpreterSHA256, want):
+	case !inPlace && !bytes.Equal(r.InterpreterSHA256, want):
 		return errors.New("the interpreter is not the approved one")
 	case !r.Workspace.Same(q.Workspace):
 		return errors.New("the workspace is not the approved directory")

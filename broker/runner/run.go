@@ -1,7 +1,11 @@
 package runner
 
 import (
+	"fmt"
+	"os"
+
 	"warrant/broker/lifecycle"
+	"warrant/internal/fsid"
 	"warrant/internal/profile"
 	"warrant/receipt"
 	"warrant/wire"
@@ -43,7 +47,39 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 		}
 		streams = []*receipt.Captured{outC, errC}
 	}
-	obs.End(&Observation{Result: result, Run: &res, Events: events, Streams: streams})
+	o := &Observation{Result: result, Run: &res, Events: events, Streams: streams}
+	if res.Ready != nil && res.Ready.Binding == wire.InPlace {
+		o.WitnessFailed = witness(l)
+	}
+	obs.End(o)
+}
+
+// witness checks, once the action is over, that the installed files an
+// in-place launch executed still have their approved identity (inode,
+// size, mode, owner, mtime, ctime), measured on the descriptors the broker
+// held since it hashed them. It returns why not, or "".
+func witness(l *Launch) string {
+	id := l.Resolved.Identity()
+	files := []struct {
+		f    *os.File
+		want wire.FileIdentity
+	}{{l.Resolved.Exe(), id.Executable.File}}
+	if in := id.Executable.Interpreter; in != nil {
+		files = append(files, struct {
+			f    *os.File
+			want wire.FileIdentity
+		}{l.Resolved.Interp(), in.File})
+	}
+	for _, c := range files {
+		got, err := fsid.Stat(int(c.f.Fd()), c.want.Path)
+		if err != nil {
+			return fmt.Sprintf("%s could not be measured after the run: %v", c.want.Path, err)
+		}
+		if !fsid.SameFile(got, c.want) {
+			return fmt.Sprintf("%s changed between its approval and the end of the run", c.want.Path)
+		}
+	}
+	return ""
 }
 
 // ExitCode is the root's exit code for outcome exited only: a group the

@@ -69,6 +69,10 @@ type Observation struct {
 	Run     *lifecycle.Result   // every fact the lifecycle observed
 	Events  []lifecycle.Event   // in the order they happened
 	Streams []*receipt.Captured // stdout and stderr evidence; nil when nothing started
+	// WitnessFailed says why an in-place launch's files were not their
+	// approved selves after the run ("" when they were, or for a sealed
+	// snapshot): its binding is broken.
+	WitnessFailed string
 }
 
 // Survivor is a process group of an earlier action that outlived the
@@ -219,11 +223,21 @@ func SpawnRequest(l *Launch) *wire.SpawnRequest {
 		Executable:  id.Executable.File,
 		Interpreter: id.Executable.Interpreter,
 		Snapshots:   l.Snapshot != nil,
+		Binding:     bindingOf(id),
 		Profile:     id.Profile,
 		Policy:      id.Policy,
 		Home:        l.Home,
 		Tmp:         l.Tmp,
 	}
+}
+
+// bindingOf is the binding an identity asks for; an identity from before
+// bindings were chosen is the sealed snapshot it was approved for.
+func bindingOf(id *wire.CommandIdentity) wire.Binding {
+	if id.Binding == 0 {
+		return wire.SealedSnapshot
+	}
+	return id.Binding
 }
 
 // spec is the lifecycle launch of l.

@@ -13,7 +13,7 @@ func TestBuildDropsEverythingOffTheAllowlist(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY=canary", "OPENAI_API_KEY=sk-canary", "SSH_AUTH_SOCK=/tmp/agent",
 		"HTTPS_PROXY=http://proxy", "LANG=C.UTF-8", "LC_ALL=C", "LC_lower=x", "TZ=UTC", "HOME=/root",
 	}
-	env := Build(environ, "/s/home", "/s/tmp")
+	env := Build(environ, nil, "/s/home", "/s/tmp")
 	got := map[string]string{}
 	for _, kv := range env {
 		got[kv.Name] = kv.Value
@@ -52,7 +52,7 @@ func TestCheckRejects(t *testing.T) {
 		"TMPDIR missing":  func(e []wire.EnvVar) []wire.EnvVar { return e[:len(e)-1] },
 		"PATH twice":      func(e []wire.EnvVar) []wire.EnvVar { return append(e, wire.EnvVar{Name: "PATH", Value: "/tmp"}) },
 	} {
-		if err := Check(mutate(Build(nil, "/h", "/t")), "/h", "/t"); err == nil {
+		if err := Check(mutate(Build(nil, nil, "/h", "/t")), "/h", "/t"); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -65,4 +65,57 @@ func set(env []wire.EnvVar, name, value string) []wire.EnvVar {
 		}
 	}
 	return env
+}
+
+// TestDeclaredVariablesAreAddedAndChecked: a declared toolchain variable
+// is in the environment Build makes (taking the place of an inherited
+// one of the same name) and passes Check; nothing else of environ is.
+func TestDeclaredVariablesAreAddedAndChecked(t *testing.T) {
+	declared := []wire.EnvVar{{Name: "GOROOT", Value: "/usr/local/go"}, {Name: "GOTELEMETRY", Value: "off"},
+		{Name: "LANG", Value: "C"}, {Name: "npm_config_cache", Value: "/c/npm"}}
+	env := Build([]string{"LANG=C.UTF-8", "GOROOT=/home/u/evil", "JAVA_HOME=/opt/jdk"}, declared, "/h", "/t")
+	got := map[string]string{}
+	for _, kv := range env {
+		got[kv.Name] = kv.Value
+	}
+	if got["GOROOT"] != "/usr/local/go" || got["GOTELEMETRY"] != "off" || got["LANG"] != "C" || got["npm_config_cache"] != "/c/npm" {
+		t.Fatalf("declared variables not as declared: %v", got)
+	}
+	if _, ok := got["JAVA_HOME"]; ok || len(env) != 8 {
+		t.Fatalf("an undeclared variable was taken from environ: %v", got)
+	}
+	if err := Check(env, "/h", "/t"); err != nil {
+		t.Fatalf("Check refuses declared variables: %v", err)
+	}
+}
+
+// TestDeclareRefuses: the broker refuses, at start, a declared name that
+// is malformed, fixed, or looks like a credential, a loader variable, a
+// proxy, an agent or warrant's own; and a value with a NUL. Check, the
+// launcher's rule, refuses every Denied name whatever the broker sends.
+func TestDeclareRefuses(t *testing.T) {
+	for _, name := range []string{"LD_PRELOAD", "ld_library_path", "GITHUB_TOKEN", "OPENAI_API_KEY", "MY_SECRET_THING",
+		"DB_PASSWORD", "AWS_PROFILE", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "HTTPS_PROXY", "http_proxy",
+		"WARRANT_CANARY", "WARRANT_PROBE_CANARY", "PATH", "HOME", "TMPDIR", "TERM", "1ABC", "A-B", "A B", "", "LC_x", "LC_"} {
+		if err := Declare(name, "v"); err == nil {
+			t.Errorf("Declare(%q) accepted", name)
+		} else if !strings.Contains(err.Error(), " ") {
+			t.Errorf("Declare(%q): %q is not a sentence", name, err)
+		}
+		if fixed[name] {
+			continue
+		}
+		env := append(Build(nil, nil, "/h", "/t"), wire.EnvVar{Name: name, Value: "v"})
+		if err := Check(env, "/h", "/t"); err == nil {
+			t.Errorf("Check accepted %q", name)
+		}
+	}
+	for _, name := range []string{"GOROOT", "JAVA_HOME", "RUSTUP_HOME", "CARGO_HOME", "GOTELEMETRY", "LC_ALL", "TZ", "_X1"} {
+		if err := Declare(name, "v"); err != nil {
+			t.Errorf("Declare(%q): %v", name, err)
+		}
+	}
+	if err := Declare("GOROOT", "a\x00b"); err == nil {
+		t.Error("a value with a NUL was accepted")
+	}
 }

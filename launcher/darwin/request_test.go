@@ -18,8 +18,9 @@ func file(p string, b byte) wire.FileIdentity {
 func sampleSpawn() *wire.SpawnRequest {
 	home, tmp := "/Users/me/state/actions/a1/home", "/Users/me/state/actions/a1/tmp"
 	return &wire.SpawnRequest{
+		Binding:    wire.SealedSnapshot,
 		Argv:       []string{"make", "-j2", "all; rm -rf ~"},
-		Env:        envpolicy.Build([]string{"LANG=C", "AWS_SECRET_ACCESS_KEY=x", "LD_PRELOAD=/x.so"}, home, tmp),
+		Env:        envpolicy.Build([]string{"LANG=C", "AWS_SECRET_ACCESS_KEY=x", "LD_PRELOAD=/x.so"}, nil, home, tmp),
 		Workspace:  wire.DirIdentity{Path: "/Users/me/proj", Dev: 7, Ino: 100},
 		Cwd:        wire.DirIdentity{Path: "src", Dev: 7, Ino: 101},
 		Executable: file("/usr/bin/make", 'm'),

@@ -1,6 +1,6 @@
 // Package aliasscan checks, before anything is asked or consumed, that
 // the workspace holds no second name of a file that lives outside it
-// (issue 13 §4; docs/architecture.md §2.5). Landlock is path-based: a
+// (issue 13 §4; docs/architecture.md §2.2). Landlock is path-based: a
 // regular file in the workspace that is a hard link to, say, ~/.bashrc
 // is written through with the workspace's rights. The broker refuses
 // such a workspace with WORKSPACE_ALIASED.

@@ -40,9 +40,14 @@ func Admit(s *wire.Submit) error {
 		return wire.Errorf(wire.CodeArgumentsInvalid, "the executable is empty")
 	case exe == "." || exe == "..":
 		return wire.Errorf(wire.CodeArgumentsInvalid, "the executable %q is not a program name", exe)
-	case strings.Contains(exe, "/") && (!path.IsAbs(exe) || path.Clean(exe) != exe):
-		return wire.Errorf(wire.CodeArgumentsInvalid,
-			"the executable %q must be a name looked up on the sanitized PATH or a clean absolute path", exe)
+	case path.IsAbs(exe) && path.Clean(exe) != exe:
+		return wire.Errorf(wire.CodeArgumentsInvalid, "the absolute executable %q is not a clean path", exe)
+	case wire.WorkspaceExecutable(exe):
+		if rel := strings.TrimPrefix(exe, "./"); rel == "" || rel == "." || path.IsAbs(rel) || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
+			return wire.Errorf(wire.CodeArgumentsInvalid,
+				"the workspace executable %q must be a clean path relative to the workspace root without \"..\" (like ./gradlew or .venv/bin/python); "+
+					"otherwise name a program on the sanitized PATH or give a clean absolute path", exe)
+		}
 	}
 	if len(r.Argv) > wire.MaxArgs {
 		return wire.Errorf(wire.CodeArgumentsInvalid, "argv has %d elements; the cap is %d", len(r.Argv), wire.MaxArgs)

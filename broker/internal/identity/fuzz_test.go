@@ -84,8 +84,12 @@ func FuzzBrokerAdmit(f *testing.F) {
 		if err := wire.CheckRelPath(s.Request.Cwd); err != nil {
 			t.Fatalf("admitted cwd: %v", err)
 		}
-		if exe := s.Request.Executable; strings.Contains(exe, "/") && (!path.IsAbs(exe) || path.Clean(exe) != exe) {
+		exe := s.Request.Executable
+		if path.IsAbs(exe) && path.Clean(exe) != exe {
 			t.Fatalf("admitted executable %q", exe)
+		}
+		if rel := strings.TrimPrefix(exe, "./"); wire.WorkspaceExecutable(exe) && (path.IsAbs(rel) || path.Clean(rel) != rel || rel == "." || rel == ".." || strings.HasPrefix(rel, "../")) {
+			t.Fatalf("admitted workspace executable %q", exe)
 		}
 	})
 }

@@ -71,8 +71,10 @@ func (f *fixture) protect(readPaths []string) {
 	f.protected = p
 }
 
-func (f *fixture) policyFor(exe wire.Executable) (wire.Policy, error) {
-	return policy.For(f.base, f.withheld, exe)
+// inputs are the fixture's environment and the default policy.
+func (f *fixture) inputs(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
+	pol, err := policy.For(f.base, f.withheld, ws.Path, exe)
+	return f.env, pol, err
 }
 
 func (f *fixture) request(argv ...string) wire.ActionRequest {
@@ -82,7 +84,7 @@ func (f *fixture) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the fixture's workspace; the descriptors are
 // closed when the test ends.
 func (f *fixture) resolveReq(req wire.ActionRequest) (*Resolved, error) {
-	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.protected, f.env, f.policyFor)
+	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.protected, f.inputs)
 	if err == nil {
 		f.t.Cleanup(res.Close)
 	}

@@ -3,6 +3,7 @@ package identity
 import (
 	"fmt"
 	"os"
+	"path"
 
 	"golang.org/x/sys/unix"
 
@@ -55,4 +56,37 @@ func openBeneath(ws *os.File, rel string) (*os.File, error) {
 		return nil, &os.PathError{Op: "openat", Path: rel, Err: unix.EXDEV}
 	}
 	return f, nil
+}
+
+// lstatBeneath: rel holds no ".." and is not absolute (the caller
+// resolves those itself), so opening its directory with O_NOFOLLOW_ANY
+// from the workspace stays beneath it; the last component is then
+// examined without following it.
+func lstatBeneath(ws *os.File, rel string) (mode uint32, target string, err error) {
+	dir, base := path.Split(rel)
+	if dir == "" {
+		dir = "."
+	}
+	d, err := openNoFollowAny(int(ws.Fd()), dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return 0, "", err
+	}
+	defer d.Close()
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, "", &os.PathError{Op: "fstatat", Path: rel, Err: err}
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFLNK {
+		return uint32(st.Mode) & unix.S_IFMT, "", nil
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(int(d.Fd()), base, buf)
+	if err != nil {
+		return 0, "", &os.PathError{Op: "readlinkat", Path: rel, Err: err}
+	}
+	return unix.S_IFLNK, string(buf[:n]), nil
+}
+
+func openFileBeneath(ws *os.File, rel string) (*os.File, error) {
+	return openNoFollowAny(int(ws.Fd()), rel, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK)
 }

@@ -47,3 +47,43 @@ func openBeneath(ws *os.File, rel string) (*os.File, error) {
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 	})
 }
+
+// lstatBeneath opens rel beneath the workspace ws without following any
+// symlink on the way (RESOLVE_BENEATH: no ".." above it, no absolute
+// path); a trailing symlink is opened itself (O_PATH|O_NOFOLLOW). It
+// returns the object's type bits and, for a symlink, its target.
+func lstatBeneath(ws *os.File, rel string) (mode uint32, target string, err error) {
+	f, err := openat2(int(ws.Fd()), rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, "", &os.PathError{Op: "fstat", Path: rel, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return st.Mode & unix.S_IFMT, "", nil
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(int(f.Fd()), "", buf)
+	if err != nil {
+		return 0, "", &os.PathError{Op: "readlinkat", Path: rel, Err: err}
+	}
+	if n == len(buf) {
+		return 0, "", &os.PathError{Op: "readlinkat", Path: rel, Err: unix.ENAMETOOLONG}
+	}
+	return unix.S_IFLNK, string(buf[:n]), nil
+}
+
+// openFileBeneath opens the regular file rel beneath the workspace ws for
+// reading, without following any symlink and without leaving it.
+func openFileBeneath(ws *os.File, rel string) (*os.File, error) {
+	return openat2(int(ws.Fd()), rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}

@@ -58,18 +58,22 @@ func (r *Resolved) Close() {
 	}
 }
 
-// PolicyFor decides the sandbox policy of one executable (its own
-// directory may be granted), or refuses it with a *wire.Error;
-// broker/internal/policy supplies it.
-type PolicyFor func(wire.Executable) (wire.Policy, error)
+// Inputs decides what the broker puts into an identity once its
+// workspace and executable are known: the target's environment (the
+// allowlist, the operator's declared variables, the workspace cache's)
+// and the sandbox policy (broker/internal/policy's decision for the
+// executable, plus the workspace cache), or a refusal (*wire.Error).
+type Inputs func(ws wire.DirIdentity, exe wire.Executable) (env []wire.EnvVar, pol wire.Policy, err error)
 
-// Resolve turns an admitted request into its identity, with env as its
-// environment policy and the policy policyFor decides for its
+// Resolve turns an admitted request into its identity, with the
+// environment and policy inputs decides for its workspace and
 // executable. A workspace that overlaps a protected place is refused
-// (PATH_INVALID) before anything else is measured. Every fact comes from
-// a descriptor opened without following symlinks; paths are only used to
-// find what to open.
-func Resolve(s *wire.Submit, protected *Protected, env []wire.EnvVar, policyFor PolicyFor) (_ *Resolved, err error) {
+// (PATH_INVALID) before anything else is measured. A workspace
+// executable (wire.WorkspaceExecutable) is resolved beneath the workspace
+// root by descriptor (workspace.go), anything else on the sanitized PATH
+// or by absolute path. Every fact comes from a descriptor opened without
+// following symlinks; paths are only used to find what to open.
+func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, err error) {
 	if protected == nil {
 		panic("identity: internal error: Resolve without the protected places")
 	}
@@ -96,7 +100,13 @@ func Resolve(s *wire.Submit, protected *Protected, env []wire.EnvVar, policyFor 
 	if id.Cwd, err = fsid.Dir(int(r.cwd.Fd()), s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the cwd: %v", err)
 	}
-	exe, sb, err := identify(s.Request.Executable)
+	var exe *identified
+	var sb *Shebang
+	if wire.WorkspaceExecutable(s.Request.Executable) {
+		exe, sb, err = identifyInWorkspace(r.workspace, s.Workspace, s.Request.Executable)
+	} else {
+		exe, sb, err = identify(s.Request.Executable)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +122,8 @@ func Resolve(s *wire.Submit, protected *Protected, env []wire.EnvVar, policyFor 
 	}
 	id.Argv = append([]string{}, s.Request.Argv...)
 	id.Profile = s.Request.Profile
-	id.Env = env
-	if id.Policy, err = policyFor(id.Executable); err != nil {
+	id.Binding = DefaultBinding(r.exe, sb != nil)
+	if id.Env, id.Policy, err = inputs(id.Workspace, id.Executable); err != nil {
 		return nil, err
 	}
 	if id.PolicyDigest, err = Digest(&id.Policy); err != nil {
@@ -123,6 +133,25 @@ func Resolve(s *wire.Submit, protected *Protected, env []wire.EnvVar, policyFor 
 		return nil, err
 	}
 	return r, nil
+}
+
+// Rebind returns r's identity under binding b, with its fingerprint, for
+// the operator who pins a binding other than the default (`broker approve
+// --binding`). The descriptors stay r's: the copy must not be closed.
+func (r *Resolved) Rebind(b wire.Binding) (*wire.CommandIdentity, []byte, error) {
+	id := r.id
+	id.Binding = b
+	fp, err := Fingerprint(&id)
+	return &id, fp, err
+}
+
+// WithIdentity returns r bound as id says (an identity Rebind made from
+// r, whose lease matched); r's descriptors move to the result.
+func (r *Resolved) WithIdentity(id *wire.CommandIdentity, fp []byte) *Resolved {
+	out := *r
+	out.id, out.fingerprint = *id, fp
+	*r = Resolved{}
+	return &out
 }
 
 // ProgramDigest is the SHA-256 of the program file at the absolute path
@@ -162,6 +191,15 @@ func identify(requested string) (*identified, *Shebang, error) {
 	if err != nil {
 		return nil, nil, wire.Errorf(wire.CodeExecutableNotFound, "cannot open %s without following symlinks: %v", canonical, err)
 	}
+	return measure(f, canonical, chain)
+}
+
+// measure identifies the program file f, opened without following
+// symlinks at its canonical path reached through chain: its fstat
+// identity and bounded digest, stable while it was read, and its "#!"
+// line, if it has one. It closes f on error.
+func measure(f *os.File, canonical string, chain []string) (*identified, *Shebang, error) {
+	var err error
 	out := &identified{f: f, chain: chain}
 	fd := int(f.Fd())
 	if out.id, err = fsid.File(fd, canonical); err != nil {

@@ -102,7 +102,7 @@ func TestIdentityRefusals(t *testing.T) {
 	}
 	// A workspace reached through a symlink is refused.
 	must(t, os.Symlink(r.workspace, r.workspace+"-link"))
-	_, err = Resolve(&wire.Submit{Workspace: r.workspace + "-link", Request: r.request()}, r.protected, r.env, r.policyFor)
+	_, err = Resolve(&wire.Submit{Workspace: r.workspace + "-link", Request: r.request()}, r.protected, r.inputs)
 	wantCode(t, err, wire.CodePathInvalid)
 }
 
@@ -124,11 +124,23 @@ func TestAdmitRefusals(t *testing.T) {
 		{func(s *wire.Submit) { s.Request.Argv = many }, wire.CodeArgumentsInvalid},
 		{func(s *wire.Submit) { s.Request.Argv = []string{strings.Repeat("x", wire.MaxArgBytes+1)} }, wire.CodeArgumentsInvalid},
 		{func(s *wire.Submit) { s.Request.Argv = []string{"a\x00b"} }, wire.CodeArgumentsInvalid},
-		{func(s *wire.Submit) { s.Request.Executable = "bin/x" }, wire.CodeArgumentsInvalid},
+	}
+	for _, exe := range []string{"../x", "a/../x", "a/..", "./", "./.", ".//x", "bin/", "bin//x", "./../x", "././x", "/usr/../bin/x"} {
+		cases = append(cases, struct {
+			mut  func(*wire.Submit)
+			code wire.Code
+		}{func(s *wire.Submit) { s.Request.Executable = exe }, wire.CodeArgumentsInvalid})
 	}
 	for _, c := range cases {
 		s := ok
 		c.mut(&s)
 		wantCode(t, Admit(&s), c.code)
+	}
+	for _, exe := range []string{"./gradlew", ".venv/bin/python", "node_modules/.bin/jest", "./bin/x", "/usr/bin/true", "true"} {
+		s := ok
+		s.Request.Executable = exe
+		if err := Admit(&s); err != nil {
+			t.Errorf("%q: %v", exe, err)
+		}
 	}
 }

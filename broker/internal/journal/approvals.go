@@ -109,7 +109,12 @@ func (j *Journal) PendingApprovals(ctx context.Context, limit int) ([]wire.Appro
 // id and revision, its workspace identity and fingerprint, the request id,
 // an expiry ttl from now, and uses. The goal must still be active and at
 // the request's revision.
-func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+//
+// pin, when not nil, rebinds the request's identity (the operator pinned
+// another executable binding) and returns the fingerprint the lease is
+// bound to instead of the request's.
+func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration,
+	pin func(*wire.CommandIdentity) ([]byte, error)) (*wire.LeaseView, error) {
 	if uses < 1 || uses > MaxLeaseUses {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "uses must be between 1 and %d, not %d", MaxLeaseUses, uses)
 	}
@@ -136,11 +141,16 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 		now := j.now()
 		lease = &wire.LeaseView{ID: NewID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
 			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
+		if pin != nil {
+			if lease.Fingerprint, err = pin(&v.Identity); err != nil {
+				return err
+			}
+		}
 		ws := v.Identity.Workspace
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
 			fingerprint, created_unix, expires_unix, uses_granted, uses_left)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM approval_requests WHERE id = ?`,
-			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, v.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
+			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, lease.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
 			return err
 		}
 		j.crashPoint("approve:in-tx")

@@ -53,7 +53,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Journal, err
 	if err == nil {
 		var fi os.FileInfo
 		if fi, err = f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
-			err = f.Chmod(0o600) // only a wider mode is narrowed: its ctime is evidence
+			err = f.Chmod(0o600) // only a mode that is not 0600 is set: its ctime is evidence
 		}
 		f.Close()
 	}

@@ -33,7 +33,7 @@ func checkpointed(t *testing.T) (*Journal, string, string) {
 	fp := []byte("0123456789abcdef0123456789abcdef")
 	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits")
 	must(t, err)
-	lv, err := j.Approve(ctx, ar.ID, 1, time.Hour)
+	lv, err := j.Approve(ctx, ar.ID, 1, time.Hour, nil)
 	must(t, err)
 	l, err := j.MatchLease(ctx, g, id.Workspace, fp)
 	must(t, err)

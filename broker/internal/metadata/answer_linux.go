@@ -51,7 +51,7 @@ func (s *Server) answer(n *notif) unix.Errno {
 		return unix.EPERM
 	}
 	target := obj
-	if !(cl.path == nil && st.Nlink == 0 && st.Mode&unix.S_IFMT == unix.S_IFREG) {
+	if !nameless(cl, obj, &st) {
 		b, err := s.beneath(obj)
 		if err != nil {
 			return unix.EPERM
@@ -63,6 +63,18 @@ func (s *Server) answer(n *notif) unix.Errno {
 		return unix.EPERM
 	}
 	return cl.apply(s, target, &st)
+}
+
+// nameless reports whether a descriptor call names a regular file with
+// no name left (unlinked, O_TMPFILE): a change to it reaches nothing
+// outside the action. A memfd is never nameless here: the broker's sealed
+// snapshots are memfds, shared by every action of one program.
+func nameless(cl *call, obj int, st *unix.Stat_t) bool {
+	if cl.path != nil || st.Nlink != 0 || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	p, err := fdPath(obj)
+	return err == nil && !strings.HasPrefix(p, "/memfd:")
 }
 
 func (c *caller) close() {

@@ -24,9 +24,10 @@
 // what runs is what was checked: the broker acts on the descriptor it
 // resolved, not on the caller's bytes again.
 //
-// A file with no name left (nlink 0: unlinked, O_TMPFILE, memfd) may have
-// its metadata changed through a descriptor: nothing outside the action
-// can see the change.
+// A file with no name left (nlink 0: unlinked, O_TMPFILE) may have its
+// metadata changed through a descriptor: nothing outside the action can
+// see the change. A memfd is not such a file here: the broker's sealed
+// snapshots are memfds, shared by every action of one program.
 //
 // # Rules the broker adds
 //
@@ -45,7 +46,7 @@
 //
 // A broker that is gone, or a listener that was never handed over, leaves
 // every such call failing (ENOSYS): closed. Reading the caller's memory
-// fails where the caller made itself non-dumpable; the call is then
-// refused. Each notification's id is checked valid after the caller's
+// fails, for a broker without CAP_SYS_PTRACE, where the caller made itself
+// non-dumpable; the call is then refused. Each notification's id is checked valid after the caller's
 // memory and descriptors were read, so a recycled pid is never acted for.
 package metadata

@@ -18,17 +18,22 @@ var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".env
 
 // Limitations is the plain text an approval request carries beside the
 // identity: who the action runs as, where its boundary really is, what it
-// can read and write, how many files the workspace's alias scan checked
-// (aliasChecked) and what that scan cannot promise, that it has no
-// network, and its profile's limits.
-func Limitations(id *wire.CommandIdentity, aliasChecked int) string {
+// can read and write, the workspace's persistent cache (cache, one of the
+// read-write paths; "" for none) and that it is shared, how many files
+// the workspace's alias scan checked (aliasChecked) and what that scan
+// cannot promise, that it has no network, and its profile's limits.
+func Limitations(id *wire.CommandIdentity, aliasChecked int, cache string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable.\n", os.Getuid())
 	b.WriteString("The boundary is the sandbox, not the working directory: the whole workspace is writable whatever the cwd.\n")
 	fmt.Fprintf(&b, "Can read and execute: %s.\n", strings.Join(id.Policy.ReadExec, ", "))
 	rw := append([]string{"the workspace " + id.Workspace.Path, "a private HOME and TMPDIR for this action"}, id.Policy.ReadWrite...)
 	fmt.Fprintf(&b, "Can read and write: %s.\n", strings.Join(rw, ", "))
-	b.WriteString("Prevented: changing the mode, owner, extended attributes or times of anything outside those (the broker answers those calls itself), and setuid or setgid bits anywhere.\n")
+	if cache != "" {
+		fmt.Fprintf(&b, "Persistent cache: %s is this workspace's cache, kept after the action and shared by every action of this workspace "+
+			"(and no other); %s point into it, so what one action leaves there, another builds from.\n", cache, cacheVars(id, cache))
+	}
+	b.WriteString("Prevented: changing the mode, owner, extended attributes or times of anything outside those (the broker answers those calls itself), and setting or creating setuid or setgid files anywhere.\n")
 	fmt.Fprintf(&b, "Detected, not prevented: changes to what git, direnv and editors run later (%s); they are listed in the receipt.\n",
 		strings.Join(protectedNames, ", "))
 	fmt.Fprintf(&b, "The workspace was checked for hard links to files outside it (%d files); a process outside the sandbox could still plant one during the run.\n", aliasChecked)
@@ -59,4 +64,18 @@ func size(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// cacheVars names the identity's variables that point into cache.
+func cacheVars(id *wire.CommandIdentity, cache string) string {
+	var names []string
+	for _, kv := range id.Env {
+		if strings.HasPrefix(kv.Value, cache+"/") {
+			names = append(names, kv.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "no variables"
+	}
+	return strings.Join(names, ", ")
 }

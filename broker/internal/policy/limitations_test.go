@@ -18,7 +18,7 @@ func TestCardNamesWhatIsPreventedAndDetected(t *testing.T) {
 	}
 	id := &wire.CommandIdentity{Workspace: wire.DirIdentity{Path: "/ws"}, Profile: wire.ProfileShort,
 		Policy: wire.Policy{ReadExec: []string{"/usr"}, Devices: []string{"/dev/null"}}}
-	card := Limitations(id, 1234)
+	card := Limitations(id, 1234, "")
 	for _, want := range []string{"Prevented: changing the mode, owner", "Detected, not prevented", ".git/hooks/", ".envrc",
 		"(1234 files)", "No network"} {
 		if !strings.Contains(card, want) {

@@ -92,25 +92,48 @@ func pinAll(pol *wire.Policy) error {
 	return nil
 }
 
-// For is the default policy for one executable: the base policy plus
-// the directory holding the executable (and its interpreter) when the
-// runtime paths do not already cover it. The install prefix granted is the
+// For is the default policy for one executable in the workspace at the
+// canonical path ws: the base policy plus the directory holding the
+// executable (and its interpreter) when neither the runtime paths nor the
+// workspace (read-write already) cover it. The install prefix granted is the
 // file's own directory, never a parent: widening it to, say, the parent of
 // a "bin" directory could expose a home directory. Operators who need a
 // wider prefix (e.g. /opt/go) configure it as an extra read path. A
 // directory w withholds (the root, the home directory, the state
 // directory, above or inside it) is never granted: the action is refused
 // with PATH_INVALID and a sentence naming the read path to configure
-// instead.
-func For(base wire.Policy, w *Withheld, exe wire.Executable) (wire.Policy, error) {
+// instead. A workspace executable (wire.WorkspaceExecutable) whose chain
+// leads outside the workspace is allowed only to a file the read paths
+// already cover; anything else is refused with PATH_INVALID, and no
+// directory is ever granted for it.
+func For(base wire.Policy, w *Withheld, ws string, exe wire.Executable) (wire.Policy, error) {
+	if !path.IsAbs(ws) {
+		panic("policy: internal error: For without the workspace's path")
+	}
 	p := base
 	p.ReadExec = slices.Clone(p.ReadExec)
-	add := func(role, file string) error {
-		dir := path.Dir(file)
+	covered := func(dir string) bool {
+		if beneath(dir, ws) {
+			return true
+		}
 		for _, r := range p.ReadExec {
 			if beneath(dir, r) {
-				return nil
+				return true
 			}
+		}
+		return false
+	}
+	if f := exe.File.Path; wire.WorkspaceExecutable(exe.Requested) && !covered(path.Dir(f)) {
+		return wire.Policy{}, wire.Errorf(wire.CodePathInvalid,
+			"the workspace executable %q leads to %s, outside the workspace %s and outside every read path (%s); "+
+				"a workspace executable may lead outside only to a file every action can already read. "+
+				"Point it at a file inside the workspace or under a read path, or configure a read path that holds it: broker serve --read-path DIR",
+			exe.Requested, f, ws, strings.Join(p.ReadExec, " "))
+	}
+	add := func(role, file string) error {
+		dir := path.Dir(file)
+		if covered(dir) {
+			return nil
 		}
 		if err := w.check(role, file); err != nil {
 			return err
@@ -133,4 +156,22 @@ func For(base wire.Policy, w *Withheld, exe wire.Executable) (wire.Policy, error
 		return wire.Policy{}, wire.Errorf(wire.CodeIdentityDrift, "the executable's directory cannot be pinned: %v", err)
 	}
 	return p, nil
+}
+
+// WithReadWrite is pol with the directory dir added to its read-write
+// paths, pinned: a workspace's cache (the broker's caches room). dir
+// must be canonical, as every policy path is: the launcher opens it
+// without following symlinks and grants it only if it is its pin.
+func WithReadWrite(pol wire.Policy, dir string) (wire.Policy, error) {
+	if !path.IsAbs(dir) || path.Clean(dir) != dir {
+		panic("policy: internal error: read-write path " + dir + " is not clean and absolute")
+	}
+	pol.ReadWrite = append(slices.Clone(pol.ReadWrite), dir)
+	slices.Sort(pol.ReadWrite)
+	pol.ReadWrite = slices.Compact(pol.ReadWrite)
+	pol.Pins = slices.Clone(pol.Pins)
+	if err := pinAll(&pol); err != nil {
+		return wire.Policy{}, wire.Errorf(wire.CodeIdentityDrift, "the read-write path %s cannot be pinned: %v", dir, err)
+	}
+	return pol, nil
 }

@@ -39,28 +39,47 @@ const probeOutputCap = 1 << 20
 // Conclude.
 func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	r := &Report{Binding: bind}
+	for _, b := range Bindings {
+		checks, reason := battery(ctx, p, s, b)
+		if reason != "" {
+			r.Reason, r.Checks = reason, nil
+			return r
+		}
+		r.Checks = append(r.Checks, checks...)
+	}
+	return r
+}
+
+// Bindings are the executable bindings the broker offers: the battery runs
+// under each.
+var Bindings = []wire.Binding{wire.InPlace, wire.SealedSnapshot}
+
+// battery runs the battery once under binding b, on host objects of its
+// own, and returns its checks or why it could not run.
+func battery(ctx context.Context, p Prober, s Setup, b wire.Binding) ([]Check, string) {
 	h, err := newProbeHost(s.Dir)
 	if err != nil {
-		r.Reason = "the probe could not set up its host objects: " + err.Error()
-		return r
+		return nil, "the probe could not set up its host objects: " + err.Error()
 	}
 	defer h.close()
-	run, out, err := probeRun(ctx, p, h, s)
+	run, out, err := probeRun(ctx, p, h, s, b)
 	if err != nil {
-		r.Reason = "the probe action could not be prepared: " + err.Error()
-		return r
+		return nil, "the probe action could not be prepared: " + err.Error()
 	}
-	r.Checks = h.judge(run, out)
-	return r
+	checks := h.judge(run, out)
+	for i := range checks {
+		checks[i].Binding = b.String()
+	}
+	return checks, ""
 }
 
 // probeRun has the broker prepare the probe program as an ordinary action
 // would be, with the default policy and an environment built from the
 // broker's plus the canaries, and runs it.
-func probeRun(ctx context.Context, p Prober, h *probeHost, s Setup) (lifecycle.Result, string, error) {
+func probeRun(ctx context.Context, p Prober, h *probeHost, s Setup, b wire.Binding) (lifecycle.Result, string, error) {
 	argv := append(append([]string{}, s.Target[1:]...), h.plan.Args()...)
 	l, err := s.Prepare(&wire.Submit{Workspace: h.ws, Request: wire.ActionRequest{
-		Executable: s.Target[0], Argv: argv, Cwd: ".", Profile: wire.ProfileShort}}, h.canaryEnv)
+		Executable: s.Target[0], Argv: argv, Cwd: ".", Profile: wire.ProfileShort}}, h.canaryEnv, b)
 	if err != nil {
 		return lifecycle.Result{}, "", err
 	}

@@ -61,7 +61,8 @@ func (pb Binding) Key() string {
 // Check is one check of the battery.
 type Check struct {
 	Name     string `json:"name"`
-	From     string `json:"from"` // the process that made the attempt, or "host"
+	Binding  string `json:"binding"` // the executable binding the battery ran under
+	From     string `json:"from"`    // the process that made the attempt, or "host"
 	Allowed  bool   `json:"allowed"`
 	Expected string `json:"expected"` // "succeeds" or "fails"
 	Observed string `json:"observed"`
@@ -96,7 +97,7 @@ func (r *Report) Conclude() {
 	r.Failed = nil
 	for _, c := range r.Checks {
 		if !c.Pass {
-			r.Failed = append(r.Failed, c.Name+"/"+c.From)
+			r.Failed = append(r.Failed, c.Name+"/"+c.From+"@"+c.Binding)
 		}
 	}
 	switch {
@@ -167,9 +168,9 @@ type Setup struct {
 	Target []string // the probe program and its leading arguments (internal/probeprog)
 	// Prepare resolves s as an ordinary action would be — identity,
 	// default policy, snapshot — with the broker's environment plus
-	// extraEnv ("NAME=value", the canaries), and returns the launch
-	// without a handle or private directories.
-	Prepare func(s *wire.Submit, extraEnv []string) (*runner.Launch, error)
+	// extraEnv ("NAME=value", the canaries), bound as b says, and returns
+	// the launch without a handle or private directories.
+	Prepare func(s *wire.Submit, extraEnv []string, b wire.Binding) (*runner.Launch, error)
 }
 
 // NewBinding measures what a report made now would be bound to: this host,

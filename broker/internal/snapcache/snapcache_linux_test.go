@@ -10,10 +10,11 @@ import (
 	"warrant/internal/fsid"
 )
 
-// TestChangedSnapshotIsNotHandedOutAgain: an action that changes its copy
-// of a cached snapshot (fchmod 0, as a target can through /proc/self/exe
-// or a script's descriptor) changes the shared inode; the next Get must
-// not hand that snapshot out, but a fresh one with the original mode.
+// TestChangedSnapshotIsNotHandedOutAgain: a change to one action's copy of
+// a cached snapshot (fchmod 0 of it) changes the shared inode. Targets
+// are refused that change (broker/internal/metadata), but should one
+// happen, the next Get must not hand that snapshot out, but a fresh one
+// with the original mode.
 func TestChangedSnapshotIsNotHandedOutAgain(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "tool")
 	b, err := os.ReadFile("/bin/true")

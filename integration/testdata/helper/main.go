@@ -28,6 +28,10 @@ func main() {
 		b, err := os.ReadFile("/proc/self/status")
 		report(err)
 		os.Stdout.Write(b)
+	case "exe": // where the program runs from, as the program sees it
+		p, err := os.Executable()
+		report(err)
+		fmt.Println(p)
 	case "env":
 		for _, kv := range os.Environ() {
 			fmt.Println(kv)

@@ -30,6 +30,8 @@
 //	broker/internal/protect    the workspace's protected paths, before and after: detected
 //	broker/internal/probe      the capability battery and its judging on the host
 //	broker/internal/snapcache  sealed snapshots of executables, keyed by full identity
+//	broker/internal/caches     the persistent per-workspace caches: made, listed, removed by
+//	                           descriptor
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
 //	broker/internal/seam       every test seam, none in a production build
 //	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
@@ -50,14 +52,16 @@
 //	runner     → identity, lifecycle, receipt, wire, internal/{fsid,profile,snapshot}
 //	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog}
 //	snapcache  → wire, internal/snapshot
+//	caches     → wire, internal/retry
 //	server     → wire
 //	seam       → runner
 //	root       → all of the above, client, receipt, wire, internal/envpolicy
 //	cli        → root, client, policy, probe, runner, receipt, wire, internal/probeprog
 //
-// identity takes the environment and the policy as inputs (a PolicyFor
-// function), so the fingerprint covers them without identity depending on
-// policy; likewise the places no workspace may overlap (identity.Protected:
+// identity takes the environment and the policy as inputs (an Inputs
+// function of the workspace and the executable: the root's inputs.go
+// joins policy.For, the declared environment and the workspace's cache),
+// so the fingerprint covers them without identity depending on policy; likewise the places no workspace may overlap (identity.Protected:
 // the state directory, the binaries' directories, the host's roots), which
 // the root names and opens once at Open. The runner holds no reference to
 // the broker: it reports events and one Observation to a runner.Observer,
@@ -78,6 +82,11 @@
 //     readers and the probe's scratch directory, and small.
 //   - The Executor contract lives in runner beside its implementation;
 //     the root, the probe and the seams import its types.
+//   - The workspace caches are their own room: the layout under
+//     <state>/caches and the rule that nothing beneath a cache is trusted
+//     (targets write there) stand alone; the root decides when a cache is
+//     used (inputs.go) and when it may be removed (the state lock,
+//     caches.go).
 //
 // # Invariants
 //
@@ -140,7 +149,11 @@
 // receipt log and its checkpoints, capability reports), keys/ (0700: the
 // ed25519 receipt key and the separate output HMAC key, 0600), run/
 // (agent.sock, operator.sock), actions/<handle>/{home,tmp}, probe/ (the
-// capability battery's scratch directory, removed after each probe), lock.
-// Every directory 0700. An action's home and tmp are removed once its
-// outcome is known and kept while it is unknown.
+// capability battery's scratch directory, removed after each probe),
+// caches/<key>/{workspace,data/} (one per workspace identity, kept across
+// actions; broker/internal/caches), env (optional: the operator's declared
+// variables, NAME=VALUE lines, a regular file of the broker's uid not
+// writable by others; declared.go), lock. Every directory 0700. An
+// action's home and tmp are removed once its outcome is known and kept
+// while it is unknown; a cache only by `broker caches prune`.
 package broker

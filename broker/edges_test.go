@@ -23,6 +23,7 @@ func TestPackageEdges(t *testing.T) {
 		p + "/lifecycle":          {p, p + "/internal/journal", p + "/runner"},
 		p + "/internal/probe":     {p, p + "/internal/journal"},
 		p + "/internal/snapcache": {p},
+		p + "/internal/caches":    {p, p + "/internal/identity", p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/lifecycle", p + "/internal/probe"},
 		p + "/internal/server":    {p, p + "/internal/journal"},
 		p + "/internal/seam":      {p, p + "/internal/journal"},
 	}

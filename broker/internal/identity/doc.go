@@ -10,6 +10,18 @@
 // NO_XDEV; then the fingerprint, the SHA-256 of the canonical CBOR of the
 // whole identity.
 //
+// A workspace executable — a relative path with a slash, like ./gradlew,
+// .venv/bin/python or node_modules/.bin/jest (wire.WorkspaceExecutable) —
+// is resolved from the workspace root (not the cwd) one component at a
+// time, each opened from the workspace descriptor with openat2
+// RESOLVE_BENEATH|NO_SYMLINKS (workspace.go), every symlink recorded by
+// its absolute path. A link that leads out of the workspace continues as
+// an absolute path does, and policy.For allows such a target only under
+// the read paths. The file's path is the workspace's (opened without
+// symlinks) joined with symlink-free components, so the launcher can
+// re-open it by path with RESOLVE_NO_SYMLINKS; argv[0] stays what was
+// requested.
+//
 // Input is a wire.Submit; output is a sealed Resolved value, which only
 // Resolve makes, holding the identity and the descriptors every fact was
 // measured on. The environment and the policy are inputs (the broker's

@@ -18,6 +18,16 @@
 //     path (`broker serve --read-path DIR`). A configured read path that
 //     already covers the directory is the operator's decision and is not
 //     second-guessed.
+//   - A directory inside the workspace is never added: the workspace is
+//     read-write (and executable) already. A workspace executable
+//     (./gradlew, .venv/bin/python) whose symlinks lead outside the
+//     workspace is allowed only to a file the read paths already cover
+//     (.venv/bin/python → /usr/bin/python3.11); anything else is refused
+//     with PATH_INVALID rather than granted, since the agent, not the
+//     operator, chose where the link points.
+//   - A workspace's cache is the only read-write path the broker adds
+//     (WithReadWrite), canonical and pinned like every policy path; the
+//     card says it is kept and shared by that workspace's actions.
 //   - The Landlock floor is ABI 4 (TCP bind/connect), or 6 when the
 //     running kernel has scopes (abstract unix sockets and signals), so an
 //     approval made on such a kernel can never be used with the scopes

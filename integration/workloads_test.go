@@ -28,33 +28,6 @@ import (
 // TestWorkloadsAsUser runs the core set as uid 65534 with its embedded
 // broker.
 
-// The features of issue 14 some workloads wait for. pending names them;
-// each use is a temporary skip to delete when the feature lands (grep for
-// the constant).
-const (
-	waitsInPlace     = "the in-place executable binding: /proc/self/exe, $ORIGIN, os.Executable() and a script's path name the installed file (issue 14 §1)"
-	waitsWorkspaceEx = "workspace-relative executables such as .venv/bin/python (issue 14 §2)"
-	waitsOperatorEnv = "the operator's toolchain environment, broker serve --env NAME=VALUE (issue 14 §3)"
-	waitsCaches      = "persistent per-workspace caches, GOCACHE among them (issue 14 §4)"
-)
-
-// pendingEnv, when set to 1, runs the workloads still waiting for a
-// feature instead of skipping them: the acceptance check of that feature
-// before its skip is deleted.
-const pendingEnv = "WARRANT_WORKLOADS_PENDING"
-
-// pending skips the rest of the workload, naming the features it waits
-// for, unless pendingEnv is 1. TEMPORARY: every call goes when its
-// features land.
-func pending(t *testing.T, features ...string) {
-	t.Helper()
-	if os.Getenv(pendingEnv) == "1" {
-		t.Logf("%s=1: running a workload that waits for %s", pendingEnv, strings.Join(features, "; "))
-		return
-	}
-	t.Skipf("skip: waits for %s (set %s=1 to run it)", strings.Join(features, "; "), pendingEnv)
-}
-
 // workbench is where a workload runs: a fresh workspace and the chain that
 // runs commands in it, as root against broker serve or as uid 65534.
 type workbench struct {
@@ -241,7 +214,6 @@ func goBuild(t *testing.T, w *workbench) {
 	gotool := goTool(t)
 	goModuleFixture(t, w.WS)
 	w.ready()
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileLong, gotool, "build", ".")
 	goStderr(t, j.Stderr.Text)
 	bin := filepath.Join(w.WS, "workload")
@@ -256,7 +228,6 @@ func goTestCached(t *testing.T, w *workbench) {
 	gotool := goTool(t)
 	goModuleFixture(t, w.WS)
 	w.ready()
-	pending(t, waitsInPlace, waitsCaches)
 	first, d1 := w.step(t, wire.ProfileLong, gotool, "test", "./...")
 	if !strings.Contains(first.Stdout.Text, "ok  \texample.com/workload") {
 		t.Fatalf("first go test: no ok line:\n%s", first.Stdout.Text)
@@ -274,7 +245,6 @@ func goVet(t *testing.T, w *workbench) {
 	gotool := goTool(t)
 	goModuleFixture(t, w.WS)
 	w.ready()
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileLong, gotool, "vet", "./...")
 	if s := strings.TrimSpace(j.Stdout.Text + goStderr(t, j.Stderr.Text)); s != "" {
 		t.Fatalf("go vet printed:\n%s", s)
@@ -290,7 +260,6 @@ func goReexec(t *testing.T, w *workbench) {
 	w.ready()
 	installed := realPath(t, bin)
 	mark := token(t)
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileStandard, bin, "-test.run=^TestParent$", "-token="+mark)
 	for _, want := range []string{"parent exe=" + installed + "\n", "child token=" + mark + " exe=" + installed + "\n"} {
 		if !strings.Contains(j.Stdout.Text, want) {
@@ -310,7 +279,6 @@ func cOrigin(t *testing.T, w *workbench, inWorkspace bool) {
 	}
 	exe := originFixture(t, dir)
 	w.ready()
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileShort, exe)
 	if want := "hello from libgreet\nexe=" + realPath(t, exe) + "\n"; j.Stdout.Text != want {
 		t.Fatalf("greet printed %q, want %q", j.Stdout.Text, want)
@@ -341,7 +309,6 @@ func nodeScript(t *testing.T, w *workbench) {
 	w.ready()
 	mark := token(t)
 	script := filepath.Join(w.WS, "main.js")
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileShort, script, mark)
 	if want := "hello from a sibling module, " + mark + "\n"; j.Stdout.Text != want {
 		t.Fatalf("main.js printed %q, want %q", j.Stdout.Text, want)
@@ -359,7 +326,6 @@ func npmTest(t *testing.T, w *workbench) {
 	mark := token(t)
 	npmFixture(t, w.WS, mark)
 	w.ready()
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileStandard, "npm", "test")
 	if !strings.Contains(j.Stdout.Text, "npm test passed") {
 		t.Fatalf("npm test printed:\n%s", j.Stdout.Text)
@@ -387,7 +353,6 @@ func pythonVenv(t *testing.T, w *workbench) {
 	if out := hostRun(t, w.WS, nil, filepath.Join(venv, "bin", "python"), "-c", "import sys; print(sys.prefix != sys.base_prefix)"); out != "True\n" {
 		t.Fatalf("host: .venv/bin/python is not a venv's python: %q", out)
 	}
-	pending(t, waitsWorkspaceEx)
 	j, _ := w.step(t, wire.ProfileStandard, ".venv/bin/python", "-m", "unittest")
 	if !strings.Contains(j.Stderr.Text, "Ran 1 test") || !strings.Contains(j.Stderr.Text, "\nOK") {
 		t.Fatalf("unittest printed:\n%s", j.Stderr.Text)
@@ -505,7 +470,6 @@ func javaVersion(t *testing.T, w *workbench) {
 		t.Skipf("skip: %s is not installed on the host: %v", java, err)
 	}
 	host := strings.SplitN(hostRun(t, "/", nil, java, "-version"), "\n", 2)[0]
-	pending(t, waitsInPlace)
 	j, _ := w.step(t, wire.ProfileStandard, java, "-version")
 	if got := strings.SplitN(j.Stderr.Text, "\n", 2)[0]; got != host {
 		t.Fatalf("java -version said %q, the host's java %q\n%s", got, host, j.Stderr.Text)
@@ -532,7 +496,6 @@ func cargoBuild(t *testing.T, _ *workbench) {
 	if out, err := exec.Command(cargo, "--version").CombinedOutput(); err != nil {
 		t.Skipf("skip: %s --version fails on the host, so rustup has no usable toolchain: %v\n%s", cargo, err, out)
 	}
-	pending(t, waitsOperatorEnv)
 	d := startOperatorBroker(t,
 		"--env", "RUSTUP_HOME="+rustupHome, "--env", "CARGO_HOME="+cargoHome,
 		"--read-path", rustupHome, "--read-path", cargoHome)

@@ -4,7 +4,9 @@ package integration
 
 import (
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -20,14 +22,47 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 
 // BenchmarkRunTrue measures an existing lease → a terminal state with its
 // receipt sealed, for /bin/true, through a real daemon's sockets (submit,
-// then wait), beside a bare os/exec of /bin/true in the same run.
+// then wait), under each executable binding (the operator pins it at
+// approval), beside a bare os/exec of /bin/true in the same run.
 func BenchmarkRunTrue(b *testing.B) {
 	d := startBroker(b, "")
+	for _, binding := range []wire.Binding{wire.SealedSnapshot, wire.InPlace} {
+		b.Run(binding.String(), func(b *testing.B) { benchRun(b, d, binding, "true") })
+	}
+}
+
+// BenchmarkRunGo is the launch of a 60 MB binary, the go command itself
+// (`go version`), through the whole chain under each binding, beside a
+// bare os/exec of it: the sealed snapshot's copy and digest against the
+// in-place witness.
+func BenchmarkRunGo(b *testing.B) {
+	const goBin = "/usr/local/go/bin/go"
+	if _, err := os.Stat(goBin); err != nil {
+		b.Skipf("skip: %s is not on this host: %v", goBin, err)
+	}
+	d := startBroker(b, "")
+	for _, binding := range []wire.Binding{wire.SealedSnapshot, wire.InPlace} {
+		b.Run(binding.String(), func(b *testing.B) { benchRun(b, d, binding, goBin, "version") })
+	}
+}
+
+// benchRun runs exe args under a lease pinned to binding until b is done.
+func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args ...string) {
 	a := d.newAgent(b)
-	req := a.request(wire.ProfileShort, "true")
-	a.End(a.Start(req, 10000)) // approve once (the most uses a lease takes); later submits match it
-	trueBin := lookPath(b, "true")
+	req := a.request(wire.ProfileShort, exe, args...)
+	s, err := a.cl.Submit(a.WS, req)
+	if err != nil || s.Approval == nil {
+		b.Fatalf("submit: %+v, %v", s, err)
+	}
+	if _, err := a.cl.ApproveBinding(s.Approval.ID, 10000, time.Hour, binding); err != nil { // the most uses a lease takes
+		b.Fatal(err)
+	}
+	bin := exe
+	if !filepath.IsAbs(exe) {
+		bin = lookPath(b, exe)
+	}
 	var chain, bare []time.Duration
+	last := ""
 	for b.Loop() {
 		t0 := time.Now()
 		s, err := a.cl.Submit(a.WS, req)
@@ -36,14 +71,18 @@ func BenchmarkRunTrue(b *testing.B) {
 		}
 		r := a.End(s.Handle)
 		chain = append(chain, time.Since(t0))
+		last = s.Handle
 		if r.Outcome != wire.Exited || r.ReceiptID == "" {
 			b.Fatalf("%s %+v receipt %q", r.Outcome, r.Error, r.ReceiptID)
 		}
 		t0 = time.Now()
-		if err := exec.Command(trueBin).Run(); err != nil {
+		if err := exec.Command(bin, args...).Run(); err != nil {
 			b.Fatal(err)
 		}
 		bare = append(bare, time.Since(t0))
+	}
+	if rc := d.Receipt(last); rc.Sandbox == nil || rc.Sandbox.Binding != binding {
+		b.Fatalf("the benchmark ran under %+v, not %s", rc.Sandbox, binding)
 	}
 	slices.Sort(chain)
 	slices.Sort(bare)

@@ -34,6 +34,7 @@ func writeCard(w io.Writer, v *wire.ApprovalView) {
 		p("  interpreter  (from the #! line, pinned%s)", arg)
 		writeFile(p, "  ", &in.File, in.Chain)
 	}
+	p("  binding      %s", bindingLine(id.Binding))
 	p("  argv         %d argument(s) after argv[0], each literal (no shell):", len(id.Argv))
 	for i, a := range id.Argv {
 		p("    [%d] %s", i+1, strconv.Quote(a))
@@ -57,7 +58,7 @@ func writeCard(w io.Writer, v *wire.ApprovalView) {
 	for line := range strings.SplitSeq(v.Limitations, "\n") {
 		p("    %s", line)
 	}
-	p("  decide       broker approve %s [--uses N] [--ttl D]   or   broker deny %s [--reason R]", v.ID, v.ID)
+	p("  decide       broker approve %s [--uses N] [--ttl D] [--binding sealed-snapshot|in-place]   or   broker deny %s [--reason R]", v.ID, v.ID)
 	p("")
 }
 
@@ -69,4 +70,15 @@ func writeFile(p func(string, ...any), indent string, f *wire.FileIdentity, chai
 	p("%s  sha256     %s", indent, hex.EncodeToString(f.SHA256))
 	p("%s  file       %s uid %d, %d bytes, dev %d ino %d, mtime %s", indent, fs.FileMode(f.Mode&0o777), f.UID, f.Size, f.Dev, f.Ino,
 		time.Unix(0, f.MtimeNs).UTC().Format(time.RFC3339Nano))
+}
+
+// bindingLine says what a binding means for the approved bytes.
+func bindingLine(b wire.Binding) string {
+	switch b {
+	case wire.InPlace:
+		return "in-place: the installed file itself runs (its own path stays true); bound by being unwritable by this uid, or by a witness re-measured after the run (a change is detected, not prevented)"
+	case wire.SealedSnapshot:
+		return "sealed-snapshot: a sealed copy whose SHA-256 is the approved digest runs (the program sees /memfd:… as its own path)"
+	}
+	return b.String()
 }

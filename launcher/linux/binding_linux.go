@@ -14,65 +14,46 @@ import (
 )
 
 // bindExecutable performs step 5: it re-opens the approved executable (and
-// for a "#!" script the pinned interpreter), checks the fstat identity,
-// and binds the content to the approved digest in a sealed memfd: the
-// broker's snapshot after Verify, or a copy made here.
+// for a "#!" script the pinned interpreter) and checks the fstat identity.
+// Sealed snapshot: it binds the content to the approved digest in a sealed
+// memfd (the broker's snapshot after Verify, or a copy made here), and a
+// script runs from its sealed copy as an inherited descriptor path. In
+// place: the installed files themselves are executed through the
+// verified descriptor, so the program's own location is its real path,
+// and a script runs under its real path to find its sibling files; what
+// binds the bytes is reported (unwritable, or a witness the broker checks
+// again after the exec).
 func bindExecutable(req *wire.SpawnRequest, fds *received) (*execution, error) {
-	if req.Binding == wire.InPlace {
-		return bindInPlace(req)
+	inPlace := req.Binding == wire.InPlace
+	var exe int
+	var sum []byte
+	var by wire.BoundBy
+	var err error
+	if inPlace {
+		exe, by, err = openInPlace(req.Executable)
+	} else {
+		exe, sum, err = bind(req.Executable, fds.exeSnap)
 	}
-	exe, sum, err := bind(req.Executable, fds.exeSnap)
 	if err != nil {
 		return nil, err
 	}
-	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, listener: -1, sha256: sum}
+	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, listener: -1, sha256: sum, boundBy: by}
 	for i, kv := range req.Env {
 		e.env[i] = kv.Name + "=" + kv.Value
 	}
 	if req.Interpreter == nil {
 		return e, refuseScript(exe, req.Executable.Path)
 	}
-	interp, isum, err := bind(req.Interpreter.File, fds.interpSnap)
-	if err != nil {
-		return nil, err
+	var interp int
+	var iby wire.BoundBy
+	script := req.Executable.Path // in place, the interpreter opens it by its real path
+	if inPlace {
+		unix.Close(exe)
+		interp, iby, err = openInPlace(req.Interpreter.File)
+	} else {
+		interp, e.interpSHA256, err = bind(req.Interpreter.File, fds.interpSnap)
+		script, e.keep = fmt.Sprintf("/proc/self/fd/%d", exe), exe // the kernel never reads the "#!" line
 	}
-	if err := refuseScript(interp, req.Interpreter.File.Path); err != nil {
-		return nil, err
-	}
-	// The kernel never reads the "#!" line: the pinned interpreter runs
-	// with the script's sealed copy as an inherited descriptor path.
-	argv := []string{req.Interpreter.File.Path}
-	if req.Interpreter.Arg != "" {
-		argv = append(argv, req.Interpreter.Arg)
-	}
-	argv = append(argv, fmt.Sprintf("/proc/self/fd/%d", exe))
-	e.argv = append(argv, req.Argv[1:]...)
-	e.fd, e.keep, e.interpSHA256 = interp, exe, isum
-	return e, nil
-}
-
-// bindInPlace binds the installed files themselves: the executable (for a
-// script, its pinned interpreter) is executed through the descriptor whose
-// identity was verified here, so its own location is its real path. A
-// script is run by its interpreter under its real path, so that it can
-// find its sibling files. What binds the bytes is reported: the files
-// cannot be changed by this uid (unwritable), or their identity is the
-// approved one here and the broker checks it again after the exec
-// (witness).
-func bindInPlace(req *wire.SpawnRequest) (*execution, error) {
-	exe, by, err := openInPlace(req.Executable)
-	if err != nil {
-		return nil, err
-	}
-	e := &execution{fd: exe, argv: req.Argv, env: make([]string, len(req.Env)), keep: -1, listener: -1, boundBy: by}
-	for i, kv := range req.Env {
-		e.env[i] = kv.Name + "=" + kv.Value
-	}
-	if req.Interpreter == nil {
-		return e, refuseScript(exe, req.Executable.Path)
-	}
-	unix.Close(exe) // the interpreter opens the script by its real path
-	interp, iby, err := openInPlace(req.Interpreter.File)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +64,8 @@ func bindInPlace(req *wire.SpawnRequest) (*execution, error) {
 	if req.Interpreter.Arg != "" {
 		argv = append(argv, req.Interpreter.Arg)
 	}
-	e.argv = append(append(argv, req.Executable.Path), req.Argv[1:]...)
-	e.fd, e.boundBy = interp, max(by, iby) // witness (2) if either needs one
+	e.argv = append(append(argv, script), req.Argv[1:]...)
+	e.fd, e.boundBy = interp, max(by, iby) // in place: a witness if either needs one
 	return e, nil
 }
 

@@ -110,6 +110,13 @@ func readEnvFile(file string) ([]wire.EnvVar, error) {
 	if len(b) > maxEnvFile {
 		return nil, fmt.Errorf("the declared environment %s is larger than %d bytes", file, maxEnvFile)
 	}
+	return parseEnvFile(file, b)
+}
+
+// parseEnvFile parses the env file's bytes b (file names it in errors):
+// every variable in the order given, or an error naming the first bad
+// line and nothing else.
+func parseEnvFile(file string, b []byte) ([]wire.EnvVar, error) {
 	var env []wire.EnvVar
 	seen := map[string]int{}
 	for i, line := range bytes.Split(b, []byte("\n")) {

@@ -90,7 +90,8 @@ func TestBrokerDeclaredEnvironment(t *testing.T) {
 		t.Fatalf("submit: %+v, %v", s, err)
 	}
 	card, code := d.CLI("approvals")
-	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`, `GOCACHE="`} {
+	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`, `GOCACHE="`,
+		"(kept after the action, shared by every action of this workspace)", "Persistent cache: "} {
 		if code != 0 || !strings.Contains(card, want) {
 			t.Errorf("the approval card lacks %s:\n%s", want, card)
 		}

@@ -50,6 +50,9 @@ func writeCard(w io.Writer, v *wire.ApprovalView) {
 	p("  read+exec    %s", strings.Join(id.Policy.ReadExec, " "))
 	rw := append([]string{id.Workspace.Path, "(private HOME and TMPDIR)"}, id.Policy.ReadWrite...)
 	p("  read+write   %s", strings.Join(rw, " "))
+	if c := cacheDir(id); c != "" {
+		p("  cache        %s  (kept after the action, shared by every action of this workspace)", c)
+	}
 	p("  devices      %s", strings.Join(id.Policy.Devices, " "))
 	p("  network      none")
 	p("  policy       sha256 %s, Landlock ABI >= %d", hex.EncodeToString(id.PolicyDigest), id.Policy.MinLandlockABI)
@@ -81,4 +84,20 @@ func bindingLine(b wire.Binding) string {
 		return "sealed-snapshot: a sealed copy whose SHA-256 is the approved digest runs (the program sees /memfd:… as its own path)"
 	}
 	return b.String()
+}
+
+// cacheDir is the read-write path GOCACHE points into, the workspace's
+// cache (broker/internal/caches), or "".
+func cacheDir(id *wire.CommandIdentity) string {
+	for _, kv := range id.Env {
+		if kv.Name != "GOCACHE" {
+			continue
+		}
+		for _, rw := range id.Policy.ReadWrite {
+			if strings.HasPrefix(kv.Value, rw+"/") {
+				return rw
+			}
+		}
+	}
+	return ""
 }

@@ -127,7 +127,7 @@ func For(base wire.Policy, w *Withheld, ws string, exe wire.Executable) (wire.Po
 		return wire.Policy{}, wire.Errorf(wire.CodePathInvalid,
 			"the workspace executable %q leads to %s, outside the workspace %s and outside every read path (%s); "+
 				"a workspace executable may lead outside only to a file every action can already read. "+
-				"Point it at a file inside the workspace or under a read path, or configure a read path that holds it: broker serve --read-path DIR",
+				"Point it at a file inside the workspace or under a read path, or configure a read path that holds it: broker serve --read-path DIR (the embedded broker of broker run takes no read paths)",
 			exe.Requested, f, ws, strings.Join(p.ReadExec, " "))
 	}
 	add := func(role, file string) error {

@@ -35,6 +35,10 @@
 // broker running (the state lock), so no action is using a cache while
 // it goes.
 //
+// A program built into a cache (CARGO_TARGET_DIR) cannot be an action's
+// executable: its directory lies inside the state directory, which
+// policy.For withholds.
+//
 // A pruned cache is made anew at the next submit, in a new inode: the
 // policy pins its read-write path by (dev, ino), so leases approved for
 // the old one no longer match and the next run of that workspace asks

@@ -127,3 +127,19 @@ func TestCachePruneNeedsTheStateDirectory(t *testing.T) {
 		t.Fatalf("the pruned cache is still there: %v", err)
 	}
 }
+
+// TestCacheProgramIsNotAnExecutable: a program a target built into the
+// cache (CARGO_TARGET_DIR) is refused as an action's executable: its
+// directory is inside the state directory, which no action is granted.
+func TestCacheProgramIsNotAnExecutable(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CargoTargetCache = true })
+	built := filepath.Join(envOf(r.resolved().Identity(), "CARGO_TARGET_DIR"), "app")
+	copyFile(t, "/bin/true", built)
+	req := r.request()
+	req.Executable = built
+	_, err := r.resolveReq(req)
+	wantCode(t, err, wire.CodePathInvalid)
+	if !strings.Contains(err.Error(), "inside the broker's state directory") {
+		t.Fatalf("refused for another reason: %v", err)
+	}
+}

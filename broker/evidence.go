@@ -127,6 +127,9 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 	res := obs.Run
 	if res.Ready != nil {
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
+		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0) {
+			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused}
+		}
 		if obs.WitnessFailed != "" {
 			rc.Sandbox.Binding = wire.Broken // what was executed is not known
 			b.cfg.Logf("action %s: binding broken: %s", handle, obs.WitnessFailed)

@@ -153,9 +153,12 @@ func TestBrokerMetadataOutsideIsUnchangeable(t *testing.T) {
 	for _, k := range keys {
 		args = append(args, filepath.Base(k))
 	}
-	_, r := a.Run(a.request(wire.ProfileShort, python(t), args...))
+	h, r := a.Run(a.request(wire.ProfileShort, python(t), args...))
 	if r.Outcome != wire.Exited || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("the attacker must run to its end: %s %+v\n%s\n%s", r.Outcome, r.Error, r.Stdout.Text, r.Stderr.Text)
+	}
+	if m := d.Receipt(h).Metadata; m == nil || m.Performed != 0 || m.Refused < 18 {
+		t.Errorf("the attacker's receipt counts metadata calls %+v, want none performed and every attempt refused", m)
 	}
 	got := attempts(r.Stdout.Text)
 	if len(keys) == 0 || len(got) != 18+len(keys) {
@@ -172,8 +175,13 @@ func TestBrokerMetadataOutsideIsUnchangeable(t *testing.T) {
 		}
 	}
 
-	_, r = a.Run(a.request(wire.ProfileShort, python(t), "-c", metaAllowed))
+	h, r = a.Run(a.request(wire.ProfileShort, python(t), "-c", metaAllowed))
 	got = attempts(r.Stdout.Text)
+	// The setuid chmod is refused by the filter itself, before the broker
+	// is asked: it is not among the broker's counts.
+	if m := d.Receipt(h).Metadata; m == nil || m.Performed < 8 || m.Refused != 0 {
+		t.Errorf("the workspace run's receipt counts metadata calls %+v, want at least 8 performed and none refused", m)
+	}
 	for _, name := range []string{"chmod_x", "chown_self", "setxattr", "utime", "fchmod", "futimens", "chmod_dir", "utime_link_nofollow"} {
 		if got[name] != "ok" {
 			t.Errorf("%s inside the workspace: %q, want ok\n%s\n%s", name, got[name], r.Stdout.Text, r.Stderr.Text)

@@ -101,6 +101,7 @@ type Receipt struct {
 	Error        *Refusal         `json:"error,omitempty"`
 	Streams      []StreamEvidence `json:"streams,omitempty"`
 	Protected    *Protected       `json:"protected,omitempty"`
+	Metadata     *Metadata        `json:"metadata,omitempty"`
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
 	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
@@ -114,6 +115,14 @@ type Protected struct {
 	By      string                 `json:"protectedBy"` // "detect"
 	Checked int                    `json:"checked"`     // entries recorded before the launch
 	Changes []wire.ProtectedChange `json:"protectedChanges,omitempty"`
+}
+
+// Metadata counts the target's metadata calls (chmod, chown, xattrs,
+// times), which the broker answers itself: performed beneath the writable
+// scope, or refused.
+type Metadata struct {
+	Performed uint64 `json:"performed"`
+	Refused   uint64 `json:"refused"`
 }
 
 // ProtectedByDetect is the one mechanism Protected names today.
@@ -162,6 +171,8 @@ func (r *Receipt) Validate() error {
 		return errorf("UNKNOWN_TERMINATION present exactly for outcome unknown")
 	case r.End != nil && r.Start != nil && r.End.MonoNs < r.Start.MonoNs:
 		return errorf("end before start")
+	case r.Metadata != nil && r.Start == nil:
+		return errorf("metadata calls are counted only for a started action")
 	case r.Protected != nil && (r.GroupGone == nil || r.Start == nil):
 		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
 	case r.Protected != nil && (r.Protected.By != ProtectedByDetect || len(r.Protected.Changes) > wire.MaxProtectedChanges):

@@ -143,6 +143,9 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 	for _, s := range r.Streams {
 		writeStream(w, &s, en, pruned)
 	}
+	if m := r.Metadata; m != nil {
+		fmt.Fprintf(w, "Metadata  %d call(s) performed by the broker beneath the writable scope, %d refused\n", m.Performed, m.Refused)
+	}
 	writeProtected(w, r.Protected)
 	writeUnknown(w, r)
 }

@@ -81,6 +81,9 @@ attempt("chmod_dir", lambda: os.chmod("d", 0o700))
 os.symlink("f", "link")
 attempt("utime_link_nofollow", lambda: os.utime("link", (5, 6), follow_symlinks=False))
 attempt("chmod_4755", lambda: os.chmod("d", 0o4755))
+attempt("create_4755", lambda: os.close(os.open("suid", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("create_2755", lambda: os.close(os.open("sgid", os.O_CREAT | os.O_WRONLY, 0o2755)))
+attempt("mknod_4644", lambda: os.mknod("node", 0o104644))
 `
 
 // metaStat is what a metadata change could alter.
@@ -187,8 +190,15 @@ func TestBrokerMetadataOutsideIsUnchangeable(t *testing.T) {
 			t.Errorf("%s inside the workspace: %q, want ok\n%s\n%s", name, got[name], r.Stdout.Text, r.Stderr.Text)
 		}
 	}
-	if got["chmod_4755"] != "EPERM" {
-		t.Errorf("chmod 4755 inside the workspace: %q, want EPERM", got["chmod_4755"])
+	for _, name := range []string{"chmod_4755", "create_4755", "create_2755", "mknod_4644"} {
+		if got[name] != "EPERM" {
+			t.Errorf("%s inside the workspace: %q, want EPERM", name, got[name])
+		}
+	}
+	for _, f := range []string{"suid", "sgid", "node"} {
+		if _, err := os.Lstat(filepath.Join(a.WS, f)); !os.IsNotExist(err) {
+			t.Errorf("%s was created setuid or setgid: %v", f, err)
+		}
 	}
 	f := statMeta(t, filepath.Join(a.WS, "f"))
 	if f.mode&0o7777 != 0o750 || f.mtime.Sec != 2 || !strings.Contains(f.xattrs, "user.warrant") {

@@ -35,6 +35,8 @@
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
 //	broker/internal/seam       every test seam, none in a production build
 //	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
+//	broker/view                what a person or an agent is shown: `broker run --json`'s
+//	                           object and a receipt's summary beside its verdict
 //
 // # Edges
 //
@@ -56,7 +58,8 @@
 //	server     → wire
 //	seam       → runner
 //	root       → all of the above, client, receipt, wire, internal/envpolicy
-//	cli        → root, client, policy, probe, runner, receipt, wire, internal/probeprog
+//	view       → receipt, wire
+//	cli        → root, client, view, policy, probe, runner, receipt, wire, internal/probeprog
 //
 // identity takes the environment and the policy as inputs (an Inputs
 // function of the workspace and the executable: the root's inputs.go

@@ -26,6 +26,7 @@ func TestPackageEdges(t *testing.T) {
 		p + "/internal/caches":    {p, p + "/internal/identity", p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/lifecycle", p + "/internal/probe"},
 		p + "/internal/server":    {p, p + "/internal/journal"},
 		p + "/internal/seam":      {p, p + "/internal/journal"},
+		p + "/view":               {p, p + "/client", p + "/internal/journal", p + "/runner", p + "/internal/server"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()

@@ -7,6 +7,7 @@ import (
 
 	"warrant/broker"
 	"warrant/broker/internal/probe"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -78,13 +79,12 @@ func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState
 		fmt.Fprintf(e.stdout, "%s: wait_timeout (still %s)\n", handle, state)
 		return nil
 	}
-	r := runReport{handle: handle, status: st}
+	r := view.Ending{Handle: handle, Status: st}
 	if e.json {
-		j := r.toJSON()
 		return e.printJSON(struct {
 			State string `json:"state"`
-			runJSON
-		}{st.State.String(), j})
+			view.Action
+		}{st.State.String(), r.Action()})
 	}
 	fmt.Fprintf(e.stdout, "%s: %s", handle, st.State)
 	if res := st.Result; res != nil {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"warrant/broker"
+	"warrant/broker/view"
 	"warrant/receipt"
 )
 
@@ -69,17 +70,17 @@ func receiptsList(e *env, args []string) error {
 	}
 	out := make([]listed, 0, len(l.Entries))
 	for _, en := range l.Entries {
-		o := openEntry(en)
+		o := view.OpenEntry(en)
 		v := listed{Index: en.Index}
 		switch {
-		case o.receipt != nil:
-			r := o.receipt
+		case o.Receipt != nil:
+			r := o.Receipt
 			v.Kind, v.ReceiptID, v.Action, v.Outcome = "receipt", r.ID, r.Action, r.Outcome.String()
-			v.Executable, v.Issued, v.Body = r.Identity.Executable.Path, wall(r.Issued), bodyState(r, en)
-		case o.deletion != nil:
-			v.Kind, v.Issued, v.Deleted = "deletion", wall(o.deletion.At), len(o.deletion.Bodies)
+			v.Executable, v.Issued, v.Body = r.Identity.Executable.Path, view.Wall(r.Issued), bodyState(r, en)
+		case o.Deletion != nil:
+			v.Kind, v.Issued, v.Deleted = "deletion", view.Wall(o.Deletion.At), len(o.Deletion.Bodies)
 		default:
-			v.Kind, v.Error = "unreadable", o.err.Error()
+			v.Kind, v.Error = "unreadable", o.Err.Error()
 		}
 		out = append(out, v)
 	}
@@ -153,7 +154,7 @@ func writeReport(e *env, l *broker.ReceiptLog, rep *receipt.Report) {
 	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(w, "  body of #%d (%s) deleted %s by deletion record #%d under policy %q (deletion by policy, not physical erasure)\n",
-			p.Index, p.ReceiptID, wall(p.At), p.Record, p.Policy)
+			p.Index, p.ReceiptID, view.Wall(p.At), p.Record, p.Policy)
 	}
 	for _, p := range rep.Problems {
 		where := fmt.Sprintf("entry #%d", p.Index)
@@ -271,8 +272,4 @@ func parseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("--older-than %q: not a duration", s)
 	}
 	return age, nil
-}
-
-func wall(t receipt.Time) string {
-	return time.Unix(0, t.WallUnixNs).UTC().Format(time.RFC3339Nano)
 }

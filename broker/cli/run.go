@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -90,12 +91,12 @@ func runRun(e *env, args []string) error {
 	}()
 	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.approve)
 	if err != nil {
-		return e.report(runReport{err: err}, d != nil)
+		return e.report(view.Ending{Err: err}, d != nil)
 	}
 	live.follow(handle)
 	st, err := waitEnd(ctx, cl, handle)
 	live.done()
-	return e.report(runReport{handle: handle, status: st, err: err}, d != nil)
+	return e.report(view.Ending{Handle: handle, Status: st, Err: err}, d != nil)
 }
 
 // submitApproved submits req until it is accepted, asking for approval as

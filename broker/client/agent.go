@@ -17,7 +17,7 @@ type Submitted struct {
 
 // Submit asks the broker to run req in the workspace (an absolute path;
 // symlinks in it are resolved here, since the broker refuses them).
-func (cl *Client) Submit(workspace string, req wire.ActionRequest) (Submitted, error) {
+func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, error) {
 	ws, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
 		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
@@ -25,7 +25,7 @@ func (cl *Client) Submit(workspace string, req wire.ActionRequest) (Submitted, e
 	if ws, err = filepath.Abs(ws); err != nil {
 		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
 	}
-	reply, err := cl.agent.roundTrip(&wire.Submit{Workspace: ws, Request: req})
+	reply, err := a.sock.roundTrip(&wire.Submit{Workspace: ws, Request: req})
 	if err != nil {
 		return Submitted{}, err
 	}
@@ -40,19 +40,19 @@ func (cl *Client) Submit(workspace string, req wire.ActionRequest) (Submitted, e
 }
 
 // Query returns the state of an action.
-func (cl *Client) Query(handle string) (*wire.Status, error) {
-	return expect[*wire.Status](cl.agent.roundTrip(&wire.Query{Handle: handle}))
+func (a *Agent) Query(handle string) (*wire.Status, error) {
+	return expect[*wire.Status](a.sock.roundTrip(&wire.Query{Handle: handle}))
 }
 
 // Wait returns the action's status once it is terminal or unknown. If the
 // budget runs out first it returns nil and the state at that moment: a
 // timeout of the wait is not a failure of the action.
-func (cl *Client) Wait(handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
+func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
 	ms := budget.Milliseconds()
 	if ms > 1<<32-1 {
 		ms = 1<<32 - 1
 	}
-	reply, err := cl.agent.roundTrip(&wire.Wait{Handle: handle, BudgetMs: uint32(ms)})
+	reply, err := a.sock.roundTrip(&wire.Wait{Handle: handle, BudgetMs: uint32(ms)})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -67,8 +67,8 @@ func (cl *Client) Wait(handle string, budget time.Duration) (*wire.Status, wire.
 }
 
 // Cancel asks the broker to end an action. Nothing is undone.
-func (cl *Client) Cancel(handle, reason string) (wire.CancelResult, error) {
-	r, err := expect[*wire.CancelReply](cl.agent.roundTrip(&wire.Cancel{Handle: handle, Reason: reason}))
+func (a *Agent) Cancel(handle, reason string) (wire.CancelResult, error) {
+	r, err := expect[*wire.CancelReply](a.sock.roundTrip(&wire.Cancel{Handle: handle, Reason: reason}))
 	if err != nil {
 		return 0, err
 	}
@@ -76,11 +76,11 @@ func (cl *Client) Cancel(handle, reason string) (wire.CancelResult, error) {
 }
 
 // CreateGoal opens a goal at revision 1.
-func (cl *Client) CreateGoal(title string) (*wire.GoalReply, error) {
-	return expect[*wire.GoalReply](cl.agent.roundTrip(&wire.GoalCreate{Title: title}))
+func (a *Agent) CreateGoal(title string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalCreate{Title: title}))
 }
 
 // ReviseGoal bumps a goal's revision; its leases stop matching.
-func (cl *Client) ReviseGoal(goal string) (*wire.GoalReply, error) {
-	return expect[*wire.GoalReply](cl.agent.roundTrip(&wire.GoalRevise{Goal: goal}))
+func (a *Agent) ReviseGoal(goal string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalRevise{Goal: goal}))
 }

@@ -20,7 +20,16 @@ func SocketPaths(stateDir string) (agent, operator string) {
 // Client talks to the broker of one state directory. Its methods are safe
 // for concurrent use; requests on one socket are serialized.
 type Client struct {
-	agent, operator conn
+	Agent
+	operator conn
+}
+
+// Agent is the agent's half of a Client (agent.go): it speaks only on
+// agent.sock and holds no connection to operator.sock, so code given an
+// *Agent, such as the MCP server, cannot approve, deny, revoke, list or
+// resolve.
+type Agent struct {
+	sock conn
 }
 
 type conn struct {
@@ -38,10 +47,10 @@ func Dial(stateDir string) (*Client, error) {
 		return nil, fmt.Errorf("dial broker: %w", err)
 	}
 	a, o := SocketPaths(abs)
-	cl := &Client{agent: conn{path: a}, operator: conn{path: o}}
-	cl.agent.mu.Lock()
-	defer cl.agent.mu.Unlock()
-	if err := cl.agent.connect(); err != nil {
+	cl := &Client{Agent: Agent{sock: conn{path: a}}, operator: conn{path: o}}
+	cl.sock.mu.Lock()
+	defer cl.sock.mu.Unlock()
+	if err := cl.sock.connect(); err != nil {
 		return nil, err
 	}
 	return cl, nil
@@ -49,7 +58,7 @@ func Dial(stateDir string) (*Client, error) {
 
 // Close closes both connections.
 func (cl *Client) Close() error {
-	for _, c := range []*conn{&cl.agent, &cl.operator} {
+	for _, c := range []*conn{&cl.sock, &cl.operator} {
 		c.mu.Lock()
 		if c.c != nil {
 			c.c.Close()

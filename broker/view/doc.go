@@ -1,0 +1,19 @@
+// Package view is what a person or an agent is shown of the broker's
+// records: the one object `broker run --json` prints and the MCP server's
+// run, status and wait tools return (Ending, Action), and a receipt's
+// readable summary beside the verifier's verdict (OpenEntry, FindReceipt,
+// WriteReceipt). The CLI and the MCP server (broker/mcp) share it so that
+// both say the same thing in the same words.
+//
+// # Invariants
+//
+//   - Every field comes from the broker's status of an action or from the
+//     signed receipt log; nothing is inferred beyond what lostSight names
+//     (an answer lost in transit may mean an accepted action, so the
+//     outcome is unknown, never "not executed").
+//   - Display never vouches for a log entry: a receipt is shown beside
+//     receipt.Verify's verdict on it.
+//
+// It decides nothing and holds no authority: it imports no socket, no
+// journal and no part of the pipeline.
+package view

@@ -328,51 +328,51 @@ func (c *caller) xattrArgs(nameAddr, valueAddr, size uint64, set bool) (string, 
 	return name, v, errno
 }
 
-// timespecs reads struct timespec[2] (nil pointer: now).
+// timespecs reads struct timespec[2] (nil pointer: now), as utimensat
+// takes it.
 func (c *caller) timespecs(addr uint64) ([]unix.Timespec, unix.Errno) {
-	if addr == 0 {
-		return nil, 0
-	}
-	b, errno := c.read(addr, 32)
-	if errno != 0 {
-		return nil, errno
-	}
-	ts := make([]unix.Timespec, 2)
-	for i := range ts {
-		ts[i] = unix.Timespec{Sec: int64(binary.NativeEndian.Uint64(b[16*i:])), Nsec: int64(binary.NativeEndian.Uint64(b[16*i+8:]))}
-	}
-	return ts, 0
+	return c.times(addr, 32, func(sec, nsec int64) (unix.Timespec, bool) {
+		return unix.Timespec{Sec: sec, Nsec: nsec}, true
+	})
 }
 
 // timevals reads struct timeval[2] (nil pointer: now), as utimes and
 // futimesat take them.
 func (c *caller) timevals(addr uint64) ([]unix.Timespec, unix.Errno) {
-	if addr == 0 {
-		return nil, 0
-	}
-	b, errno := c.read(addr, 32)
-	if errno != 0 {
-		return nil, errno
-	}
-	ts := make([]unix.Timespec, 2)
-	for i := range ts {
-		sec, usec := int64(binary.NativeEndian.Uint64(b[16*i:])), int64(binary.NativeEndian.Uint64(b[16*i+8:]))
-		if usec < 0 || usec >= 1e6 {
-			return nil, unix.EINVAL
-		}
-		ts[i] = unix.Timespec{Sec: sec, Nsec: usec * 1000}
-	}
-	return ts, 0
+	return c.times(addr, 32, func(sec, usec int64) (unix.Timespec, bool) {
+		return unix.Timespec{Sec: sec, Nsec: usec * 1000}, usec >= 0 && usec < 1e6
+	})
 }
 
-// utimbuf reads struct utimbuf (nil pointer: now), as utime takes it.
+// utimbuf reads struct utimbuf (nil pointer: now), as utime takes it: two
+// whole seconds.
 func (c *caller) utimbuf(addr uint64) ([]unix.Timespec, unix.Errno) {
+	return c.times(addr, 16, func(sec, _ int64) (unix.Timespec, bool) { return unix.Timespec{Sec: sec}, true })
+}
+
+// times reads the two times of size bytes at addr — each one 64-bit word
+// (size 16) or two (size 32) — and converts each with conv, which says
+// whether it is valid.
+func (c *caller) times(addr uint64, size int, conv func(a, b int64) (unix.Timespec, bool)) ([]unix.Timespec, unix.Errno) {
 	if addr == 0 {
 		return nil, 0
 	}
-	b, errno := c.read(addr, 16)
+	buf, errno := c.read(addr, size)
 	if errno != 0 {
 		return nil, errno
 	}
-	return []unix.Timespec{{Sec: int64(binary.NativeEndian.Uint64(b))}, {Sec: int64(binary.NativeEndian.Uint64(b[8:]))}}, 0
+	step := size / 2
+	ts := make([]unix.Timespec, 2)
+	for i := range ts {
+		a := int64(binary.NativeEndian.Uint64(buf[step*i:]))
+		var b int64
+		if step == 16 {
+			b = int64(binary.NativeEndian.Uint64(buf[step*i+8:]))
+		}
+		var ok bool
+		if ts[i], ok = conv(a, b); !ok {
+			return nil, unix.EINVAL
+		}
+	}
+	return ts, 0
 }

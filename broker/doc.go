@@ -37,6 +37,8 @@
 //	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
 //	broker/view                what a person or an agent is shown: `broker run --json`'s
 //	                           object and a receipt's summary beside its verdict
+//	broker/mcp                 `broker mcp`: the MCP server, an agent client of agent.sock
+//	                           (no operator power)
 //
 // # Edges
 //
@@ -59,7 +61,8 @@
 //	seam       → runner
 //	root       → all of the above, client, receipt, wire, internal/envpolicy
 //	view       → receipt, wire
-//	cli        → root, client, view, policy, probe, runner, receipt, wire, internal/probeprog
+//	mcp        → root (the receipt log, read-only), client (its Agent half), view, receipt, wire
+//	cli        → root, client, view, mcp, policy, probe, runner, receipt, wire, internal/probeprog
 //
 // identity takes the environment and the policy as inputs (an Inputs
 // function of the workspace and the executable: the root's inputs.go

@@ -27,6 +27,8 @@ func TestPackageEdges(t *testing.T) {
 		p + "/internal/server":    {p, p + "/internal/journal"},
 		p + "/internal/seam":      {p, p + "/internal/journal"},
 		p + "/view":               {p, p + "/client", p + "/internal/journal", p + "/runner", p + "/internal/server"},
+		p + "/mcp":                {p + "/cli"},
+		p:                         {p + "/cli", p + "/mcp", p + "/view"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()

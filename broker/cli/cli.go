@@ -42,6 +42,7 @@ var commands = map[string]command{
 	"status":    {"status [HANDLE] [--json]", runStatus},
 	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},
 	"cancel":    {"cancel HANDLE [--reason R] [--json]", runCancel},
+	"mcp":       {"mcp [--workspace DIR] [--session S] [--goal G] [--launcher PATH]", runMCP},
 }
 
 // env is one invocation's parsed common flags and outputs.

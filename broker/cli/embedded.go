@@ -24,10 +24,11 @@ type embedded struct {
 }
 
 // connect dials the daemon on the state directory, or starts an embedded
-// broker there, configured by o, when none answers. A daemon has its own
-// configuration: o's --env or --cargo-target-cache against one is a usage
-// error rather than silently ignored.
-func (e *env) connect(ctx context.Context, o brokerOptions, live *liveSink) (*client.Client, *embedded, error) {
+// broker there, configured by o, when none answers; live receives its
+// actions' redacted output. A daemon has its own configuration: o's --env
+// or --cargo-target-cache against one is a usage error rather than
+// silently ignored.
+func (e *env) connect(ctx context.Context, o brokerOptions, live func(string, receipt.StreamName, []byte)) (*client.Client, *embedded, error) {
 	if cl, err := client.Dial(e.state); err == nil {
 		if len(o.env) > 0 || o.cargoTarget {
 			cl.Close()
@@ -36,7 +37,7 @@ func (e *env) connect(ctx context.Context, o brokerOptions, live *liveSink) (*cl
 		}
 		return cl, nil, nil
 	}
-	d, err := openDaemon(ctx, e, o, io.Discard, live.write)
+	d, err := openDaemon(ctx, e, o, io.Discard, live)
 	if err != nil {
 		return nil, nil, err
 	}

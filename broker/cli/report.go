@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"warrant/broker/view"
 	"warrant/wire"
@@ -58,34 +57,7 @@ func (e *env) report(r view.Ending, shownLive bool) error {
 		fmt.Fprint(e.stdout, res.Stdout.Text)
 		fmt.Fprint(e.stderr, res.Stderr.Text)
 	}
-	j := r.Action()
-	var b strings.Builder
-	fmt.Fprintf(&b, "warrant: %s", j.Outcome)
-	switch {
-	case j.ExitCode != nil:
-		fmt.Fprintf(&b, " (exit %d)", *j.ExitCode)
-	case j.Signal != nil:
-		fmt.Fprintf(&b, " (signal %d)", *j.Signal)
-	}
-	if j.Handle != nil {
-		fmt.Fprintf(&b, " · action %s", *j.Handle)
-	}
-	if j.ReceiptID != nil {
-		fmt.Fprintf(&b, " · receipt %s", *j.ReceiptID)
-	}
-	if res := r.Result(); res != nil {
-		for i, s := range []wire.Stream{res.Stdout, res.Stderr} {
-			if s.Truncated {
-				fmt.Fprintf(&b, " · %s truncated (%d of %d bytes kept)", [2]string{"stdout", "stderr"}[i], s.RetainedBytes, s.ObservedBytes)
-			}
-		}
-	}
-	if j.Error != nil {
-		fmt.Fprintf(&b, "\n  %s: %s", j.Error.Code, j.Error.Message)
-	}
-	for _, c := range j.ProtectedChanges {
-		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
-	}
-	fmt.Fprintln(e.stderr, b.String())
+	a := r.Action()
+	fmt.Fprintln(e.stderr, "warrant: "+a.Summary())
 	return exitStatus(exitCode(&r))
 }

@@ -79,7 +79,7 @@ func runRun(e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	live := newLiveSink(e.stdout, e.stderr, !e.json)
-	cl, d, err := e.connect(ctx, o.embedded, live)
+	cl, d, err := e.connect(ctx, o.embedded, live.write)
 	if err != nil {
 		return err
 	}

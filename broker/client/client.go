@@ -85,14 +85,19 @@ func (c *conn) connect() error {
 }
 
 // roundTrip sends m and reads one reply. A *wire.Error reply is returned
-// as the error.
+// as the error. A message that does not encode (a field over its cap, a
+// NUL byte) is ARGUMENTS_INVALID, and nothing is sent.
 func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
+	frame, err := wire.EncodeFrame(m)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "%v", err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.connect(); err != nil {
 		return nil, err
 	}
-	reply, err := exchange(c.c, m)
+	reply, err := exchange(c.c, m.Type(), frame)
 	if err != nil {
 		c.c.Close()
 		c.c = nil
@@ -104,13 +109,13 @@ func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
 	return reply, nil
 }
 
-func exchange(nc net.Conn, m wire.Message) (wire.Message, error) {
-	if err := wire.WriteFrame(nc, m); err != nil {
-		return nil, fmt.Errorf("send %s: %w", m.Type(), err)
+func exchange(nc net.Conn, t wire.MsgType, frame []byte) (wire.Message, error) {
+	if _, err := nc.Write(frame); err != nil {
+		return nil, fmt.Errorf("send %s: %w", t, err)
 	}
 	reply, err := wire.ReadFrame(nc, wire.MaxAgentFrame, wire.ReplyChannel)
 	if err != nil {
-		return nil, fmt.Errorf("read reply to %s: %w", m.Type(), err)
+		return nil, fmt.Errorf("read reply to %s: %w", t, err)
 	}
 	return reply, nil
 }

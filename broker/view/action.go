@@ -2,6 +2,8 @@ package view
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"warrant/wire"
 )
@@ -116,4 +118,36 @@ func (r *Ending) WireErr() *wire.Error {
 		return we
 	}
 	return &wire.Error{Code: wire.CodeIOFailed, Message: r.Err.Error()}
+}
+
+// Summary is the object in words: the outcome, the action and its
+// receipt, what was truncated, then the error and the protected paths
+// that changed, a line each.
+func (a *Action) Summary() string {
+	var b strings.Builder
+	b.WriteString(a.Outcome)
+	switch {
+	case a.ExitCode != nil:
+		fmt.Fprintf(&b, " (exit %d)", *a.ExitCode)
+	case a.Signal != nil:
+		fmt.Fprintf(&b, " (signal %d)", *a.Signal)
+	}
+	if a.Handle != nil {
+		fmt.Fprintf(&b, " · action %s", *a.Handle)
+	}
+	if a.ReceiptID != nil {
+		fmt.Fprintf(&b, " · receipt %s", *a.ReceiptID)
+	}
+	for i, s := range []Stream{a.Stdout, a.Stderr} {
+		if s.Truncated {
+			fmt.Fprintf(&b, " · %s truncated (%d of %d bytes kept)", [2]string{"stdout", "stderr"}[i], s.RetainedBytes, s.ObservedBytes)
+		}
+	}
+	if a.Error != nil {
+		fmt.Fprintf(&b, "\n  %s: %s", a.Error.Code, a.Error.Message)
+	}
+	for _, c := range a.ProtectedChanges {
+		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
+	}
+	return b.String()
 }

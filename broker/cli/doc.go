@@ -5,7 +5,9 @@
 // they all talk to the daemon through the client package. `receipts`
 // reads the journal directly (read-only, without the state lock), except
 // `receipts prune`, which needs the state directory to itself; `probe`
-// proves the sandbox on this host. Every command takes --state DIR
+// proves the sandbox on this host; `mcp` serves agents the MCP server
+// (broker/mcp) on stdin and stdout, against the daemon or an embedded
+// broker opened as `run` opens one. Every command takes --state DIR
 // (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
 // ~/.local/state/warrant) and, where it prints data, --json. Human output
 // is meant to be read before deciding: the approval card shows everything

@@ -233,6 +233,7 @@ func (c *conn) refused(err error, start time.Time) (*actionOut, string, error) {
 	o := &actionOut{State: stateRefused, ElapsedMs: since(start), Result: &a}
 	if e.LostSight() {
 		o.State = wire.StateUnknown.String()
+		return o, "The broker's answer was lost: the action may have been accepted, and its outcome is unknown. " + a.Summary(), err
 	}
 	return o, "Nothing ran: " + a.Summary(), err
 }

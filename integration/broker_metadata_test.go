@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -382,5 +383,79 @@ print(r)
 	}
 	if bindErr != nil {
 		t.Fatalf("while the target ran, the host could not bind the name it tried: %v", bindErr)
+	}
+}
+
+// TestBrokerInodeFlagsAndOthersSchedulingRefused: a target can neither
+// change the inode flags of a file outside it opened for reading
+// (FS_IOC_SETFLAGS: immutable, append-only, no-atime…) nor slow or pin a
+// process outside the action (setpriority, sched_setaffinity,
+// sched_setscheduler on another pid); the host checks the file's flags
+// and the marker process's nice value, affinity and policy afterwards.
+func TestBrokerInodeFlagsAndOthersSchedulingRefused(t *testing.T) {
+	d := shared(t)
+	a := d.newAgent(t)
+	marker := exec.Command("sleep", "60")
+	if err := marker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { marker.Process.Kill(); marker.Wait() }()
+	pid := marker.Process.Pid
+	hostfile := "/etc/hostname"
+	if _, err := os.Stat(hostfile); err != nil {
+		hostfile = "/etc/passwd"
+	}
+	flags := func() int {
+		f, err := os.Open(hostfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		v, err := unix.IoctlGetInt(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+		if err != nil {
+			t.Skipf("skip: %s has no inode flags here: %v", hostfile, err)
+		}
+		return v
+	}
+	before := flags()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import os, sys, errno, fcntl, struct
+def attempt(name, f):
+    try:
+        f()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+pid, hostfile = int(sys.argv[1]), sys.argv[2]
+fd = os.open(hostfile, os.O_RDONLY)
+attempt("setflags", lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("i", 0x80)))
+attempt("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19))
+attempt("setaffinity", lambda: os.sched_setaffinity(pid, {0}))
+attempt("setscheduler", lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)))
+attempt("own_priority", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5))
+`
+	_, r := a.Run(a.request(wire.ProfileShort, python(t), "-c", script, strconv.Itoa(pid), hostfile))
+	got := attempts(r.Stdout.Text)
+	for _, name := range []string{"setflags", "setpriority", "setaffinity", "setscheduler"} {
+		if got[name] != "EPERM" {
+			t.Errorf("%s: %q, want EPERM\n%s", name, got[name], r.Stderr.Text)
+		}
+	}
+	if got["own_priority"] != "ok" {
+		t.Errorf("the target could not lower its own priority: %q", got["own_priority"])
+	}
+	if after := flags(); after != before {
+		t.Errorf("%s's inode flags changed: %#x -> %#x", hostfile, before, after)
+	}
+	if nice, err := unix.Getpriority(unix.PRIO_PROCESS, pid); err != nil || nice != 20 { // the raw value: 20 - nice
+		t.Errorf("the marker's priority is %d (%v), want its nice 0 (raw 20)", nice, err)
+	}
+	var now unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &now); err != nil || now != set {
+		t.Errorf("the marker's affinity changed: %v (%v)", now, err)
 	}
 }

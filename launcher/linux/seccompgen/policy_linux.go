@@ -78,6 +78,32 @@ lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat
 // is asked.
 var modeArg = map[string]uint{"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 
+// deniedIoctls are compared on the command's low 32 bits: terminal
+// injection, and the inode attributes (flags such as immutable, project
+// and xattr flags, the inode version, fs-verity, encryption policies)
+// that Landlock's ioctl right does not cover for regular files, which a
+// target could otherwise change on any file it can open for reading.
+var deniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.FS_IOC_SETFLAGS, unix.FS_IOC_ENABLE_VERITY,
+	unix.FS_IOC_SET_ENCRYPTION_POLICY,
+	0x40046602, // FS_IOC32_SETFLAGS
+	0x401c5820, // FS_IOC_FSSETXATTR
+	0x40087602, // FS_IOC_SETVERSION
+	0x40047602, // FS_IOC32_SETVERSION
+}
+
+// selfOnly refuses the scheduling calls that name another process.
+var selfOnly = []struct {
+	name  string
+	conds []seccomp.ScmpCondition
+}{
+	{"setpriority", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, unix.PRIO_PROCESS), cond(1, seccomp.CompareNotEqual, 0)}},
+	{"ioprio_set", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, 1 /* IOPRIO_WHO_PROCESS */), cond(1, seccomp.CompareNotEqual, 0)}},
+	{"sched_setaffinity", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, 0)}},
+	{"sched_setscheduler", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, 0)}},
+	{"sched_setparam", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, 0)}},
+	{"sched_setattr", []seccomp.ScmpCondition{cond(0, seccomp.CompareNotEqual, 0)}},
+}
+
 // createMode is, for each call that creates a file with a mode, the
 // argument of its flags (-1: it always creates) and of its mode: a file is
 // never created setuid or setgid either. openat2 is left out of the
@@ -110,9 +136,19 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 		return nil, nil, err
 	}
 	defer args.Release()
-	for _, cmd := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
+	for _, cmd := range deniedIoctls {
 		if err := addRule(args, "ioctl", actDeny, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, cmd)); err != nil {
 			return nil, nil, err
+		}
+	}
+	// Calls that may aim at another process: only at the caller itself
+	// (pid, or who, 0), as prlimit64 below, so that no target slows or
+	// pins a process outside the action, its broker included.
+	for _, r := range selfOnly {
+		for _, c := range r.conds {
+			if err := addRule(args, r.name, actDeny, c); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	for _, name := range strings.Fields(notified) {

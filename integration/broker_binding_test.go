@@ -29,8 +29,9 @@ func TestBrokerInPlaceBinding(t *testing.T) {
 		t.Fatalf("in place, os.Executable() must be the installed path %s: %s %q %+v", tool, r.Outcome, r.Stdout.Text, r.Error)
 	}
 	rc := d.Receipt(h)
-	if rc.Sandbox == nil || rc.Sandbox.Binding != wire.InPlace || rc.Sandbox.BoundBy == "" || rc.Sandbox.ExecutedSHA256 != "" {
-		t.Fatalf("receipt sandbox %+v, want in-place with what bound it", rc.Sandbox)
+	if rc.Sandbox == nil || rc.Sandbox.Binding != wire.InPlace || rc.Sandbox.BoundBy != "read-lease" ||
+		rc.Sandbox.ExecutedSHA256 != rc.Identity.Executable.SHA256 {
+		t.Fatalf("receipt sandbox %+v, want in-place bound by the broker's read lease, the approved digest executed", rc.Sandbox)
 	}
 
 	req := a.request(wire.ProfileShort, tool, "exe", "sealed")
@@ -73,7 +74,51 @@ func TestBrokerInPlaceWitnessBroken(t *testing.T) {
 	if r.Outcome != wire.Exited || !strings.Contains(r.Stdout.Text, "ran "+script) {
 		t.Fatalf("the script runs under its real path: %s %q %+v", r.Outcome, r.Stdout.Text, r.Error)
 	}
-	if rc := d.Receipt(h); rc.Sandbox == nil || rc.Sandbox.Binding != wire.Broken {
-		t.Fatalf("receipt sandbox %+v, want binding broken", rc.Sandbox)
+	if rc := d.Receipt(h); rc.Sandbox == nil || rc.Sandbox.Binding != wire.Broken || rc.Sandbox.BoundBy != "script-read-by-path" {
+		t.Fatalf("receipt sandbox %+v, want binding broken, the script read by path", rc.Sandbox)
+	}
+}
+
+// TestBrokerInPlaceWriterRefused: while another process holds an in-place
+// program open for writing (it could change the bytes between the hash
+// and the exec), the broker cannot take its read lease, and the approved
+// command is refused IDENTITY_DRIFT before anything starts: the program
+// never runs and the lease keeps its use. Once the writer closes, the same
+// command runs under that use, bound by the lease.
+func TestBrokerInPlaceWriterRefused(t *testing.T) {
+	d := shared(t)
+	a := d.newAgent(t)
+	tool := filepath.Join(a.WS, "tool")
+	copyExecutable(t, bins.helper, tool)
+	marker := filepath.Join(a.WS, "marker")
+	req := a.request(wire.ProfileShort, tool, "write", marker, "ran")
+	s, err := a.cl.Submit(a.WS, req)
+	if err != nil || s.Approval == nil {
+		t.Fatalf("submit: %+v %v", s, err)
+	}
+	if _, err := a.cl.Approve(s.Approval.ID, 1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(tool, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoLaunch(t, a, req, wire.CodeIdentityDrift)
+	w.Close()
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the program ran while a writer held it: %v", err)
+	}
+	s, err = a.cl.Submit(a.WS, req)
+	if err != nil || s.Handle == "" {
+		t.Fatalf("with the writer gone, the same use runs the command: %+v %v", s, err)
+	}
+	if r := a.End(s.Handle); r.Outcome != wire.Exited {
+		t.Fatalf("outcome %s %+v", r.Outcome, r.Error)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "ran" {
+		t.Fatalf("marker %q %v", b, err)
+	}
+	if rc := d.Receipt(s.Handle); rc.Sandbox == nil || rc.Sandbox.BoundBy != "read-lease" {
+		t.Fatalf("receipt sandbox %+v, want bound by the read lease", rc.Sandbox)
 	}
 }

@@ -28,7 +28,11 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 		return
 	}
 	var events []lifecycle.Event
+	leasedAtExec := false
 	res := lifecycle.Run(r.spec(l, out, errs, cancel, func(e lifecycle.Event) {
+		if e.Kind == receipt.EventStarted { // the exec happened: the lease must have held until now
+			leasedAtExec = l.Resolved.Leased()
+		}
 		events = append(events, e)
 		obs.Event(e)
 	}))
@@ -49,9 +53,31 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 	}
 	o := &Observation{Result: result, Run: &res, Events: events, Streams: streams}
 	if res.Ready != nil && res.Ready.Binding == wire.InPlace {
-		o.WitnessFailed = witness(l)
+		o.BoundBy, o.WitnessFailed = inPlaceBound(l, res.Ready.BoundBy, leasedAtExec)
 	}
 	obs.End(o)
+}
+
+// inPlaceBound says what bound the bytes of an in-place launch, or why
+// nothing did. A program's bytes are bound when the broker's read lease,
+// taken before it hashed them, held until the exec (no writer could exist
+// in between, a writable mapping included, and the kernel denies writes
+// once it runs), or when the broker's uid cannot write the file at all. A
+// script is read by its interpreter by path: its bytes are never bound.
+// Either way the installed files must still be their approved selves
+// after the run.
+func inPlaceBound(l *Launch, launcher wire.BoundBy, leasedAtExec bool) (by, broken string) {
+	switch {
+	case l.Resolved.Identity().Executable.Interpreter != nil:
+		by = "script-read-by-path"
+	case leasedAtExec:
+		by = "read-lease"
+	case launcher == wire.Unwritable:
+		by = "unwritable"
+	default:
+		return "none", "no read lease held until the exec and the file is writable by this uid"
+	}
+	return by, witness(l)
 }
 
 // witness checks, once the action is over, that the installed files an

@@ -90,3 +90,12 @@ func lstatBeneath(ws *os.File, rel string) (mode uint32, target string, err erro
 func openFileBeneath(ws *os.File, rel string) (*os.File, error) {
 	return openNoFollowAny(int(ws.Fd()), rel, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK)
 }
+
+// takeReadLease does nothing on macOS, which has no file leases.
+func takeReadLease(int) {}
+
+// releaseLease does nothing on macOS.
+func releaseLease(int) {}
+
+// leaseHeld is false on macOS: nothing is bound in place there.
+func leaseHeld(int) bool { return false }

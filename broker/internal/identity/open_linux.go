@@ -87,3 +87,17 @@ func openFileBeneath(ws *os.File, rel string) (*os.File, error) {
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 }
+
+// takeReadLease takes a read lease on fd, which succeeds only while no
+// one has the file open for writing and only for its owner (or with
+// CAP_LEASE); a failure leaves the file unleased (Leased says so).
+func takeReadLease(fd int) { unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK) }
+
+// releaseLease gives the read lease on fd up.
+func releaseLease(fd int) { unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK) }
+
+// leaseHeld reports whether the read lease on fd is still held.
+func leaseHeld(fd int) bool {
+	v, err := unix.FcntlInt(uintptr(fd), unix.F_GETLEASE, 0)
+	return err == nil && v == unix.F_RDLCK
+}

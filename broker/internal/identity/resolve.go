@@ -119,6 +119,7 @@ func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, 
 		}
 		r.interp = in.f
 		id.Executable.Interpreter = &wire.Interpreter{File: in.id, Arg: in.arg, Chain: in.chain}
+		releaseLease(int(r.exe.Fd())) // writers of a script need not wait for the broker
 	}
 	id.Argv = append([]string{}, s.Request.Argv...)
 	id.Profile = s.Request.Profile
@@ -174,6 +175,20 @@ type identified struct {
 	arg   string // interpreters only
 }
 
+// Leased reports whether the broker still holds, on the descriptors it
+// hashed, a read lease on the executable and its interpreter: taken
+// before hashing, it could only be had while no one had the file open for
+// writing (a writable mapping included), and no one could open it for
+// writing since without breaking it. Held until the exec, it binds the
+// bytes the kernel runs in place to the approved digest.
+func (r *Resolved) Leased() bool {
+	f := r.exe
+	if r.interp != nil {
+		f = r.interp // a script is read by its interpreter by path: only the interpreter is bound
+	}
+	return f != nil && leaseHeld(int(f.Fd()))
+}
+
 // identify finds requested (a name on the sanitized PATH or an absolute
 // path), follows and records its symlinks, opens the final path without
 // following any, and measures it. It also returns the file's "#!" line, if
@@ -202,6 +217,7 @@ func measure(f *os.File, canonical string, chain []string) (*identified, *Sheban
 	var err error
 	out := &identified{f: f, chain: chain}
 	fd := int(f.Fd())
+	takeReadLease(fd) // before hashing: see Leased
 	if out.id, err = fsid.File(fd, canonical); err != nil {
 		f.Close()
 		if errors.Is(err, fsid.ErrTooLarge) {

@@ -85,7 +85,7 @@ func (s *Snapshot) entry(ws int, rel string) {
 	mode := fmt.Sprintf("mode:%04o", st.Mode&0o7777)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		s.entries[rel] = s.hashFile(ws, rel, st.Size, mode)
+		s.entries[rel] = s.hashFile(ws, rel, st.Dev, st.Ino, st.Size, mode)
 	case unix.S_IFLNK:
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(fd, "", buf)
@@ -103,9 +103,12 @@ func (s *Snapshot) entry(ws int, rel string) {
 	}
 }
 
-// hashFile digests a regular file, opened beneath the workspace without
-// following anything and without blocking.
-func (s *Snapshot) hashFile(ws int, rel string, size int64, mode string) string {
+// hashFile digests the regular file (dev, ino) at rel, opened beneath the
+// workspace without following anything and without blocking. What it
+// opens must be that very inode, still a regular file: one swapped in
+// since the stat (a FIFO whose writer never writes would block the read
+// for ever) is left unchecked.
+func (s *Snapshot) hashFile(ws int, rel string, dev, ino uint64, size int64, mode string) string {
 	if size > maxFile || s.bytes+size > maxBytes {
 		return Unchecked
 	}
@@ -116,6 +119,10 @@ func (s *Snapshot) hashFile(ws int, rel string, size int64, mode string) string 
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != dev || st.Ino != ino {
+		return Unchecked
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, maxFile+1))
 	s.bytes += n

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func must(t *testing.T, err error) {
@@ -97,5 +98,40 @@ func TestLinkedWorktreeGitdirIsProtected(t *testing.T) {
 	changes := Diff(before, before.Again())
 	if len(changes) != 1 || changes[0].Path != "main/.git/worktrees/wt/hooks/post-checkout" {
 		t.Fatalf("changes %+v, want the gitdir's new hook", changes)
+	}
+}
+
+// TestHashFileNeverWaitsOnAFIFO: a regular file swapped for a FIFO, whose
+// writer holds it open and writes nothing, between the O_PATH stat and the
+// read is left unchecked instead of blocking the broker (found in review).
+// A regular file opened is hashed only if it is the inode that was stat'd.
+func TestHashFileNeverWaitsOnAFIFO(t *testing.T) {
+	ws := t.TempDir()
+	p := filepath.Join(ws, ".envrc")
+	must(t, os.WriteFile(p, []byte("export A=1\n"), 0o644))
+	var st syscall.Stat_t
+	must(t, syscall.Stat(p, &st))
+	must(t, os.Remove(p))
+	must(t, syscall.Mkfifo(p, 0o644))
+	w, err := os.OpenFile(p, os.O_RDWR, 0) // a writer that never writes
+	must(t, err)
+	defer w.Close()
+	root := open(t, ws)
+	s := &Snapshot{entries: map[string]string{}}
+	done := make(chan string, 1)
+	go func() { done <- s.hashFile(int(root.Fd()), ".envrc", st.Dev, st.Ino, st.Size, "mode:0644") }()
+	select {
+	case got := <-done:
+		if got != Unchecked {
+			t.Fatalf("a FIFO in a regular file's place gave %q, want %q", got, Unchecked)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hashFile blocked on a FIFO swapped in after the stat")
+	}
+
+	must(t, os.Remove(p))
+	must(t, os.WriteFile(p, []byte("export A=1\n"), 0o644)) // same bytes, another inode
+	if got := s.hashFile(int(root.Fd()), ".envrc", st.Dev, st.Ino, st.Size, "mode:0644"); got != Unchecked {
+		t.Fatalf("another inode than the one stat'd gave %q, want %q", got, Unchecked)
 	}
 }

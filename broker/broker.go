@@ -20,6 +20,7 @@ import (
 	"warrant/broker/internal/snapcache"
 	"warrant/broker/runner"
 	"warrant/internal/envpolicy"
+	"warrant/receipt"
 	"warrant/wire"
 )
 
@@ -85,6 +86,7 @@ type Broker struct {
 	changed    chan struct{} // closed and replaced whenever an action changes state
 	capability *probe.Report // decided at Open; submits are refused unless verified
 	prober     probe.Prober  // the configured Executor, when it can run the probe
+	limiter    limiter       // the configured Executor, when it applies cgroup limits
 }
 
 // Open prepares the state directory, takes its lock (one broker per state
@@ -108,6 +110,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	// when a seam replaces the executor.
 	prober, _ := cfg.Executor.(probe.Prober)
 	finder, _ := cfg.Executor.(survivorFinder)
+	limits, _ := cfg.Executor.(limiter)
 	active := applySeams(&cfg)
 	base, err := policy.Base(cfg.ExtraReadPaths)
 	if err != nil {
@@ -144,7 +147,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if slices.Contains(active, seam.Crashtest) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
-	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober,
+	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
 		protected: protected, withheld: withheld, declared: declared, caches: store,
 		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
@@ -198,10 +201,13 @@ type survivorFinder interface {
 	Survivors() ([]runner.Survivor, error)
 }
 
-// journalSurvivors reports the processes of earlier actions (their outcome
-// already unknown) that still run, in the log and as a SURVIVORS event in
-// each action's journal. They are left running: the operator decides
-// about processes this broker did not start.
+// journalSurvivors ends the processes of earlier actions (their outcome
+// already unknown, and staying so) that are still inside the actions'
+// cgroups, and records what was found and done: in the log, as a
+// SURVIVORS event in each action's journal, and as a signed survivors
+// record in the receipt chain naming the action's unknown receipt.
+// Processes it could not end are reported with their pids and how to end
+// them.
 func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
 	if f == nil {
 		return
@@ -215,7 +221,33 @@ func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
 		if err := b.j.RecordEvent(ctx, s.Handle, "SURVIVORS", s.Detail); err != nil {
 			b.cfg.Logf("action %s: journal its survivors: %v", s.Handle, err)
 		}
+		if err := b.recordSurvivors(ctx, s); err != nil {
+			b.cfg.Logf("action %s: record its survivors in the receipt log: %v", s.Handle, err)
+		}
 	}
+}
+
+// recordSurvivors appends the survivors record of s to the receipt chain.
+func (b *Broker) recordSurvivors(ctx context.Context, s runner.Survivor) error {
+	rec := receipt.Survivors{Action: s.Handle, At: b.Stamp(b.cfg.Now()), FoundIn: s.Where, EndedBy: s.How, Gone: s.Ended}
+	for i, pid := range s.Pids {
+		p := receipt.Survivor{Pid: int64(pid)}
+		if i < len(s.Commands) {
+			p.Command = s.Commands[i]
+		}
+		rec.Processes = append(rec.Processes, p)
+	}
+	return b.appendLog(ctx, func(tx *journal.LogTx, c *receipt.Chain) (bool, error) {
+		entries, err := tx.Entries()
+		if err != nil {
+			return false, err
+		}
+		e, err := c.EndedSurvivors(entries, rec)
+		if err != nil {
+			return false, err
+		}
+		return true, tx.AppendEntry(e, "", "")
+	})
 }
 
 // actionEnv is the identity's environment but for the workspace cache's

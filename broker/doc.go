@@ -11,7 +11,8 @@
 //
 //	broker (root)              Config/Open/Close, the submit driver (submit.go), dispatch of
 //	                           socket messages (handlers.go), the capability gate
-//	                           (capability.go), evidence: observer, receipt building and
+//	                           (capability.go), the card's memory and process limits
+//	                           (resources.go), evidence: observer, receipt building and
 //	                           sealing (evidence.go, receipts.go), the state-directory layout
 //	                           and keys (statedir.go, keys.go), the places no workspace
 //	                           may overlap (authority.go), read-only readers
@@ -54,12 +55,12 @@
 //	metadata   → internal/retry
 //	protect    → wire
 //	runner     → identity, lifecycle, receipt, wire, internal/{fsid,profile,snapshot}
-//	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog}
+//	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog,profile}
 //	snapcache  → wire, internal/snapshot
 //	caches     → wire, internal/retry
 //	server     → wire
 //	seam       → runner
-//	root       → all of the above, client, receipt, wire, internal/envpolicy
+//	root       → all of the above, client, receipt, wire, internal/{envpolicy,profile}
 //	view       → receipt, wire
 //	mcp        → root (the receipt log, read-only), client (its Agent half), view, receipt, wire
 //	cli        → root, client, view, mcp, policy, probe, runner, receipt, wire, internal/probeprog
@@ -135,9 +136,19 @@
 //     LEASE_REVOKED, GOAL_REVISION_MISMATCH, GOAL_INACTIVE) come from the
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.
-//   - Processes of earlier actions that outlived a previous broker are
-//     journalled at Open (SURVIVORS) and left running: the operator
-//     decides about processes this broker did not start.
+//   - Processes of earlier actions that outlived a previous broker and
+//     are still inside the action's cgroups (the proof that they are its
+//     own) are ended at Open (runner.Survivors): logged, journalled as a
+//     SURVIVORS event, and recorded in the receipt chain as a signed
+//     survivors record naming the action's unknown receipt, the pids, the
+//     command lines and how they were ended. The outcome stays unknown
+//     and nothing is run again. Processes it cannot end are reported with
+//     their pids; without cgroups nothing proves whose they are, and
+//     nothing is reported.
+//   - A profile's memory or process-count limit the host cannot apply
+//     does not refuse the action: the card says it is not limited, why,
+//     and how to get it (resources.go), and the receipt claims no figure
+//     for it (broker/lifecycle's package doc has the rule).
 //
 // # Threat model
 //

@@ -114,34 +114,29 @@ func (b *Broker) Stamp(t time.Time) receipt.Time {
 // executor ran: every fact the broker journalled (ids, session, goal and
 // revision, lease and approval, identity with environment names only,
 // fingerprint, the REQUESTED, APPROVED and EXECUTING events), the
-// profile's limits as enforced by the launcher's rlimits ("none" for an
-// action that never reached Ready), and what the lifecycle observed:
-// sandbox facts, start, end, pid, exit or signal, group gone, outcome,
-// STARTED … TERMINATED.
+// profile's limits with what enforced each (the broker's timer and count,
+// the launcher's rlimits, the action's cgroups for memory and processes
+// where the host has them; "none" throughout for an action that never
+// reached Ready), and what the lifecycle observed: sandbox facts, start,
+// end, pid, exit or signal, group gone, outcome, what the cgroups
+// counted and whether the memory limit ended it, STARTED … TERMINATED.
 func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner.Observation) (*receipt.Receipt, error) {
 	rc, err := b.journalledReceipt(ctx, handle, receipt.EventExecuting)
 	if err != nil {
 		return nil, fmt.Errorf("prepare receipt of %s: %w", handle, err)
 	}
-	rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.EnforcedByRlimit)
 	res := obs.Run
+	rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.Uniform(receipt.EnforcedByNone)) // the launcher applied nothing
 	if res.Ready != nil {
+		rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.Launched(res.Enforced.Memory.EnforcedBy(), res.Enforced.Pids.EnforcedBy()))
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
 		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0) {
 			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused}
-		}
-		if obs.BoundBy != "" {
-			rc.Sandbox.BoundBy = obs.BoundBy
-			if obs.BoundBy == "read-lease" || obs.BoundBy == "unwritable" {
-				rc.Sandbox.ExecutedSHA256 = rc.Identity.Executable.SHA256 // no writer could change them before the exec
-			}
 		}
 		if obs.WitnessFailed != "" {
 			rc.Sandbox.Binding = wire.Broken // what was executed is not known
 			b.cfg.Logf("action %s: binding broken: %s", handle, obs.WitnessFailed)
 		}
-	} else {
-		rc.Limits.EnforcedBy = receipt.EnforcedByNone // the launcher applied nothing
 	}
 	rc.Outcome = res.Outcome
 	if res.Err != nil {
@@ -178,7 +173,37 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 		}
 		rc.GroupGone = &receipt.GroupGone{Method: m, At: b.Stamp(res.GoneAt)}
 	}
+	usage(rc, res)
 	return rc, nil
+}
+
+// usage records what a started action's cgroups counted, each counter
+// only where a cgroup enforced its limit, and that the memory limit was
+// reached when the kernel killed a process of it there.
+func usage(rc *receipt.Receipt, res *lifecycle.Result) {
+	u := res.Usage
+	if u == nil || rc.Start == nil {
+		return
+	}
+	out := &receipt.Usage{}
+	if res.Enforced.Memory != lifecycle.Unenforced {
+		out.OOMKills = &u.OOMKills
+		if u.MemoryPeak > 0 {
+			out.MemoryPeakBytes = &u.MemoryPeak
+		}
+		if u.OOMKills > 0 {
+			rc.LimitReached = receipt.LimitMemory
+		}
+	}
+	if res.Enforced.Pids != lifecycle.Unenforced {
+		out.PidsLimitHits = &u.PidsLimitHits
+		if u.PidsPeak > 0 {
+			out.PidsPeak = &u.PidsPeak
+		}
+	}
+	if *out != (receipt.Usage{}) {
+		rc.Usage = out
+	}
 }
 
 // journalledReceipt builds a receipt of handle from the journal alone,
@@ -243,7 +268,7 @@ func (b *Broker) unexecutedReceipt(ctx context.Context, handle string, o wire.Ou
 		return nil, fmt.Errorf("prepare %s receipt of %s: %w", o, handle, err)
 	}
 	r.Outcome, r.Error = o, &receipt.Refusal{Code: why.Code, Message: why.Message}
-	r.Limits = receipt.LimitsOf(r.Identity.Profile, enforced)
+	r.Limits = receipt.LimitsOf(r.Identity.Profile, receipt.Uniform(enforced))
 	return r, nil
 }
 

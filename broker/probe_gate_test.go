@@ -65,6 +65,9 @@ func (p *silentProber) Probe(context.Context, *runner.Launch, io.Writer, io.Writ
 }
 func (p *silentProber) LauncherDigest() string { return strings.Repeat("ab", 32) }
 func (p *silentProber) Cgroups() string        { return "" }
+func (p *silentProber) Limits() lifecycle.Enforcement {
+	return lifecycle.Enforcement{Missing: "test: no cgroups"}
+}
 
 // TestProbeFailureIsUnavailableAndRetried: a chain that runs nothing
 // makes every check fail; the report is unavailable (never partial),

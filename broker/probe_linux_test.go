@@ -69,9 +69,16 @@ func probeReport(t *testing.T, out string) *probe.Report {
 }
 
 // wantChecks is every check of the battery, as "name/from@binding",
-// under each binding the broker offers.
-func wantChecks() []string {
-	var want []string
+// under each binding the broker offers, then the check of each resource
+// limit the report says this host enforces.
+func wantChecks(limits []probe.Limit) (want []string) {
+	defer func() {
+		for _, l := range limits {
+			if l.EnforcedBy != "none" {
+				want = append(want, l.Name+"_limit/"+l.Name+"@"+probe.Bindings[0].String())
+			}
+		}
+	}()
 	for _, b := range probe.Bindings {
 		at := "@" + b.String()
 		want = append(want, "launch/host"+at, probeprog.ReadInput+"/target"+at, probeprog.WriteWorkspace+"/target"+at,
@@ -115,8 +122,16 @@ func TestProbeVerifiesThisHost(t *testing.T) {
 			t.Errorf("check %s/%s: pass %v, evidence %q", c.Name, c.From, c.Pass, c.Evidence)
 		}
 	}
-	if !slices.Equal(got, wantChecks()) {
-		t.Fatalf("checks:\n got %v\nwant %v", got, wantChecks())
+	if !slices.Equal(got, wantChecks(r.Limits)) {
+		t.Fatalf("checks:\n got %v\nwant %v", got, wantChecks(r.Limits))
+	}
+	if len(r.Limits) != 2 || r.Limits[0].Name != "memory" || r.Limits[1].Name != "pids" {
+		t.Fatalf("the report must say what enforces the memory and the pids limit: %+v", r.Limits)
+	}
+	for _, l := range r.Limits {
+		if l.EnforcedBy == "none" {
+			t.Logf("the %s limit is not enforced on this host: %s", l.Name, l.Detail)
+		}
 	}
 	b := r.Binding
 	for name, v := range map[string]string{"os": b.OS, "kernel": b.Kernel, "seccomp": b.Seccomp, "cgroup": b.Cgroup,

@@ -91,7 +91,7 @@ func FuzzReceiptSign(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, goal, arg string, outcome uint8, code int32, sig uint8, mono int64) {
 		r := &receipt.Receipt{Format: receipt.Format, ID: id, Action: "a-" + id, Goal: goal,
 			Identity:    receipt.IdentityOf(identity(arg)),
-			Fingerprint: strings.Repeat("ab", 32), Limits: receipt.LimitsOf(wire.ProfileStandard, receipt.EnforcedByRlimit),
+			Fingerprint: strings.Repeat("ab", 32), Limits: receipt.LimitsOf(wire.ProfileStandard, receipt.Launched(receipt.EnforcedByCgroupV1, receipt.EnforcedByNone)),
 			Issued: receipt.Time{MonoNs: mono}, Outcome: wire.Outcome(outcome%9 + 1),
 			Events: []receipt.Event{{Type: receipt.EventRequested}}}
 		switch r.Outcome {
@@ -213,7 +213,7 @@ func FuzzReceiptDecode(f *testing.F) {
 func seedReceipt() *receipt.Receipt {
 	return &receipt.Receipt{Format: receipt.Format, ID: "r", Action: "a-r",
 		Identity:    receipt.IdentityOf(identity("x")),
-		Fingerprint: strings.Repeat("ab", 32), Limits: receipt.LimitsOf(wire.ProfileShort, receipt.EnforcedByNone),
+		Fingerprint: strings.Repeat("ab", 32), Limits: receipt.LimitsOf(wire.ProfileShort, receipt.Uniform(receipt.EnforcedByNone)),
 		Outcome: wire.KnownNotExecuted, Error: &receipt.Refusal{Code: wire.CodeIdentityDrift, Message: "drift"},
 		Events: []receipt.Event{{Type: receipt.EventRequested}}}
 }

@@ -153,10 +153,12 @@ func (d *brokerd) dial() *client.Client {
 	return nil
 }
 
-// kill SIGKILLs the daemon and waits for it to be reaped.
+// kill SIGKILLs the daemon, waits for it to be reaped and removes the
+// cgroup directories it can no longer remove itself.
 func (d *brokerd) kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
+	removeScopeCgroups(d.State)
 }
 
 // Pid is the daemon's process id.

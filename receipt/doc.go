@@ -51,13 +51,31 @@
 //
 // A Receipt is the command-receipt.v1 predicate: ids, goal, identity and
 // fingerprint (environment names only, never values), policy, profile
-// limits, launcher-measured sandbox facts, times on the monotonic and wall
-// clocks, pid, root exit or signal, group-gone evidence, outcome, stream
-// evidence, events and the previous entry's digest. Unobserved facts are
+// limits with what enforced each (Enforcement: the broker, the launcher's
+// rlimits, a cgroup v2 or v1 controller, or none), launcher-measured
+// sandbox facts, times on the monotonic and wall clocks, pid, root exit or
+// signal, group-gone evidence, outcome, what the cgroups counted (Usage)
+// and whether the memory limit ended it (limitReached), stream evidence,
+// events and the previous entry's digest. Unobserved facts are
 // absent, not zero, and Validate refuses a receipt that claims more than
 // its outcome allows (an exit code only for exited; no process for
 // known_not_executed or spawn_failed; group-gone evidence for every
-// executed outcome; UNKNOWN_TERMINATION exactly for unknown).
+// executed outcome; UNKNOWN_TERMINATION exactly for unknown; a memory or
+// process-count figure, and a usage counter, only where a cgroup
+// enforced that limit; limitReached memory exactly when an OOM kill was
+// counted). Receipts made before each limit had its own enforcer carry
+// one word ("rlimit", "none", "unknown") for all of them and still
+// decode to the same bytes.
+//
+// # Survivors records
+//
+// A survivors record (survivors-ended.v1) is a signed, chained entry of
+// the log: a later broker found processes of an unknown action still
+// inside the action's cgroups and ended them. It names that action's
+// unknown receipt by its chain digest (Verify requires an earlier unknown
+// receipt of the same action), the pids and command lines found, the
+// cgroups, how they were ended and whether they were then seen gone. It
+// changes nothing in the receipt: the outcome stays unknown.
 //
 // # Format
 //
@@ -80,7 +98,8 @@
 // link, stored body and checkpoint and reports each problem by index and
 // kind: edits, deletions, insertions and reorderings (moved, chain), a
 // signature by another key (foreign_key), and truncation below a
-// checkpoint. Entries after the latest checkpoint can be cut off without
+// checkpoint, and that each survivors record names an earlier unknown
+// receipt of its action. Entries after the latest checkpoint can be cut off without
 // trace; Report.Unanchored says how many, so the broker should checkpoint
 // after appends and keep a copy of the latest checkpoint elsewhere.
 // Retention (Chain.Prune) deletes retained output bodies but keeps the

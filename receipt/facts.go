@@ -109,16 +109,13 @@ type Sandbox struct {
 	SeccompDigest  string       `json:"seccompDigest,omitempty"`  // Linux
 	SeatbeltDigest string       `json:"seatbeltDigest,omitempty"` // macOS
 	Binding        wire.Binding `json:"binding"`
-	// BoundBy says what bound an in-place executable's bytes:
-	// "read-lease" (the broker's read lease, taken before it hashed the
-	// file, held until the exec: no writer existed in between),
-	// "unwritable" (the broker's uid cannot change the file), or
-	// "script-read-by-path" (a script's bytes are read by its interpreter
-	// by path and are not bound). A witness failing after the run, or a
-	// lease lost before the exec, makes Binding "broken": what was executed
-	// is not known.
+	// BoundBy says what bound an in-place executable's bytes: "unwritable"
+	// (the broker's uid cannot change the file) or "witness" (its identity
+	// was the approved one at hashing, at the launcher's check and after
+	// the exec). A failed witness makes Binding "broken": what was
+	// executed is not known.
 	BoundBy           string `json:"boundBy,omitempty"`
-	ExecutedSHA256    string `json:"executedSha256,omitempty"` // in place: the approved digest when read-lease or unwritable bound it, else absent
+	ExecutedSHA256    string `json:"executedSha256,omitempty"` // absent in place: the launcher measured identities, not bytes
 	InterpreterSHA256 string `json:"interpreterSha256,omitempty"`
 	Workspace         Dir    `json:"workspace"`
 	Cwd               Dir    `json:"cwd"`
@@ -140,33 +137,37 @@ func boundBy(b wire.BoundBy) string {
 	return b.String()
 }
 
-// How a receipt's resource limits were enforced.
-const (
-	EnforcedByRlimit  = "rlimit"  // the launcher set them before Ready
-	EnforcedByNone    = "none"    // the action never reached the launcher's Ready
-	EnforcedByUnknown = "unknown" // the broker cannot know what happened
-)
-
-// Limits are the profile's values (docs/architecture.md §3.4) and how they were
-// enforced. Memory and process-count limits are not applied yet (no cgroup
-// controller is used), so no receipt claims them.
+// Limits are the profile's values (docs/architecture.md §3.4) and what
+// enforced each of them. MemoryBytes and Pids are present only when a
+// cgroup applied them: a limit the host did not enforce is not claimed
+// (EnforcedBy says "none" for it).
 type Limits struct {
-	WallNs     int64  `json:"wallNs"`
-	GraceNs    int64  `json:"graceNs"`
-	CPUSeconds uint64 `json:"cpuSeconds"`
-	Retain     int64  `json:"retain"`
-	HardOutput int64  `json:"hardOutput"`
-	FileSize   uint64 `json:"fileSize"`
-	OpenFiles  int    `json:"openFiles"`
-	EnforcedBy string `json:"enforcedBy"` // one of the EnforcedBy constants
+	WallNs      int64       `json:"wallNs"`
+	GraceNs     int64       `json:"graceNs"`
+	CPUSeconds  uint64      `json:"cpuSeconds"`
+	Retain      int64       `json:"retain"`
+	HardOutput  int64       `json:"hardOutput"`
+	FileSize    uint64      `json:"fileSize"`
+	OpenFiles   int         `json:"openFiles"`
+	MemoryBytes uint64      `json:"memoryBytes,omitempty"`
+	Pids        uint64      `json:"pids,omitempty"`
+	EnforcedBy  Enforcement `json:"enforcedBy"`
 }
 
-// LimitsOf returns p's limits, enforced as enforcedBy says.
-func LimitsOf(p wire.Profile, enforcedBy string) Limits {
+// LimitsOf returns p's limits, enforced as e says: the memory and
+// process-count figures only where e names a cgroup for them.
+func LimitsOf(p wire.Profile, e Enforcement) Limits {
 	l := profile.Of(p)
-	return Limits{WallNs: int64(l.Wall), GraceNs: int64(profile.Grace), CPUSeconds: l.CPUSeconds,
+	lim := Limits{WallNs: int64(l.Wall), GraceNs: int64(profile.Grace), CPUSeconds: l.CPUSeconds,
 		Retain: l.Retain, HardOutput: l.HardOutput, FileSize: l.FileSize, OpenFiles: profile.OpenFiles,
-		EnforcedBy: enforcedBy}
+		EnforcedBy: e}
+	if byCgroup(e.Memory) {
+		lim.MemoryBytes = l.Memory
+	}
+	if byCgroup(e.Pids) {
+		lim.Pids = l.Pids
+	}
+	return lim
 }
 
 // Time is one instant on both clocks: the broker's monotonic clock (for

@@ -51,7 +51,7 @@ func testReceipt(id string, o wire.Outcome) *Receipt {
 	r := &Receipt{Format: Format, ID: id, Action: "act-" + id, Session: "s1", Goal: "g1",
 		GoalRevision: ptr(uint64(3)), Step: "build", LeaseID: "lease-1", ApprovalID: "appr-1",
 		Identity: IdentityOf(testIdentity()), Fingerprint: fmt.Sprintf("%064x", 0xf1),
-		Limits: LimitsOf(wire.ProfileShort, EnforcedByRlimit), Issued: at(10), Outcome: o,
+		Limits: LimitsOf(wire.ProfileShort, Launched(EnforcedByCgroupV1, EnforcedByNone)), Issued: at(10), Outcome: o,
 		Events: []Event{{EventRequested, at(0)}, {EventApproved, at(1)}, {EventExecuting, at(2)}}}
 	switch o {
 	case wire.KnownNotExecuted:

@@ -9,12 +9,15 @@ import (
 // The in-toto framing. A receipt is an in-toto Statement v1 whose subject
 // is the executable (by SHA-256) and whose predicate is the receipt; a
 // deletion record is a Statement about the receipts whose bodies it
-// deleted. Both travel in DSSE envelopes of PayloadType.
+// deleted, and a survivors record one about the unknown receipt of the
+// action whose survivors it ended. All travel in DSSE envelopes of
+// PayloadType.
 const (
-	PayloadType       = "application/vnd.in-toto+json"
-	StatementType     = "https://in-toto.io/Statement/v1"
-	ReceiptPredicate  = "https://warrant.invalid/attestations/command-receipt/v1"
-	DeletionPredicate = "https://warrant.invalid/attestations/output-deletion/v1"
+	PayloadType        = "application/vnd.in-toto+json"
+	StatementType      = "https://in-toto.io/Statement/v1"
+	ReceiptPredicate   = "https://warrant.invalid/attestations/command-receipt/v1"
+	DeletionPredicate  = "https://warrant.invalid/attestations/output-deletion/v1"
+	SurvivorsPredicate = "https://warrant.invalid/attestations/survivors-ended/v1"
 )
 
 // Subject is one in-toto subject.

@@ -99,6 +99,8 @@ type Receipt struct {
 	GroupGone    *GroupGone       `json:"groupGone,omitempty"`
 	Outcome      wire.Outcome     `json:"outcome"`
 	Error        *Refusal         `json:"error,omitempty"`
+	LimitReached string           `json:"limitReached,omitempty"` // "memory": the kernel killed a process of it at its memory limit
+	Usage        *Usage           `json:"usage,omitempty"`        // what its cgroups counted
 	Streams      []StreamEvidence `json:"streams,omitempty"`
 	Protected    *Protected       `json:"protected,omitempty"`
 	Metadata     *Metadata        `json:"metadata,omitempty"`
@@ -246,7 +248,10 @@ func (r *Receipt) validateShape() error {
 	if r.Error != nil && (r.Error.Code == 0 || r.Error.Message == "") {
 		return errorf("error needs a code and a sentence")
 	}
-	return nil
+	if err := r.Limits.validate(); err != nil {
+		return err
+	}
+	return r.validateUsage()
 }
 
 func (r *Receipt) overLimit() bool {

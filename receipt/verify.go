@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"warrant/internal/closed"
+	"warrant/wire"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -27,10 +28,11 @@ const (
 	ProblemBody                                // a stored body does not match the receipt's digests
 	ProblemBodyMissing                         // a body is gone without a deletion record
 	ProblemDeletion                            // a deletion record names a receipt it does not match
+	ProblemSurvivors                           // a survivors record names a receipt it does not match
 )
 
 var problemNames = []string{"", "malformed", "bad_signature", "foreign_key", "moved", "chain",
-	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion"}
+	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion", "survivors"}
 
 func (k ProblemKind) String() string               { return closed.String(problemNames, k) }
 func (k ProblemKind) MarshalText() ([]byte, error) { return closed.Marshal(problemNames, k) }
@@ -58,6 +60,7 @@ type Report struct {
 	Entries    int64      `json:"entries"`
 	Receipts   int        `json:"receipts"`
 	Deletions  int        `json:"deletions"`
+	Survivors  int        `json:"survivors"`            // survivors records: processes of unknown actions found and ended
 	Checkpoint *tlog.Tree `json:"checkpoint,omitempty"` // the latest verified one
 	Unanchored int64      `json:"unanchored"`           // entries after the latest checkpoint
 	Pruned     []Pruned   `json:"pruned,omitempty"`
@@ -99,12 +102,13 @@ type checkpointResult struct {
 }
 
 type checked struct {
-	leaf     tlog.Hash
-	payload  string // chain digest of the statement
-	receipt  *Receipt
-	deletion *Deletion
-	kind     ProblemKind
-	err      error
+	leaf      tlog.Hash
+	payload   string // chain digest of the statement
+	receipt   *Receipt
+	deletion  *Deletion
+	survivors *Survivors
+	kind      ProblemKind
+	err       error
 }
 
 // NewVerifier returns a verifier for pub.
@@ -142,12 +146,16 @@ func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
 			if c.deletion, err = decodeDeletion(st.Predicate); err == nil && !subjectsMatch(st.Subject, deletionSubjects(c.deletion)) {
 				err = fmt.Errorf("%w: subject is not the deleted bodies' receipts", ErrInvalid)
 			}
+		case SurvivorsPredicate:
+			if c.survivors, err = decodeSurvivors(st.Predicate); err == nil && !subjectsMatch(st.Subject, survivorsSubjects(c.survivors)) {
+				err = fmt.Errorf("%w: subject is not the survivors' receipt", ErrInvalid)
+			}
 		default:
 			err = fmt.Errorf("%w: predicate type %q", ErrInvalid, st.PredicateType)
 		}
 	}
 	if err != nil {
-		c.receipt, c.deletion, c.kind, c.err = nil, nil, ProblemMalformed, err
+		c.receipt, c.deletion, c.survivors, c.kind, c.err = nil, nil, nil, ProblemMalformed, err
 	}
 	return c
 }
@@ -201,22 +209,49 @@ func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
 			rep.add(pos, ProblemChain, "first entry names a previous entry %.16s…", back)
 		}
 		prev = c.payload
-		if c.receipt != nil {
+		switch {
+		case c.receipt != nil:
 			rep.Receipts++
-		} else {
+		case c.deletion != nil:
 			rep.Deletions++
+		default:
+			rep.Survivors++
 		}
 	}
 	v.checkBodies(rep, entries, done)
+	checkSurvivors(rep, done)
 	v.checkCheckpoints(rep, checkpoints, stored)
 	return rep
 }
 
 func (c *checked) links() (int64, string) {
-	if c.receipt != nil {
+	switch {
+	case c.receipt != nil:
 		return c.receipt.LogIndex, c.receipt.Previous
+	case c.deletion != nil:
+		return c.deletion.LogIndex, c.deletion.Previous
 	}
-	return c.deletion.LogIndex, c.deletion.Previous
+	return c.survivors.LogIndex, c.survivors.Previous
+}
+
+// checkSurvivors requires each survivors record to name an earlier
+// unknown receipt of its action by that receipt's chain digest.
+func checkSurvivors(rep *Report, done []*checked) {
+	for i, c := range done {
+		s := c.survivors
+		if s == nil {
+			continue
+		}
+		found := false
+		for j := 0; j < i && !found; j++ {
+			r := done[j].receipt
+			found = r != nil && done[j].payload == s.ReceiptDigest && r.ID == s.ReceiptID &&
+				r.Action == s.Action && r.Outcome == wire.OutcomeUnknown
+		}
+		if !found {
+			rep.add(int64(i), ProblemSurvivors, "survivors record names receipt %s of %s, which is not an earlier unknown receipt of that action", s.ReceiptID, s.Action)
+		}
+	}
 }
 
 func (v *Verifier) checkCheckpoints(rep *Report, checkpoints [][]byte, stored hashReader) {

@@ -34,6 +34,11 @@ const (
 	CodeIOFailed
 	CodeInternal
 	CodeWorkspaceAliased
+	// CodeMemoryLimit: the kernel killed a process of the action at its
+	// memory limit (the cgroup's oom_kill counter rose); the outcome is
+	// still what was observed (signaled, or exited when the root
+	// survived).
+	CodeMemoryLimit
 )
 
 var codeNames = []string{"",
@@ -43,6 +48,7 @@ var codeNames = []string{"",
 	"GOAL_INACTIVE", "IDENTITY_DRIFT", "SANDBOX_UNAVAILABLE", "BUSY",
 	"TIMEOUT", "OUTPUT_LIMIT", "CANCELLED", "UNKNOWN_OUTCOME",
 	"EVIDENCE_BLOCKED", "IO_FAILED", "INTERNAL", "WORKSPACE_ALIASED",
+	"MEMORY_LIMIT",
 }
 
 func (c Code) names() []string                  { return codeNames }

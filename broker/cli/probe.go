@@ -64,6 +64,13 @@ func printReport(w io.Writer, r *probe.Report) error {
 	for _, h := range r.Hints {
 		fmt.Fprintf(w, "fix:        %s\n", h)
 	}
+	for _, l := range r.Limits {
+		if l.EnforcedBy == "none" {
+			fmt.Fprintf(w, "limit:      %s NOT enforced on this host: %s\n", l.Name, l.Detail)
+		} else {
+			fmt.Fprintf(w, "limit:      %s enforced by %s (checked: see %s_limit below)\n", l.Name, l.EnforcedBy, l.Name)
+		}
+	}
 	fmt.Fprintf(w, "\n%d checks:\n", len(r.Checks))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  RESULT\tCHECK\tFROM\tEXPECTED\tOBSERVED\tEVIDENCE")

@@ -51,16 +51,19 @@ func (e *env) readLog(args []string, positional int) (*broker.ReceiptLog, []stri
 
 // listed is one log entry as `receipts list --json` prints it.
 type listed struct {
-	Index      int64  `json:"index"`
-	Kind       string `json:"kind"` // receipt, deletion or unreadable
-	ReceiptID  string `json:"receipt_id,omitempty"`
-	Action     string `json:"action,omitempty"`
-	Outcome    string `json:"outcome,omitempty"`
-	Executable string `json:"executable,omitempty"`
-	Issued     string `json:"issued,omitempty"`
-	Body       string `json:"body,omitempty"` // retained, deleted or none
-	Deleted    int    `json:"deleted_bodies,omitempty"`
-	Error      string `json:"error,omitempty"`
+	Index      int64    `json:"index"`
+	Kind       string   `json:"kind"` // receipt, deletion, survivors or unreadable
+	ReceiptID  string   `json:"receipt_id,omitempty"`
+	Action     string   `json:"action,omitempty"`
+	Outcome    string   `json:"outcome,omitempty"`
+	Executable string   `json:"executable,omitempty"`
+	Issued     string   `json:"issued,omitempty"`
+	Body       string   `json:"body,omitempty"` // retained, deleted or none
+	Deleted    int      `json:"deleted_bodies,omitempty"`
+	Survivors  []int    `json:"survivors,omitempty"` // pids a later broker found in the action's cgroups
+	Commands   []string `json:"commands,omitempty"`  // their command lines as found
+	Gone       bool     `json:"gone,omitempty"`      // and saw ended
+	Error      string   `json:"error,omitempty"`
 }
 
 func receiptsList(e *env, args []string) error {
@@ -79,6 +82,12 @@ func receiptsList(e *env, args []string) error {
 			v.Executable, v.Issued, v.Body = r.Identity.Executable.Path, view.Wall(r.Issued), bodyState(r, en)
 		case o.Deletion != nil:
 			v.Kind, v.Issued, v.Deleted = "deletion", view.Wall(o.Deletion.At), len(o.Deletion.Bodies)
+		case o.Survivors != nil:
+			s := o.Survivors
+			v.Kind, v.Issued, v.Action, v.ReceiptID, v.Gone = "survivors", view.Wall(s.At), s.Action, s.ReceiptID, s.Gone
+			for _, p := range s.Processes {
+				v.Survivors, v.Commands = append(v.Survivors, int(p.Pid)), append(v.Commands, p.Command)
+			}
 		default:
 			v.Kind, v.Error = "unreadable", o.Err.Error()
 		}
@@ -97,6 +106,13 @@ func receiptsList(e *env, args []string) error {
 				v.Index, v.ReceiptID, v.Outcome, strconv.Quote(v.Executable), v.Action, v.Issued, v.Body)
 		case "deletion":
 			fmt.Fprintf(e.stdout, "#%-4d deletion record: %d retained bod(ies) deleted by policy  %s\n", v.Index, v.Deleted, v.Issued)
+		case "survivors":
+			ended := "ended"
+			if !v.Gone {
+				ended = "NOT all ended"
+			}
+			fmt.Fprintf(e.stdout, "#%-4d survivors record: process(es) %v of action %s (receipt %s, outcome unknown) found in its cgroups and %s  %s\n",
+				v.Index, v.Survivors, v.Action, v.ReceiptID, ended, v.Issued)
 		default:
 			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, v.Error)
 		}
@@ -144,8 +160,8 @@ func receiptsVerify(e *env, args []string) error {
 func writeReport(e *env, l *broker.ReceiptLog, rep *receipt.Report) {
 	w := e.stdout
 	fmt.Fprintf(w, "Receipt log of %s under key %s\n", e.state, receipt.KeyID(l.Public))
-	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s); %d checkpoint(s)\n",
-		rep.Entries, rep.Receipts, rep.Deletions, len(l.Checkpoints))
+	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s), %d survivors record(s); %d checkpoint(s)\n",
+		rep.Entries, rep.Receipts, rep.Deletions, rep.Survivors, len(l.Checkpoints))
 	if cp := rep.Checkpoint; cp != nil {
 		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, cp.Hash)
 	}

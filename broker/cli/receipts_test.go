@@ -185,7 +185,7 @@ func TestReceiptsNotStarted(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || !shown.Verified ||
 		shown.Receipt.Outcome != wire.KnownNotExecuted || shown.Receipt.Error.Code != wire.CodeSandboxUnavailable ||
-		shown.Receipt.Pid != nil || shown.Receipt.Sandbox != nil || shown.Receipt.Limits.EnforcedBy != "none" {
+		shown.Receipt.Pid != nil || shown.Receipt.Sandbox != nil || shown.Receipt.Limits.EnforcedBy.String() != "none" {
 		t.Fatalf("show --json: %d\n%s", code, out)
 	}
 }

@@ -1,160 +1,97 @@
 package lifecycle
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
-// Cgroups is a writable (delegated) cgroup v2 directory in which each
-// action gets its own child.
+// Cgroups are this broker's cgroup directories, one in each hierarchy it
+// uses; every action gets a child named by its handle in each of them.
+//
+//   - dir is in the cgroup v2 hierarchy: the launcher is started in the
+//     action's child with CLONE_INTO_CGROUP, cgroup.kill ends it and
+//     cgroup.events confirms it gone. Where the memory or pids
+//     controller is delegated to this broker, it is enabled for the
+//     children (v2) and the action's limit is set there.
+//   - mem and pids are in the cgroup v1 memory and pids hierarchies, for
+//     a controller that lives there (hybrid hosts): the launcher's pid
+//     is written into the action's child before the broker sends its
+//     request, so nothing of it runs outside them.
 type Cgroups struct {
-	dir string
+	dir       string   // cgroup v2; "" when none is writable
+	v2        []string // controllers enabled for the actions in dir
+	mem, pids string   // cgroup v1; "" when not used
+	swap      bool     // the swap knob exists: swap is bounded with memory
+	enf       Enforcement
 }
 
-// DetectCgroups finds this process's cgroup v2 directory and creates
-// "warrant/<scope>" in it; scope names one broker (one state directory),
-// so that brokers of different state directories never see each other's
-// actions. It returns an error when there is no cgroup v2
-// hierarchy, the directory is not writable, or cgroup.kill is missing;
-// the broker then supervises by process group alone and says so.
+// DetectCgroups finds this process's cgroups and creates
+// "warrant/<scope>" in each hierarchy it can use; scope names one broker
+// (one state directory), so that brokers of different state directories
+// never see each other's actions. For each of the memory and pids
+// controllers it takes, in order: the controller delegated to this
+// process's cgroup v2 subtree (enabled for the children in
+// cgroup.subtree_control), the controller's cgroup v1 hierarchy under
+// this process's own cgroup there or, failing that, its root; else the
+// limit is not enforced and Enforcement says why. It returns an error
+// only when no hierarchy at all is usable; the broker then supervises by
+// process group alone and says so.
 func DetectCgroups(scope string) (*Cgroups, error) {
-	if scope == "" || strings.ContainsAny(scope, "/\x00") || scope == "." || scope == ".." {
-		panic(fmt.Sprintf("lifecycle: internal error: scope %q cannot name a cgroup", scope))
-	}
-	mnt, err := cgroup2Mount()
+	checkName("scope", scope)
+	info, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
-	var rel string
-	for _, line := range strings.Split(string(self), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			rel = p
-		}
-	}
-	if rel == "" {
-		return nil, errors.New("no cgroup v2 entry in /proc/self/cgroup")
-	}
-	dir := filepath.Join(mnt, filepath.Clean("/"+rel), "warrant")
-	for _, d := range []string{dir, filepath.Join(dir, scope)} {
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create cgroup %s: %w", d, err)
-		}
-	}
-	dir = filepath.Join(dir, scope)
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		return nil, fmt.Errorf("cgroup %s has no cgroup.kill: %w", dir, err)
-	}
-	return &Cgroups{dir: dir}, nil
+	return parseHost(info, self).detect(scope)
 }
 
-// Dir is this broker's cgroup directory.
+// checkName panics unless name can be one path element of a cgroup.
+func checkName(what, name string) {
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		panic(fmt.Sprintf("lifecycle: internal error: %s %q cannot name a cgroup", what, name))
+	}
+}
+
+// Enforcement is how this broker's actions get their memory and
+// process-count limits.
+func (c *Cgroups) Enforcement() Enforcement { return c.enf }
+
+// Describe names every directory in use and what it does: the probe
+// binds its report to it.
+func (c *Cgroups) Describe() string {
+	var parts []string
+	if c.dir != "" {
+		v2 := "v2 " + c.dir + " (cgroup.kill, cgroup.events"
+		for _, ctl := range c.v2 {
+			v2 += ", " + ctl
+		}
+		parts = append(parts, v2+")")
+	}
+	if c.mem != "" {
+		parts = append(parts, "v1 memory "+c.mem)
+	}
+	if c.pids != "" {
+		parts = append(parts, "v1 pids "+c.pids)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Dir is this broker's cgroup v2 directory, or "" when it has none.
 func (c *Cgroups) Dir() string { return c.dir }
 
-// Remove deletes this broker's cgroup directory if no action cgroup is
-// left in it.
-func (c *Cgroups) Remove() { os.Remove(c.dir) }
-
-// Leftovers removes the empty action cgroups a previous broker left (it
-// died before removing them) and returns the populated ones, which it
-// does not touch: the operator decides about processes this broker did
-// not start.
-func (c *Cgroups) Leftovers() ([]Leftover, error) {
-	entries, err := os.ReadDir(c.dir)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", c.dir, err)
-	}
-	var out []Leftover
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		a := &actionCgroup{dir: filepath.Join(c.dir, e.Name())}
-		if populated, err := a.populated(); err != nil || !populated {
-			os.Remove(a.dir)
-			continue
-		}
-		procs, _ := os.ReadFile(filepath.Join(a.dir, "cgroup.procs"))
-		l := Leftover{ID: e.Name()}
-		for _, f := range strings.Fields(string(procs)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				l.Pids = append(l.Pids, pid)
-			}
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-// cgroup2Mount returns the mount point of the cgroup v2 hierarchy.
-func cgroup2Mount() (string, error) {
-	info, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", fmt.Errorf("read mountinfo: %w", err)
-	}
-	for _, line := range strings.Split(string(info), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
-			continue
-		}
-		if f := strings.Fields(pre); len(f) >= 5 {
-			return f[4], nil
+// Remove deletes this broker's cgroup directories, and the "warrant"
+// directories above them, where no action cgroup (or other broker) is
+// left in them.
+func (c *Cgroups) Remove() {
+	for _, d := range []string{c.dir, c.mem, c.pids} {
+		if d != "" && os.Remove(d) == nil {
+			os.Remove(filepath.Dir(d))
 		}
 	}
-	return "", errors.New("no cgroup v2 hierarchy is mounted")
-}
-
-// actionCgroup is one action's cgroup, open for CLONE_INTO_CGROUP.
-type actionCgroup struct {
-	dir string
-	fd  int
-}
-
-func (c *Cgroups) create(id string) (*actionCgroup, error) {
-	if id == "" || strings.ContainsAny(id, "/\x00") || id == "." || id == ".." {
-		panic(fmt.Sprintf("lifecycle: internal error: action id %q cannot name a cgroup", id))
-	}
-	dir := filepath.Join(c.dir, id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, err
-	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		os.Remove(dir)
-		return nil, err
-	}
-	return &actionCgroup{dir: dir, fd: fd}, nil
-}
-
-func (a *actionCgroup) kill() {
-	os.WriteFile(filepath.Join(a.dir, "cgroup.kill"), []byte("1"), 0)
-}
-
-func (a *actionCgroup) populated() (bool, error) {
-	ev, err := os.ReadFile(filepath.Join(a.dir, "cgroup.events"))
-	if err != nil {
-		return false, err
-	}
-	for _, line := range strings.Split(string(ev), "\n") {
-		if v, ok := strings.CutPrefix(line, "populated "); ok {
-			return v != "0", nil
-		}
-	}
-	return false, errors.New("cgroup.events has no populated line")
-}
-
-// remove deletes an empty action cgroup. A cgroup that still has members
-// cannot be removed; it stays for the operator to inspect.
-func (a *actionCgroup) remove() {
-	unix.Close(a.fd)
-	os.Remove(a.dir)
 }

@@ -16,5 +16,11 @@ func (*Cgroups) Dir() string { return "" }
 // Remove does nothing on this platform.
 func (*Cgroups) Remove() {}
 
-// Leftovers finds none on this platform.
-func (*Cgroups) Leftovers() ([]Leftover, error) { return nil, nil }
+// EndLeftovers finds none on this platform.
+func (*Cgroups) EndLeftovers() ([]Leftover, error) { return nil, nil }
+
+// Enforcement is nothing on this platform.
+func (*Cgroups) Enforcement() Enforcement { return Enforcement{} }
+
+// Describe is empty on this platform.
+func (*Cgroups) Describe() string { return "" }

@@ -33,6 +33,12 @@ func BecomeSubreaper() error { return nil }
 
 func (s *supervisor) setup() (undo func(), err error) { return func() {}, nil }
 
+// place does nothing: there are no cgroups to place the launcher in.
+func (o *osState) place(int) error { return nil }
+
+// readUsage does nothing: no limit counts anything on macOS.
+func (s *supervisor) readUsage() {}
+
 // killContainer does nothing: there is no container to kill on macOS.
 func (s *supervisor) killContainer() {}
 

@@ -8,9 +8,8 @@ import (
 	"warrant/broker/internal/metadata"
 )
 
-// osState is the Linux containment of one action: its cgroup, when the
-// broker has a delegated cgroup v2, and the server that answers its
-// metadata calls.
+// osState is the Linux containment of one action: its cgroups, when the
+// broker has any, and the server that answers its metadata calls.
 type osState struct {
 	cg   *actionCgroup
 	meta *metadata.Server
@@ -58,18 +57,36 @@ func BecomeSubreaper() error {
 	return nil
 }
 
-// setup creates the action's cgroup when the broker has one; undo removes
-// it once the action is over.
+// setup creates the action's cgroups, with the profile's memory and
+// process-count limits, when the broker has cgroups; undo removes them
+// once the action is over.
 func (s *supervisor) setup() (undo func(), err error) {
 	if s.spec.Cgroup == nil {
 		return func() {}, nil
 	}
-	cg, err := s.spec.Cgroup.create(s.spec.ID)
+	cg, err := s.spec.Cgroup.create(s.spec.ID, s.spec.Limits)
 	if err != nil {
-		return nil, fmt.Errorf("create the action's cgroup: %w", err)
+		return nil, fmt.Errorf("create the action's cgroups: %w", err)
 	}
 	s.cg = cg
+	s.r.Enforced = s.spec.Cgroup.enf
 	return cg.remove, nil
+}
+
+// place puts the launcher into the action's cgroup v1 directories before
+// it is sent its request.
+func (o *osState) place(pid int) error {
+	if o.cg == nil {
+		return nil
+	}
+	return o.cg.place(pid)
+}
+
+// readUsage reads what the action's cgroups counted.
+func (s *supervisor) readUsage() {
+	if s.cg != nil {
+		s.r.Usage = s.cg.usage()
+	}
 }
 
 // killContainer kills every process of the action's cgroup at once.
@@ -79,7 +96,8 @@ func (s *supervisor) killContainer() {
 	}
 }
 
-// survey scans /proc for the group and reads the cgroup's populated flag.
+// survey scans /proc for the group and reads whether the action's
+// cgroups are populated.
 // Descendants cannot leave the group here: the launcher's seccomp policy
 // denies setsid and setpgid, and the cgroup holds them regardless.
 func (s *supervisor) survey(pgid int) (snapshot, error) {
@@ -90,7 +108,7 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 	snap := snapshot{group: group}
 	if s.cg != nil {
 		if snap.populated, err = s.cg.populated(); err != nil {
-			return snapshot{}, fmt.Errorf("read cgroup.events: %w", err)
+			return snapshot{}, fmt.Errorf("read whether the action's cgroup is populated: %w", err)
 		}
 	}
 	return snap, nil
@@ -102,6 +120,6 @@ func (s *supervisor) markGone(pgid int) {
 	s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
 	if s.cg != nil {
 		s.r.ByCgroup = true
-		s.r.Evidence += " and cgroup.events says populated 0"
+		s.r.Evidence += " and " + s.cg.evidence()
 	}
 }

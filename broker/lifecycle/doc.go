@@ -12,7 +12,8 @@
 //     proof that execveat succeeded (the stdlib forkExec pattern).
 //   - Timeout, cancel and the hard output budget all end the group the same
 //     way: SIGTERM and SIGCONT to the group, the grace period, SIGKILL
-//     (cgroup.kill when a cgroup is delegated), then reaping, then
+//     (cgroup.kill, or each listed member with cgroup v1 alone, when the
+//     action has cgroups), then reaping, then
 //     confirmation that no member is left.
 //   - After the root exits, remaining members are killed too: an action
 //     ends with its root process.
@@ -21,13 +22,69 @@
 //     pidfd on Linux, a kqueue on macOS, not reaped) until every other
 //     member is confirmed gone; once it is reaped, kill(-pgid, 0) must
 //     return ESRCH.
-//   - "Gone" means cgroup.events says "populated 0" when the action has a
-//     cgroup, and in every case that a /proc scan finds no process in the
+//   - "Gone" means cgroup.events says "populated 0" (or, with cgroup v1
+//     alone, that its cgroup.procs lists no process) when the action has
+//     cgroups, and in every case that a /proc scan finds no process in the
 //     group but the root zombie (no member can leave the group on Linux:
 //     the launcher's seccomp policy denies setsid and setpgid). If that cannot be confirmed within
 //     confirmBound, the outcome is unknown: never a tidy success.
 //   - Output is drained to EOF with a deadline; memory is bounded by the
 //     sinks, not by what the target prints.
+//
+// # Cgroups and resource limits (Linux)
+//
+// DetectCgroups, once per broker, makes "warrant/<scope>" in each
+// hierarchy it can use (cgroup_detect_linux.go), and every action gets a
+// child named by its handle in each, made with the profile's limits set
+// before anything is started in it (actioncg_linux.go):
+//
+//   - cgroup v2, in this process's own cgroup: the launcher is started in
+//     the action's child with CLONE_INTO_CGROUP; cgroup.kill ends the
+//     action and cgroup.events confirms it gone. Where the memory or pids
+//     controller is delegated there (cgroup.controllers lists it), the
+//     broker enables it in cgroup.subtree_control down to its
+//     directory, moving itself into the leaf warrant-broker first when it
+//     is the only process of its cgroup (a cgroup with processes cannot
+//     give controllers to children), and sets memory.max with
+//     memory.swap.max 0, and pids.max.
+//   - cgroup v1, for a controller that lives in its own hierarchy (hybrid
+//     hosts, whose cgroup v2 has no memory or pids controller): the
+//     directory is made under this process's cgroup in that hierarchy, or
+//     at its root when that is not writable; the action's child gets
+//     memory.limit_in_bytes and memory.memsw.limit_in_bytes (memory and
+//     swap together), or pids.max. The launcher's pid is written into
+//     them after it is started and before the broker sends its request:
+//     the launcher runs nothing until it has read that request, so
+//     nothing of the action runs outside them. Without cgroup v2, the end
+//     is made by SIGKILL to each process listed in cgroup.procs, each
+//     through a pidfd opened before its pid is seen listed a second time
+//     (a reused pid is not signalled), repeated until none is listed,
+//     which confirms the end.
+//
+// At the end the counters are read before the directories are removed:
+// oom_kill (memory.events, memory.oom_control), the memory peak,
+// pids.events max and pids.peak. A risen oom_kill is the kernel's
+// SIGKILL at the limit, not someone else's: the error is MEMORY_LIMIT
+// ("ended by the memory limit"), the outcome stays what was observed
+// (signaled; exited when the root survived a killed child). Forks refused
+// at pids.max are counted whether or not the target survived them.
+//
+// The rule for a missing limit: a profile is never refused because the
+// host lacks a controller. The action runs, and the card, the capability
+// report and the receipt say that this limit is not enforced on this
+// host, why, and how to get it (Enforcement.Missing, Delegate); the
+// receipt then carries no figure for it and names "none" as what
+// enforced it. Refusing would make every host without delegation unable
+// to run anything, while everything else the sandbox enforces still
+// holds; claiming the limit would be a lie. A limit the host does offer
+// must bind: the capability probe checks each one for real, and one that
+// does not bind makes the host unavailable. An action whose cgroups
+// cannot be made as promised is not started (known_not_executed).
+//
+// At start, EndLeftovers ends what a previous broker of the same state
+// directory left in its action cgroups: membership in the action's
+// cgroup is the proof that the processes are that action's (no process
+// of an action can move itself; the policy does not reach cgroupfs).
 //
 // On Linux the broker must call BecomeSubreaper once at start, so that
 // descendants orphaned inside an action are re-parented to it and can be

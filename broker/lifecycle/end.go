@@ -26,7 +26,7 @@ const (
 type snapshot struct {
 	group     []member // processes of the group other than the root
 	leavers   []member // descendants found outside the group (macOS only)
-	populated bool     // the action's cgroup still has members (Linux only)
+	populated bool     // the action's cgroups still have members (Linux only)
 }
 
 func (s *supervisor) rootExited() bool {
@@ -114,7 +114,9 @@ func (s *supervisor) settle(why reason) {
 	} else {
 		go s.l.reap() // whenever it finally dies
 	}
+	s.readUsage()
 	decide(&s.r, why)
+	memoryEnding(&s.r, s.spec.Limits.Memory)
 }
 
 // confirmGone kills and reaps every member of the group but the root

@@ -32,8 +32,9 @@ type launcher struct {
 
 // start creates the request socket and the output pipes, starts the
 // launcher with fd 3 = its end of the socket, an empty environment and
-// /dev/null as stdio, and sends the request with its fds. On error nothing
-// is left running.
+// /dev/null as stdio (inside the action's cgroup v2 when it has one),
+// places it in the action's cgroup v1 directories, and only then sends
+// the request with its fds. On error nothing is left running.
 func start(spec *Spec, o *osState) (l *launcher, err error) {
 	frame, err := wire.EncodeFrame(spec.Request)
 	if err != nil {
@@ -81,6 +82,12 @@ func start(spec *Spec, o *osState) (l *launcher, err error) {
 		l.exitAt = time.Now()
 		close(l.exited)
 	}()
+	// The launcher waits for its request; until it has one it runs
+	// nothing, so it is placed in the action's remaining cgroups first.
+	if err := o.place(pid); err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+	}
 
 	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
 	for _, s := range spec.Snapshots {

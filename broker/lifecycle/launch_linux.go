@@ -28,12 +28,12 @@ func pipeCloexec() (p [2]int, err error) {
 	return p, err
 }
 
-// spawn starts the launcher, inside the action's cgroup when it has one,
-// and takes a pidfd for it.
+// spawn starts the launcher, inside the action's cgroup v2 when it has
+// one (its v1 cgroups are joined by place), and takes a pidfd for it.
 func spawn(path string, files []*os.File, o *osState) (int, handle, error) {
 	pidfd := -1
 	sys := &syscall.SysProcAttr{PidFD: &pidfd}
-	if o.cg != nil {
+	if o.cg != nil && o.cg.fd >= 0 {
 		sys.UseCgroupFD, sys.CgroupFD = true, o.cg.fd
 	}
 	pid, err := startProcess(path, files, sys)

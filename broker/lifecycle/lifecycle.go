@@ -17,10 +17,10 @@ type Spec struct {
 	Request   *wire.SpawnRequest // validated by the broker; re-checked by the launcher
 	Workspace *os.File           // the verified workspace directory
 	Snapshots []*os.File         // sealed memfds in SpawnRequest order, when Request.Snapshots
-	Limits    profile.Limits
-	Cgroup    *Cgroups  // nil when no delegated cgroup v2 is writable
-	Stdout    io.Writer // receives every raw stdout byte, in order
-	Stderr    io.Writer // receives every raw stderr byte, in order
+	Limits    profile.Limits     // Memory and Pids are applied where Cgroup enforces them
+	Cgroup    *Cgroups           // nil when no cgroup hierarchy is writable
+	Stdout    io.Writer          // receives every raw stdout byte, in order
+	Stderr    io.Writer          // receives every raw stderr byte, in order
 	Cancel    <-chan struct{}
 	OnEvent   func(Event) // called synchronously as each fact is observed
 }
@@ -59,17 +59,30 @@ type Result struct {
 
 	StreamsComplete bool // both streams were drained to EOF
 
+	// Enforced is what applied the memory and process-count limits: the
+	// action's cgroups were made with them before the launcher started.
+	// The zero value (nothing) when no cgroup was made.
+	Enforced Enforcement
+	// Usage is what the action's cgroups counted, read at its end; nil
+	// when it had none or nothing started.
+	Usage *Usage
+
 	// MetadataDone and MetadataRefused count the target's metadata calls
 	// (chmod, chown, xattrs, times) the broker performed beneath the
 	// writable scope and the ones it refused (Linux).
 	MetadataDone, MetadataRefused uint64
 }
 
-// Leftover is an action cgroup that outlived the broker which made it:
-// processes of an action whose outcome is unknown (Linux only).
+// Leftover is an action cgroup that outlived the broker which made it,
+// still holding processes of an action whose outcome is unknown (Linux
+// only).
 type Leftover struct {
-	ID   string // the action's handle
-	Pids []int
+	ID       string   // the action's handle
+	Pids     []int    // the processes found in its cgroups; when Ended is false, those left
+	Commands []string // the command line of each of Pids as found, "" where unreadable
+	Where    string   // its cgroup directories
+	How      string   // how they were ended
+	Ended    bool     // every process was killed and the cgroups were then seen empty
 }
 
 // reason records why the broker ended a group itself.

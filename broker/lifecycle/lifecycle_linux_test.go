@@ -247,11 +247,15 @@ func TestReadyThatDiffersFromTheRequestIsUnknown(t *testing.T) {
 func TestCgroupConfirmsTheEnd(t *testing.T) {
 	cg, err := DetectCgroups(fmt.Sprintf("lifecycle-test-%d", os.Getpid()))
 	if err != nil {
-		t.Skipf("no delegated cgroup v2 with cgroup.kill here, so the cgroup path cannot be tested: %v", err)
+		t.Skipf("skip: no cgroup hierarchy is writable here, so the cgroup path cannot be tested: %v", err)
 	}
 	defer cg.Remove()
 	r := launchIn(t, cg, `sleep 1000 & echo $!`, limits(time.Minute), nil, "sh")
-	if r.res.Outcome != wire.Exited || !r.res.GroupGone || !r.res.ByCgroup || !strings.Contains(r.res.Evidence, "populated 0") {
+	want := "populated 0"
+	if cg.Dir() == "" {
+		want = "cgroup.procs lists no process"
+	}
+	if r.res.Outcome != wire.Exited || !r.res.GroupGone || !r.res.ByCgroup || !strings.Contains(r.res.Evidence, want) {
 		t.Fatalf("outcome %s gone %v by cgroup %v: %s", r.res.Outcome, r.res.GroupGone, r.res.ByCgroup, r.res.Evidence)
 	}
 	if alive(t, r.stdout.String()) {

@@ -23,10 +23,24 @@
 //
 // # Limits
 //
-// Resource limits are enforced by rlimits in the launcher (CPU, file size,
-// open files, core). The per-action cgroup, when a writable cgroup v2
-// directory exists, is used to kill the whole action and to confirm it
-// gone; memory and pids limits are not set yet, and every receipt says
-// "enforcedBy": "rlimit" with no memory or pids figure, rather than claim
-// them.
+// Each limit has one enforcer, and the receipt names it per limit: the
+// wall time and the hard output budget are the broker's (this package and
+// broker/lifecycle end the group), CPU time, file size and open files are
+// the launcher's rlimits, and memory and the number of processes are the
+// action's cgroups where the host has the controllers
+// (lifecycle.DetectCgroups at New; Limits says what enforces each, or
+// why nothing does and how to get it). A missing controller does not
+// refuse the profile: the action runs with that limit absent, and the
+// card, the capability report and the receipt say so ("enforcedBy"
+// memory or pids "none", no figure). The capability probe alone may set
+// Launch.ProbeLimits, small figures under which it shows each offered
+// limit binding.
+//
+// # Survivors
+//
+// Survivors, called by the broker at start, ends the processes of
+// earlier actions still inside their cgroups (lifecycle.EndLeftovers) and
+// reports what it found (pids, command lines, cgroups) and did; the
+// broker records it and the action's outcome stays unknown. Without
+// cgroups there is no proof of identity, and nothing is reported.
 package runner

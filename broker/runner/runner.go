@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 
 	"warrant/broker/internal/identity"
@@ -42,6 +43,11 @@ type Launch struct {
 	InterpSnapshot *os.File // of the interpreter of a "#!" script, or nil
 	Home, Tmp      string   // the action's private directories, created 0700
 	MACKey         []byte   // the broker's output HMAC key, for the stream recorders
+	// ProbeLimits is set by the capability probe alone, for its limit
+	// checks: the profile's bundle with small memory and process-count
+	// figures, so that each limit is shown binding without gigabytes.
+	// Agents' actions never have it: their limits are their profile's.
+	ProbeLimits *profile.Limits
 }
 
 // Close releases every descriptor of l.
@@ -69,20 +75,22 @@ type Observation struct {
 	Run     *lifecycle.Result   // every fact the lifecycle observed
 	Events  []lifecycle.Event   // in the order they happened
 	Streams []*receipt.Captured // stdout and stderr evidence; nil when nothing started
-	// BoundBy says what bound an in-place launch's bytes ("read-lease",
-	// "unwritable", "script-read-by-path", or "none").
-	BoundBy string
 	// WitnessFailed says why an in-place launch's files were not their
 	// approved selves after the run ("" when they were, or for a sealed
 	// snapshot): its binding is broken.
 	WitnessFailed string
 }
 
-// Survivor is a process group of an earlier action that outlived the
-// broker which started it.
+// Survivor is what was found of an earlier action that outlived the
+// broker which started it: processes still inside the action's cgroups.
 type Survivor struct {
-	Handle string
-	Detail string // where it runs and how to end it, in one sentence
+	Handle   string
+	Detail   string   // what was found and what became of it, in one sentence
+	Pids     []int    // the processes found (when not Ended, those left)
+	Commands []string // each one's command line as found
+	Where    string   // the action's cgroup directories
+	How      string   // how they were ended
+	Ended    bool     // every one was killed and the cgroups were then seen empty
 }
 
 // Runner is the Executor: the pinned launcher, lifecycle supervision and
@@ -90,6 +98,7 @@ type Survivor struct {
 type Runner struct {
 	launcher *pinned
 	cgroups  *lifecycle.Cgroups // nil: supervision by process group alone
+	limits   lifecycle.Enforcement
 	rules    *receipt.Ruleset
 	live     func(handle string, stream receipt.StreamName, redacted []byte)
 
@@ -112,8 +121,8 @@ type Options struct {
 }
 
 // New pins the launcher, makes this process the subreaper of its
-// descendants and looks for a writable cgroup v2 directory. Logf, when not
-// nil, is told why cgroups are not used.
+// descendants and sets up this broker's cgroups (lifecycle.DetectCgroups).
+// Logf, when not nil, is told why cgroups, or a limit, are not used.
 func New(o Options, logf func(string, ...any)) (*Runner, error) {
 	l, err := pin(o.Launcher)
 	if err != nil {
@@ -130,27 +139,45 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 	}
 	r := &Runner{launcher: l, rules: rules, live: o.Live, running: map[string]chan struct{}{}}
 	if cg, err := lifecycle.DetectCgroups(o.Scope); err == nil {
-		r.cgroups = cg
-	} else if logf != nil {
-		logf("no per-action cgroup (%v); supervising by process group", err)
+		r.cgroups, r.limits = cg, cg.Enforcement()
+	} else {
+		r.limits.Missing = fmt.Sprintf("No cgroup is writable by this broker (%v). To get the limits, give it a cgroup v2 subtree with the memory and pids controllers delegated: %s.",
+			err, lifecycle.Delegate)
+		if logf != nil {
+			logf("no per-action cgroup (%v); supervising by process group", err)
+		}
+	}
+	if r.limits.Missing != "" && logf != nil {
+		logf("resource limits: %s", r.limits.Missing)
 	}
 	return r, nil
 }
 
-// Survivors lists the processes of earlier actions that outlived a
+// Limits is how this broker's actions get their memory and process-count
+// limits: what enforces each, or why nothing does.
+func (r *Runner) Limits() lifecycle.Enforcement { return r.limits }
+
+// Survivors ends the processes of earlier actions that outlived a
 // previous broker on this state directory (their outcome is already
-// unknown). They are left running: the operator decides about processes
-// this broker did not start.
+// unknown, and stays so): those still inside the action's cgroups, which
+// proves they are its own. It returns what it found and did; processes
+// it could not end are listed with how to end them by hand.
 func (r *Runner) Survivors() ([]Survivor, error) {
 	if r.cgroups == nil {
 		return nil, nil
 	}
-	left, err := r.cgroups.Leftovers()
+	left, err := r.cgroups.EndLeftovers()
 	out := make([]Survivor, 0, len(left))
 	for _, l := range left {
-		out = append(out, Survivor{Handle: l.ID, Detail: fmt.Sprintf(
-			"processes %v of this action outlived the broker that started it; they are still running in cgroup %s/%s (end them with: echo 1 > %s/%s/cgroup.kill)",
-			l.Pids, r.cgroups.Dir(), l.ID, r.cgroups.Dir(), l.ID)})
+		s := Survivor{Handle: l.ID, Pids: l.Pids, Commands: l.Commands, Where: l.Where, How: l.How, Ended: l.Ended}
+		if l.Ended {
+			s.Detail = fmt.Sprintf("processes %v of this action (%s) outlived the broker that started it; they were still in its cgroups %s and were ended by %s",
+				l.Pids, strings.Join(l.Commands, "; "), l.Where, l.How)
+		} else {
+			s.Detail = fmt.Sprintf("processes %v of this action outlived the broker that started it and are still running in its cgroups %s after %s was tried; end them by hand (kill -KILL %s)",
+				l.Pids, l.Where, l.How, strings.Trim(fmt.Sprint(l.Pids), "[]"))
+		}
+		out = append(out, s)
 	}
 	if err != nil {
 		return out, fmt.Errorf("look for processes left by a previous broker: %w", err)
@@ -161,12 +188,12 @@ func (r *Runner) Survivors() ([]Survivor, error) {
 // LauncherDigest is the SHA-256 of the pinned launcher, hex encoded.
 func (r *Runner) LauncherDigest() string { return hex.EncodeToString(r.launcher.sum[:]) }
 
-// Cgroups reports the cgroup directory actions run in, or "".
+// Cgroups describes the cgroup directories actions run in, or "".
 func (r *Runner) Cgroups() string {
 	if r.cgroups == nil {
 		return ""
 	}
-	return r.cgroups.Dir()
+	return r.cgroups.Describe()
 }
 
 // Close waits for every action in flight to end, then releases the pinned
@@ -251,10 +278,14 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 			snaps = append(snaps, f)
 		}
 	}
+	lim := profile.Of(l.Resolved.Identity().Profile)
+	if l.ProbeLimits != nil {
+		lim = *l.ProbeLimits
+	}
 	return lifecycle.Spec{
 		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
-		Limits: profile.Of(l.Resolved.Identity().Profile), Cgroup: r.cgroups,
+		Limits: lim, Cgroup: r.cgroups,
 		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent,
 	}
 }

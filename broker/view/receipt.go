@@ -16,13 +16,14 @@ import (
 // Opened is one log entry decoded for display. Display never vouches for
 // an entry: show prints Verify's verdict beside it.
 type Opened struct {
-	Receipt  *receipt.Receipt
-	Deletion *receipt.Deletion
-	Err      error
+	Receipt   *receipt.Receipt
+	Deletion  *receipt.Deletion
+	Survivors *receipt.Survivors
+	Err       error
 }
 
-// OpenEntry decodes one log entry: a receipt, a deletion record, or why
-// it cannot be read.
+// OpenEntry decodes one log entry: a receipt, a deletion record, a
+// survivors record, or why it cannot be read.
 func OpenEntry(en receipt.Entry) Opened {
 	var env receipt.Envelope
 	if err := json.Unmarshal(en.Envelope, &env); err != nil {
@@ -46,6 +47,12 @@ func OpenEntry(en receipt.Entry) Opened {
 			return Opened{Err: fmt.Errorf("deletion record: %w", err)}
 		}
 		return Opened{Deletion: &d}
+	case receipt.SurvivorsPredicate:
+		var s receipt.Survivors
+		if err := json.Unmarshal(st.Predicate, &s); err != nil {
+			return Opened{Err: fmt.Errorf("survivors record: %w", err)}
+		}
+		return Opened{Survivors: &s}
 	}
 	return Opened{Err: fmt.Errorf("unknown predicate type %q", st.PredicateType)}
 }
@@ -129,9 +136,10 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		id.PolicyDigest, id.Profile, id.Policy.MinLandlockABI, strings.Join(id.Policy.ReadExec, " "),
 		strings.Join(id.Policy.ReadWrite, " "), strings.Join(id.Policy.Devices, " "))
 	lim := r.Limits
-	fmt.Fprintf(w, "Limits    wall %s, grace %s, cpu %ds, file size %d, open files %d, output retained %d+%d, hard output %d; enforced by %s\n",
+	fmt.Fprintf(w, "Limits    wall %s, grace %s, cpu %ds, file size %d, open files %d, output retained %d+%d, hard output %d%s; enforced by %s\n",
 		time.Duration(lim.WallNs), time.Duration(lim.GraceNs), lim.CPUSeconds, lim.FileSize, lim.OpenFiles,
-		lim.Retain, lim.Retain, lim.HardOutput, lim.EnforcedBy)
+		lim.Retain, lim.Retain, lim.HardOutput, cgroupLimits(&lim), lim.EnforcedBy)
+	writeUsage(w, r)
 	if s := r.Sandbox; s != nil {
 		filter := "seccomp " + s.SeccompDigest
 		if s.SeatbeltDigest != "" {
@@ -215,6 +223,44 @@ func writeStream(w io.Writer, s *receipt.StreamEvidence, en receipt.Entry, prune
 		fmt.Fprintf(w, "          retained output deleted %s under policy %q (record #%d)\n", Wall(pruned.At), pruned.Policy, pruned.Record)
 	case en.Body == nil && s.RetainedBytes > 0:
 		fmt.Fprintf(w, "          retained output is MISSING without a deletion record\n")
+	}
+}
+
+// cgroupLimits names the memory and process-count figures a cgroup
+// enforced, and those it did not.
+func cgroupLimits(l *receipt.Limits) string {
+	var s string
+	if l.MemoryBytes > 0 {
+		s += fmt.Sprintf(", memory %d", l.MemoryBytes)
+	}
+	if l.Pids > 0 {
+		s += fmt.Sprintf(", processes %d", l.Pids)
+	}
+	if e := l.EnforcedBy; e.Wall == receipt.EnforcedByBroker && (e.Memory == receipt.EnforcedByNone || e.Pids == receipt.EnforcedByNone) {
+		s += ", memory or processes NOT limited on that host"
+	}
+	return s
+}
+
+// writeUsage says what the action's cgroups counted.
+func writeUsage(w io.Writer, r *receipt.Receipt) {
+	u := r.Usage
+	if u == nil {
+		return
+	}
+	var parts []string
+	add := func(p *uint64, format string) {
+		if p != nil {
+			parts = append(parts, fmt.Sprintf(format, *p))
+		}
+	}
+	add(u.MemoryPeakBytes, "memory peak %d bytes")
+	add(u.OOMKills, "%d process(es) killed at the memory limit")
+	add(u.PidsPeak, "at most %d processes and threads")
+	add(u.PidsLimitHits, "%d fork(s) refused at the process limit")
+	fmt.Fprintf(w, "Usage     %s\n", strings.Join(parts, ", "))
+	if r.LimitReached != "" {
+		fmt.Fprintf(w, "          ended by the %s limit\n", r.LimitReached)
 	}
 }
 

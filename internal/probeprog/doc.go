@@ -18,6 +18,12 @@
 // leaked descriptor, an environment canary, a user namespace and ptrace).
 // Each attempt prints one line, "WHO CHECK done|failed DETAIL".
 //
+// Two more programs serve the limit checks, each run as its own action:
+// the pids prober forks (a raw clone whose child only waits, so the Go
+// runtime never needs a thread at the limit) until a fork fails, and the
+// memory prober touches memory a mebibyte at a time past the probe's
+// memory limit. Each prints one line if it gets past its limit.
+//
 // # Threat model
 //
 // The lines are only what the target saw. The broker never trusts them

@@ -9,11 +9,35 @@ import (
 // Arg, as the first argument of `broker probe`, runs the target.
 const Arg = "--warrant-probe-target"
 
-// Who names the three processes of the battery.
+// Who names the three processes of the battery, and the two programs of
+// the limit checks.
 const (
 	Target     = "target"
 	Child      = "child"
 	Grandchild = "grandchild"
+	// PidsProber forks children that only wait until a fork fails, and
+	// reports how many it made and the errno (PidsLimit).
+	PidsProber = "pids"
+	// MemoryProber allocates and touches memory up to MemoryTry and
+	// reports if it got there (MemoryLimit): it should be killed first.
+	MemoryProber = "memory"
+)
+
+// The limit checks: each must fail at the limit the broker set for the
+// probe, and the action's cgroup must have counted it.
+const (
+	PidsLimit   = "pids_limit"
+	MemoryLimit = "memory_limit"
+)
+
+// The probe's own, small limits for the limit checks (the profiles' are
+// 2 GiB and 256 and up, applied by the same code), and how far each
+// prober tries past them.
+const (
+	ProbePids   = 48
+	PidsTry     = 4 * ProbePids
+	ProbeMemory = 64 << 20
+	MemoryTry   = 4 * ProbeMemory
 )
 
 // The allowed effects: each must succeed and be read back from the host.
@@ -131,7 +155,7 @@ func ParsePlan(args []string) (*Plan, error) {
 		p.Canaries = strings.Split(args[8], ",")
 	}
 	switch p.Who {
-	case Target, Child, Grandchild:
+	case Target, Child, Grandchild, PidsProber, MemoryProber:
 	default:
 		return nil, fmt.Errorf("parse probe plan: unknown process %q", p.Who)
 	}

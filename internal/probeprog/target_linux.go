@@ -38,6 +38,10 @@ func Main(args []string) int {
 	case Grandchild:
 		inherited(p, SpawnGrandchild)
 		attack(p)
+	case PidsProber:
+		forkPast()
+	case MemoryProber:
+		allocPast()
 	}
 	return 0
 }

@@ -13,15 +13,18 @@ const Grace = 2 * time.Second
 // OpenFiles is RLIMIT_NOFILE for every profile.
 const OpenFiles = 1024
 
-// Limits is one profile's bundle. The memory and process-count limits of
-// docs/architecture.md §3.4 (2/4/8 GiB, 256/1024/4096) are not here because
-// nothing applies them yet: no cgroup controller is used.
+// Limits is one profile's bundle (docs/architecture.md §3.4). Memory and
+// Pids are applied by the broker's per-action cgroups where the host has
+// the controllers (broker/lifecycle), never by the launcher: a host
+// without them runs the action with the limit absent and says so.
 type Limits struct {
 	Wall       time.Duration // wall time before TERM → KILL
 	CPUSeconds uint64        // RLIMIT_CPU
 	Retain     int64         // bytes retained per stream: head and tail each
 	HardOutput int64         // observed bytes on one stream that end the group
 	FileSize   uint64        // RLIMIT_FSIZE
+	Memory     uint64        // bytes of memory and swap together (memory.max, memory.swap.max 0)
+	Pids       uint64        // processes and threads at once (pids.max)
 }
 
 const (
@@ -32,11 +35,11 @@ const (
 
 var table = [...]Limits{
 	wire.ProfileShort: {Wall: 10 * time.Second, CPUSeconds: 10, Retain: 64 * kib,
-		HardOutput: 64 * mib, FileSize: 64 * mib},
+		HardOutput: 64 * mib, FileSize: 64 * mib, Memory: 2 * gib, Pids: 256},
 	wire.ProfileStandard: {Wall: 120 * time.Second, CPUSeconds: 120, Retain: 256 * kib,
-		HardOutput: 1 * gib, FileSize: 1 * gib},
+		HardOutput: 1 * gib, FileSize: 1 * gib, Memory: 4 * gib, Pids: 1024},
 	wire.ProfileLong: {Wall: 1800 * time.Second, CPUSeconds: 1800, Retain: 1 * mib,
-		HardOutput: 16 * gib, FileSize: 8 * gib},
+		HardOutput: 16 * gib, FileSize: 8 * gib, Memory: 8 * gib, Pids: 4096},
 }
 
 // Of returns the limits of p. p must be a valid profile; wire decoding

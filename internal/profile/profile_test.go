@@ -14,7 +14,8 @@ func TestEveryWireProfileHasLimits(t *testing.T) {
 	n := 0
 	for p := wire.Profile(1); !strings.HasPrefix(p.String(), "invalid("); p++ {
 		l := Of(p)
-		if l.Wall <= 0 || l.CPUSeconds == 0 || l.Retain <= 0 || l.HardOutput < 2*l.Retain || l.FileSize == 0 {
+		if l.Wall <= 0 || l.CPUSeconds == 0 || l.Retain <= 0 || l.HardOutput < 2*l.Retain || l.FileSize == 0 ||
+			l.Memory < 1<<30 || l.Pids < 64 {
 			t.Errorf("%s: incomplete limits %+v", p, l)
 		}
 		n++

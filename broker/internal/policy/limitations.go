@@ -21,8 +21,11 @@ var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".env
 // can read and write, the workspace's persistent cache (cache, one of the
 // read-write paths; "" for none) and that it is shared, how many files
 // the workspace's alias scan checked (aliasChecked) and what that scan
-// cannot promise, that it has no network, and its profile's limits.
-func Limitations(id *wire.CommandIdentity, aliasChecked int, cache string) string {
+// cannot promise, that it has no network, its profile's limits, and
+// resources: the host's sentence on its memory and process-count limits
+// (what enforces each on this host, or that it is not limited, why and
+// how to get it; broker/lifecycle's Enforcement.Sentence).
+func Limitations(id *wire.CommandIdentity, aliasChecked int, cache, resources string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable.\n", os.Getuid())
 	b.WriteString("The boundary is the sandbox, not the working directory: the whole workspace is writable whatever the cwd.\n")
@@ -39,18 +42,22 @@ func Limitations(id *wire.CommandIdentity, aliasChecked int, cache string) strin
 	fmt.Fprintf(&b, "The workspace was checked for hard links to files outside it (%d files); a process outside the sandbox could still plant one during the run.\n", aliasChecked)
 	fmt.Fprintf(&b, "Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
 	b.WriteString("No network: it cannot open sockets of any family or reach other local processes.\n")
-	fmt.Fprintf(&b, "Limits (profile %s): %s.", id.Profile, ProfileLimits(id.Profile))
+	fmt.Fprintf(&b, "Limits (profile %s): %s.\n", id.Profile, ProfileLimits(id.Profile))
+	b.WriteString(resources)
 	if b.Len() > maxLimitations {
 		return strings.ToValidUTF8(b.String()[:maxLimitations-len(" …")], "") + " …"
 	}
 	return b.String()
 }
 
-// ProfileLimits describes a profile's bundle in one line.
+// ProfileLimits describes a profile's bundle in one line: the limits the
+// broker and the launcher apply on every host. Memory and the number of
+// processes depend on the host's cgroups and have a sentence of their
+// own in Limitations.
 func ProfileLimits(p wire.Profile) string {
 	l := profile.Of(p)
 	return fmt.Sprintf("wall time %s, CPU %d s, file size %s, %d open files, output kept %s head and tail per stream, "+
-		"group ended past %s of output; memory and the number of processes are not limited (no cgroup controller is used yet)",
+		"group ended past %s of output",
 		l.Wall, l.CPUSeconds, size(int64(l.FileSize)), profile.OpenFiles, size(l.Retain), size(l.HardOutput))
 }
 

@@ -18,9 +18,9 @@ func TestCardNamesWhatIsPreventedAndDetected(t *testing.T) {
 	}
 	id := &wire.CommandIdentity{Workspace: wire.DirIdentity{Path: "/ws"}, Profile: wire.ProfileShort,
 		Policy: wire.Policy{ReadExec: []string{"/usr"}, Devices: []string{"/dev/null"}}}
-	card := Limitations(id, 1234, "")
+	card := Limitations(id, 1234, "", "Memory and the number of processes are NOT limited on this host.")
 	for _, want := range []string{"Prevented: changing the mode, owner", "Detected, not prevented", ".git/hooks/", ".envrc",
-		"(1234 files)", "No network"} {
+		"(1234 files)", "No network", "\nMemory and the number of processes are NOT limited on this host."} {
 		if !strings.Contains(card, want) {
 			t.Errorf("the card lacks %q:\n%s", want, card)
 		}

@@ -20,6 +20,16 @@
 //     the current one, and probes an unavailable host again at every
 //     start, so that a fix (say, enabling Landlock) is seen without any
 //     flag.
+//   - Each resource limit the host offers is checked for real, as one
+//     more of the broker's own actions under small figures of the
+//     probe's (48 processes, 64 MiB) through the same launcher, cgroups
+//     and lifecycle: a prober that forks past the limit must get EAGAIN
+//     with pids.events counting it and pids.peak never past it, and one
+//     that touches memory past the limit must be killed by the kernel
+//     with oom_kill counting it (limits_linux.go). A limit the host does
+//     not offer is not a failed check: Report.Limits says it is missing,
+//     why and how to get it, and the host can still be verified; an
+//     offered limit that does not bind is a failed check.
 //   - A check whose line is missing from the target's output fails; a
 //     forbidden attempt that the target reports as failed but that shows
 //     on the host object fails too. There is no flag that runs

@@ -33,10 +33,11 @@ func hostFacts() (kernel, seccomp string) {
 // probeOutputCap bounds what the broker keeps of the target's output.
 const probeOutputCap = 1 << 20
 
-// Run runs the battery once: it sets up the host objects in a fresh
-// scratch directory, runs the probe program as one action through p, and
-// judges every check on the host. The report's state is left for
-// Conclude.
+// Run runs the battery once under each binding: it sets up the host
+// objects in a fresh scratch directory, runs the probe program as one
+// action through p, and judges every check on the host; then it checks
+// each resource limit the host offers (limitChecks). The report's state
+// is left for Conclude.
 func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	r := &Report{Binding: bind}
 	for _, b := range Bindings {
@@ -47,6 +48,8 @@ func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 		}
 		r.Checks = append(r.Checks, checks...)
 	}
+	checks, limits := limitChecks(ctx, p, s)
+	r.Checks, r.Limits = append(r.Checks, checks...), limits
 	return r
 }
 

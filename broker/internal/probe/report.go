@@ -30,8 +30,11 @@ type Prober interface {
 	Probe(ctx context.Context, l *runner.Launch, stdout, stderr io.Writer) lifecycle.Result
 	// LauncherDigest is the hex SHA-256 of the pinned launcher.
 	LauncherDigest() string
-	// Cgroups is the cgroup directory actions run in, or "".
+	// Cgroups describes the cgroup directories actions run in, or "".
 	Cgroups() string
+	// Limits is what enforces each resource limit on this host, or why
+	// nothing does.
+	Limits() lifecycle.Enforcement
 }
 
 // Binding is what a capability report holds for: when any of it
@@ -80,9 +83,21 @@ type Report struct {
 	Failed     []string             `json:"failed,omitempty"` // "name/from" of every failed check
 	Hints      []string             `json:"hints,omitempty"`  // how to fix it
 	Checks     []Check              `json:"checks"`
+	// Limits says, for the memory and process-count limits, what enforces
+	// each on this host (proven by its check in Checks), or that nothing
+	// does, why, and how to get it. A missing limit does not make the
+	// host unavailable; an offered one that does not bind does.
+	Limits []Limit `json:"limits,omitempty"`
 	// TestSeams names the test seams in force when the report was made
 	// (broker/internal/seam); empty in every production build.
 	TestSeams []string `json:"test_seams,omitempty"`
+}
+
+// Limit is what the host does with one resource limit.
+type Limit struct {
+	Name       string `json:"name"`        // memory or pids
+	EnforcedBy string `json:"enforced_by"` // cgroup_v2, cgroup_v1 or none (receipt.EnforcedBy*)
+	Detail     string `json:"detail"`      // its check's evidence, or why it is missing and how to get it
 }
 
 // Unverified is the report of a broker that has not probed.
@@ -154,6 +169,8 @@ func hints(r *Report) []string {
 			add("a secret in the broker's environment reached the target: the environment allowlist did not hold")
 		case "spawn_child", "spawn_grandchild":
 			add("the target could not run its children under the policy: " + c.Evidence)
+		case "pids_limit", "memory_limit":
+			add("the host offers a cgroup for the " + strings.TrimSuffix(c.Name, "_limit") + " limit, but it did not bind: " + c.Evidence)
 		}
 	}
 	if len(h) == 0 {
@@ -188,7 +205,7 @@ func NewBinding(p Prober, base *wire.Policy, target string) (Binding, error) {
 	}
 	cg := "none: supervision by process group"
 	if d := p.Cgroups(); d != "" {
-		cg = "v2 delegated: " + d
+		cg = d
 	}
 	return Binding{OS: runtime.GOOS + "/" + runtime.GOARCH, Kernel: kernel, LandlockABI: landlockabi.Running(),
 		Seccomp: seccomp, Cgroup: cg, LauncherDigest: p.LauncherDigest(), PolicyDigest: hex.EncodeToString(pol),

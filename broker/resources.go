@@ -1,0 +1,25 @@
+package broker
+
+import (
+	"warrant/broker/lifecycle"
+	"warrant/internal/profile"
+	"warrant/wire"
+)
+
+// limiter is an Executor whose actions get memory and process-count
+// limits from the host's cgroups (runner.Runner).
+type limiter interface {
+	Limits() lifecycle.Enforcement
+}
+
+// resources is the card's sentence on the memory and process-count
+// limits of profile p on this host: what enforces each, or that it is not
+// limited, why, and how to get it. A missing limit does not refuse the
+// profile (broker/lifecycle's package doc); it is said, never claimed.
+func (b *Broker) resources(p wire.Profile) string {
+	if b.limiter == nil {
+		return "Memory and the number of processes are NOT limited: this broker's executor sets no cgroup."
+	}
+	l := profile.Of(p)
+	return b.limiter.Limits().Sentence(p, l.Memory, l.Pids)
+}

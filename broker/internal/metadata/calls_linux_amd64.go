@@ -10,7 +10,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 		return nil, unix.EPERM
 	}
 	a := d.Args
-	fd := func(i int) int32 { return int32(a[i]) }
+	fd := func(i int) int32 { return int32(a[i]) } // an *at call's signed dirfd
 	var (
 		cl    = &call{dirfd: unix.AT_FDCWD, follow: true}
 		errno unix.Errno
@@ -20,7 +20,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 		cl.path, errno = c.pathArg(a[0])
 		cl.apply = chmodOp(uint32(a[1]))
 	case unix.SYS_FCHMOD:
-		cl.dirfd = fd(0)
+		cl.dirfd, errno = objFD(a[0])
 		cl.apply = chmodOp(uint32(a[1]))
 	case unix.SYS_FCHMODAT:
 		cl.dirfd = fd(0)
@@ -37,7 +37,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 		cl.path, errno = c.pathArg(a[0])
 		cl.apply = chownOp(uint32(a[1]), uint32(a[2]))
 	case unix.SYS_FCHOWN:
-		cl.dirfd = fd(0)
+		cl.dirfd, errno = objFD(a[0])
 		cl.apply = chownOp(uint32(a[1]), uint32(a[2]))
 	case unix.SYS_FCHOWNAT:
 		if errno = atFlags(a[4]); errno == 0 {
@@ -47,7 +47,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 		}
 	case unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR:
 		if d.Nr == unix.SYS_FSETXATTR {
-			cl.dirfd = fd(0)
+			cl.dirfd, errno = objFD(a[0])
 		} else {
 			cl.follow = d.Nr == unix.SYS_SETXATTR
 			cl.path, errno = c.pathArg(a[0])
@@ -62,7 +62,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 		}
 	case unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
 		if d.Nr == unix.SYS_FREMOVEXATTR {
-			cl.dirfd = fd(0)
+			cl.dirfd, errno = objFD(a[0])
 		} else {
 			cl.follow = d.Nr == unix.SYS_REMOVEXATTR
 			cl.path, errno = c.pathArg(a[0])
@@ -117,4 +117,14 @@ func atFlags(f uint64) unix.Errno {
 		return unix.EINVAL
 	}
 	return 0
+}
+
+// objFD reads the unsigned descriptor of a call on the object itself
+// (fchmod, fchown, fsetxattr, fremovexattr): one beyond an int's range is
+// no descriptor (EBADF), and never AT_FDCWD.
+func objFD(a uint64) (int32, unix.Errno) {
+	if fd := uint32(a); fd <= 1<<31-1 {
+		return int32(fd), 0
+	}
+	return 0, unix.EBADF
 }

@@ -133,6 +133,12 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0) {
 			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused}
 		}
+		if obs.BoundBy != "" {
+			rc.Sandbox.BoundBy = obs.BoundBy
+			if obs.BoundBy == "read-lease" || obs.BoundBy == "unwritable" {
+				rc.Sandbox.ExecutedSHA256 = rc.Identity.Executable.SHA256 // no writer could change them before the exec
+			}
+		}
 		if obs.WitnessFailed != "" {
 			rc.Sandbox.Binding = wire.Broken // what was executed is not known
 			b.cfg.Logf("action %s: binding broken: %s", handle, obs.WitnessFailed)

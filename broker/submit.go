@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"os"
 
 	"warrant/broker/internal/aliasscan"
 	"warrant/broker/internal/identity"
@@ -124,7 +125,7 @@ func (b *Broker) snapshots(l *runner.Launch) error {
 	r := l.Resolved
 	id := r.Identity()
 	if id.Binding == wire.InPlace {
-		return nil
+		return inPlaceBindable(r)
 	}
 	var err error
 	if l.Snapshot, err = b.snaps.Get(r.Exe(), id.Executable.File); err != nil {
@@ -134,6 +135,26 @@ func (b *Broker) snapshots(l *runner.Launch) error {
 		l.InterpSnapshot, err = b.snaps.Get(r.Interp(), in.File)
 	}
 	return err
+}
+
+// inPlaceBindable refuses an in-place launch whose bytes nothing would
+// bind: the broker holds no read lease on them (another process has the
+// file open for writing, or it is not this uid's) and this uid could
+// write them.
+func inPlaceBindable(r *identity.Resolved) error {
+	if r.Leased() {
+		return nil
+	}
+	id := r.Identity()
+	f := &id.Executable.File
+	if in := id.Executable.Interpreter; in != nil {
+		f = &in.File // a script's own bytes are read by path and never bound
+	}
+	if uid := uint32(os.Geteuid()); uid == 0 || f.UID == uid || f.Mode&0o022 != 0 {
+		return wire.Errorf(wire.CodeIdentityDrift, "%s cannot run in place: another process has it open for writing, so nothing would bind "+
+			"the bytes that run to the approved digest; close the writer, or approve it with --binding sealed-snapshot", f.Path)
+	}
+	return nil
 }
 
 // notStarted records a checkpointed action that was never started as

@@ -109,13 +109,16 @@ type Sandbox struct {
 	SeccompDigest  string       `json:"seccompDigest,omitempty"`  // Linux
 	SeatbeltDigest string       `json:"seatbeltDigest,omitempty"` // macOS
 	Binding        wire.Binding `json:"binding"`
-	// BoundBy says what bound an in-place executable's bytes: "unwritable"
-	// (the broker's uid cannot change the file) or "witness" (its identity
-	// was the approved one at hashing, at the launcher's check and after
-	// the exec). A failed witness makes Binding "broken": what was
-	// executed is not known.
+	// BoundBy says what bound an in-place executable's bytes:
+	// "read-lease" (the broker's read lease, taken before it hashed the
+	// file, held until the exec: no writer existed in between),
+	// "unwritable" (the broker's uid cannot change the file), or
+	// "script-read-by-path" (a script's bytes are read by its interpreter
+	// by path and are not bound). A witness failing after the run, or a
+	// lease lost before the exec, makes Binding "broken": what was executed
+	// is not known.
 	BoundBy           string `json:"boundBy,omitempty"`
-	ExecutedSHA256    string `json:"executedSha256,omitempty"` // absent in place: the launcher measured identities, not bytes
+	ExecutedSHA256    string `json:"executedSha256,omitempty"` // in place: the approved digest when read-lease or unwritable bound it, else absent
 	InterpreterSHA256 string `json:"interpreterSha256,omitempty"`
 	Workspace         Dir    `json:"workspace"`
 	Cwd               Dir    `json:"cwd"`

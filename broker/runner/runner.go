@@ -75,6 +75,9 @@ type Observation struct {
 	Run     *lifecycle.Result   // every fact the lifecycle observed
 	Events  []lifecycle.Event   // in the order they happened
 	Streams []*receipt.Captured // stdout and stderr evidence; nil when nothing started
+	// BoundBy says what bound an in-place launch's bytes ("read-lease",
+	// "unwritable", "script-read-by-path", or "none").
+	BoundBy string
 	// WitnessFailed says why an in-place launch's files were not their
 	// approved selves after the run ("" when they were, or for a sealed
 	// snapshot): its binding is broken.

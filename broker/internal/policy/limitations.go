@@ -14,7 +14,8 @@ const maxLimitations = 4096
 
 // protectedNames are the workspace paths broker/internal/protect watches,
 // as the card names them (its list, kept equal by a test).
-var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".envrc", ".vscode/", ".idea/", ".devcontainer/", "a linked worktree's gitdir"}
+var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".envrc", ".vscode/", ".idea/", ".devcontainer/",
+	".husky/", ".githooks/", "submodule gitdirs' hooks and config", "a linked worktree's gitdir"}
 
 // Limitations is the plain text an approval request carries beside the
 // identity: who the action runs as, where its boundary really is, what it

@@ -1,7 +1,10 @@
 // Package protect watches the files inside a workspace that the user's own
 // unconfined tools run or obey later — git hooks and config, .gitmodules,
-// direnv's .envrc, editor and devcontainer directories, and a linked
-// worktree's gitdir when it lies in the workspace. A target may write
+// direnv's .envrc, editor and devcontainer directories, husky's and
+// .githooks hook directories, every submodule gitdir's hooks and config,
+// and a linked worktree's gitdir when it lies in the workspace. A
+// core.hooksPath naming another directory is not followed; a change to
+// the config that sets it is detected. A target may write
 // them (they are inside the writable scope); warrant cannot make them
 // read-only without a mount namespace (see launcher/linux/doc.go), so it
 // detects instead: the broker records every protected entry's state

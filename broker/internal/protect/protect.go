@@ -10,11 +10,19 @@ import (
 // Paths is the closed default list, relative to the workspace root: what
 // git, direnv and editors run or obey outside any sandbox. A trailing
 // slash protects everything beneath a directory.
-var Paths = []string{".git/hooks/", ".git/config", ".gitmodules", ".envrc", ".vscode/", ".idea/", ".devcontainer/"}
+var Paths = []string{".git/hooks/", ".git/config", ".gitmodules", ".envrc", ".vscode/", ".idea/", ".devcontainer/",
+	".husky/", ".githooks/"} // the usual core.hooksPath directories
+
+// Submodules is where git keeps the gitdirs of submodules (names may
+// hold a slash, and a submodule may have its own): each one found gets
+// its hooks/ and config protected, as .git's own are.
+const Submodules = ".git/modules"
 
 // Bounds of one snapshot. Past them an entry is recorded as unchecked,
 // never as unchanged.
 const (
+	maxGitdirs = 256 // submodule gitdirs, nested ones included
+	maxDepth   = 8   // directories beneath .git/modules searched
 	maxEntries = 10000
 	maxBytes   = 64 << 20 // hashed in all
 	maxFile    = 16 << 20 // hashed of one file
@@ -33,6 +41,7 @@ const (
 // Unchecked. It holds the workspace open until Again or Release.
 type Snapshot struct {
 	ws      *os.File
+	roots   []string // what was recorded, so that Again records it too
 	entries map[string]string
 	bytes   int64
 }

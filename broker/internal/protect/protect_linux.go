@@ -23,19 +23,82 @@ func Take(ws *os.File) *Snapshot {
 	if err != nil {
 		return &Snapshot{entries: map[string]string{".": Unchecked}}
 	}
-	return take(os.NewFile(uintptr(fd), ws.Name()))
+	return take(os.NewFile(uintptr(fd), ws.Name()), nil)
 }
 
-func take(ws *os.File) *Snapshot {
+// take records Paths, the linked worktree's gitdir, every submodule
+// gitdir found and also (for Again) the roots an earlier snapshot
+// recorded, so that an entry is never reported deleted only because what
+// made it a root went away.
+func take(ws *os.File, also []string) *Snapshot {
+	fd := int(ws.Fd())
 	s := &Snapshot{ws: ws, entries: map[string]string{}}
 	roots := slices.Clone(Paths)
-	if gd := linkedGitdir(int(ws.Fd())); gd != "" {
+	if gd := linkedGitdir(fd); gd != "" {
 		roots = append(roots, gd+"/hooks/", gd+"/config")
 	}
-	for _, r := range roots {
-		s.entry(int(ws.Fd()), strings.TrimSuffix(r, "/"))
+	n := 0
+	if !submodules(fd, Submodules, 0, &n, func(gd string) { roots = append(roots, gd+"/hooks/", gd+"/config") }) {
+		s.entries[Submodules] = Unchecked // past the bounds: not claimed unchanged
+	}
+	for _, r := range append(roots, also...) {
+		if !slices.Contains(s.roots, r) {
+			s.roots = append(s.roots, r)
+			s.entry(fd, strings.TrimSuffix(r, "/"))
+		}
 	}
 	return s
+}
+
+// submodules calls found with every submodule gitdir beneath dir (a
+// directory holding a HEAD file; its own modules/ searched in turn; any
+// other directory is part of a name with a slash). It reports false
+// when the search went past maxGitdirs or maxDepth or a directory could
+// not be read, true when dir is absent.
+func submodules(ws int, dir string, depth int, n *int, found func(string)) bool {
+	names, err := readDir(ws, dir)
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return true
+	}
+	if err != nil || depth >= maxDepth {
+		return false
+	}
+	ok := true
+	for _, name := range names {
+		sub := path.Join(dir, name)
+		if !isDir(ws, sub) {
+			continue
+		}
+		if isFile(ws, sub+"/HEAD") {
+			if *n++; *n > maxGitdirs {
+				return false
+			}
+			found(sub)
+			ok = submodules(ws, sub+"/modules", depth+1, n, found) && ok
+		} else {
+			ok = submodules(ws, sub, depth+1, n, found) && ok
+		}
+	}
+	return ok
+}
+
+// isDir and isFile stat rel beneath the workspace without following
+// anything.
+func isDir(ws int, rel string) bool  { return statType(ws, rel) == unix.S_IFDIR }
+func isFile(ws int, rel string) bool { return statType(ws, rel) == unix.S_IFREG }
+
+func statType(ws int, rel string) uint32 {
+	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Mode & unix.S_IFMT
 }
 
 // Again records the same workspace's protected entries anew, for Diff,
@@ -46,7 +109,7 @@ func (s *Snapshot) Again() *Snapshot {
 		return &Snapshot{entries: map[string]string{".": Unchecked}}
 	}
 	s.ws = nil
-	after := take(ws)
+	after := take(ws, s.roots)
 	after.ws = nil
 	ws.Close()
 	return after
@@ -134,23 +197,35 @@ func (s *Snapshot) hashFile(ws int, rel string, dev, ino uint64, size int64, mod
 
 // dir records the entries of the directory rel.
 func (s *Snapshot) dir(ws int, rel string) {
-	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	names, err := readDir(ws, rel)
 	if err != nil {
 		s.entries[rel] = Unchecked
 		return
 	}
-	d := os.NewFile(uintptr(fd), rel)
-	names, err := d.Readdirnames(maxEntries + 1)
-	d.Close()
-	if err != nil && err != io.EOF || len(names) > maxEntries {
-		s.entries[rel] = Unchecked
-		return
-	}
-	slices.Sort(names)
 	for _, n := range names {
 		s.entry(ws, path.Join(rel, n))
 	}
+}
+
+// readDir lists the directory rel beneath the workspace, sorted, opened
+// without following anything; more than maxEntries is an error.
+func readDir(ws int, rel string) ([]string, error) {
+	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(fd), rel)
+	names, err := d.Readdirnames(maxEntries + 1)
+	d.Close()
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(names) > maxEntries {
+		return nil, unix.E2BIG
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // linkedGitdir returns the gitdir a linked worktree's .git file names,

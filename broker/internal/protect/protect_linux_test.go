@@ -3,6 +3,8 @@ package protect
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -133,5 +135,51 @@ func TestHashFileNeverWaitsOnAFIFO(t *testing.T) {
 	must(t, os.WriteFile(p, []byte("export A=1\n"), 0o644)) // same bytes, another inode
 	if got := s.hashFile(int(root.Fd()), ".envrc", st.Dev, st.Ino, st.Size, "mode:0644"); got != Unchecked {
 		t.Fatalf("another inode than the one stat'd gave %q, want %q", got, Unchecked)
+	}
+}
+
+// TestSubmoduleGitdirsAndHookDirsAreProtected: git runs a submodule's
+// hooks from its gitdir under .git/modules (nested modules and names with
+// a slash included), and husky's and a .githooks directory's hooks through
+// core.hooksPath: a hook created in each is listed (found in review), and
+// a submodule's objects are not hashed.
+func TestSubmoduleGitdirsAndHookDirsAreProtected(t *testing.T) {
+	ws := t.TempDir()
+	mods := []string{".git/modules/lib", ".git/modules/vendor/dep", ".git/modules/lib/modules/inner"}
+	for _, m := range mods {
+		must(t, os.MkdirAll(filepath.Join(ws, m, "hooks"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, m, "objects"), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, m, "config"), []byte("[core]\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(ws, m, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(ws, m, "objects", "pack"), []byte("big"), 0o644))
+	}
+	must(t, os.MkdirAll(filepath.Join(ws, ".husky"), 0o755))
+	before := Take(open(t, ws))
+	var want []string
+	for _, m := range mods {
+		must(t, os.WriteFile(filepath.Join(ws, m, "hooks", "post-checkout"), []byte("evil"), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, m, "objects", "pack"), []byte("changed"), 0o644))
+		want = append(want, m+"/hooks/post-checkout")
+	}
+	must(t, os.WriteFile(filepath.Join(ws, mods[0], "config"), []byte("[core]\nhooksPath = /tmp\n"), 0o644))
+	want = append(want, mods[0]+"/config")
+	for _, d := range []string{".husky", ".githooks"} {
+		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, d, "pre-commit"), []byte("evil"), 0o755))
+		want = append(want, d+"/pre-commit")
+	}
+	var got []string
+	for _, c := range Diff(before, before.Again()) {
+		got = append(got, c.Path)
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s is not listed among %v", w, got)
+		}
+	}
+	for _, g := range got {
+		if strings.Contains(g, "objects") {
+			t.Errorf("a submodule's objects were watched: %s", g)
+		}
 	}
 }

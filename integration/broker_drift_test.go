@@ -85,24 +85,30 @@ func TestBrokerExecutableDrift(t *testing.T) {
 		t.Fatalf("lease %s must keep its use: %+v", lease.ID, l.Leases)
 	}
 
-	// Approve the helper as it is now, then swap the file back right
-	// after the checkpoint. Either the launcher sees the file changed and
-	// starts nothing (known_not_executed/IDENTITY_DRIFT: no marker), or it
-	// had already checked and the sealed, approved helper bytes run.
+	// Approve the helper as it is now, then rewrite the file right after
+	// the checkpoint. The helper is a Go program, so it runs in place,
+	// bound by the broker's read lease. Either the launcher sees the file
+	// changed and starts nothing (known_not_executed/IDENTITY_DRIFT: no
+	// marker), or the writer's open, breaking the lease, makes the exec
+	// fail with ETXTBSY (spawn_failed/IDENTITY_DRIFT: no marker), or the
+	// exec came first and the kernel kept the writer out while the
+	// approved helper bytes ran.
 	h := a.Start(req, 1)
 	rewrite(t, prog, lookPath(t, "true"))
 	r := a.End(h)
 	rc := d.Receipt(r.ReceiptID)
 	_, statErr := os.Stat(marker)
 	switch r.Outcome {
-	case wire.KnownNotExecuted:
+	case wire.KnownNotExecuted, wire.SpawnFailed:
 		if r.Error == nil || r.Error.Code != wire.CodeIdentityDrift || !errors.Is(statErr, os.ErrNotExist) {
 			t.Fatalf("not executed must be IDENTITY_DRIFT with no marker: %+v, marker %v", r.Error, statErr)
 		}
-		if rc.Pid != nil || rc.Sandbox != nil || rc.Start != nil {
+		// A failed exec follows Ready: its receipt has the sandbox and
+		// the errno, never a process or a start.
+		if rc.Pid != nil || rc.Start != nil || (r.Outcome == wire.KnownNotExecuted) != (rc.Sandbox == nil) {
 			t.Fatalf("the receipt of an action never started claims a process: %+v", rc)
 		}
-		t.Logf("swapped after the checkpoint: known_not_executed IDENTITY_DRIFT (%s), no marker", r.Error.Message)
+		t.Logf("rewritten after the checkpoint: %s IDENTITY_DRIFT (%s), no marker", r.Outcome, r.Error.Message)
 	case wire.Exited:
 		if b, err := os.ReadFile(marker); err != nil || string(b) != "ran" {
 			t.Fatalf("the approved (helper) bytes must have run and written the marker: %q, %v", b, err)
@@ -110,7 +116,7 @@ func TestBrokerExecutableDrift(t *testing.T) {
 		if rc.Identity.Executable.SHA256 != helperSum || rc.Sandbox == nil || rc.Sandbox.ExecutedSHA256 != helperSum {
 			t.Fatalf("approved %s; receipt identity %s, executed %+v", helperSum, rc.Identity.Executable.SHA256, rc.Sandbox)
 		}
-		t.Logf("swapped after the launcher's check: the sealed approved bytes ran (executed sha256 %s)", helperSum)
+		t.Logf("rewritten after the exec: the approved bytes ran (executed sha256 %s, bound by %s)", helperSum, rc.Sandbox.BoundBy)
 	default:
 		t.Fatalf("%s %+v", r.Outcome, r.Error)
 	}

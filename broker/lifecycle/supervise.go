@@ -124,11 +124,15 @@ func (s *supervisor) handshake() bool {
 	}
 	if f, ok := m.(*wire.ExecFailed); ok {
 		s.r.Errno = f.Errno
-		code := wire.CodeIOFailed
-		if unix.Errno(f.Errno) == unix.ENOENT {
-			code = wire.CodeExecutableNotFound
+		switch unix.Errno(f.Errno) {
+		case unix.ENOENT:
+			s.notStarted(wire.SpawnFailed, wire.CodeExecutableNotFound, "exec failed: %v", unix.Errno(f.Errno))
+		case unix.ETXTBSY: // in place: a writer opened the file (breaking the broker's read lease) as it was to run
+			s.notStarted(wire.SpawnFailed, wire.CodeIdentityDrift,
+				"exec failed: %v: the program was opened for writing as it was about to run, so it was not run; submit again once it is written", unix.Errno(f.Errno))
+		default:
+			s.notStarted(wire.SpawnFailed, wire.CodeIOFailed, "exec failed: %v", unix.Errno(f.Errno))
 		}
-		s.notStarted(wire.SpawnFailed, code, "exec failed: %v", unix.Errno(f.Errno))
 		return false
 	}
 	s.abortAfterReady(wire.CodeUnknownOutcome, "the launcher sent Ready but then %v", errOr(err, m))

@@ -99,3 +99,6 @@ func releaseLease(int) {}
 
 // leaseHeld is false on macOS: nothing is bound in place there.
 func leaseHeld(int) bool { return false }
+
+// dirOpenFlag is how openDirAt opens a directory: for reading (no O_PATH).
+const dirOpenFlag = unix.O_RDONLY

@@ -101,3 +101,6 @@ func leaseHeld(fd int) bool {
 	v, err := unix.FcntlInt(uintptr(fd), unix.F_GETLEASE, 0)
 	return err == nil && v == unix.F_RDLCK
 }
+
+// dirOpenFlag is how openDirAt opens a directory: O_PATH.
+const dirOpenFlag = unix.O_PATH

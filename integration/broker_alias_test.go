@@ -118,10 +118,7 @@ func TestBrokerAliasedWorkspaceRefusedAsUser(t *testing.T) {
 // runStatus is run, with `broker run`'s exit status.
 func (u *userBroker) runStatus(argv ...string) (runJSON, int) {
 	u.t.Helper()
-	cmd := exec.Command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--json", "--workspace", u.ws, "--"}, argv...)...)
-	cmd.Dir = u.ws
-	cmd.Env = []string{"WARRANT_STATE=" + filepath.Join(u.home, "state"), "PATH=/usr/bin:/bin", "HOME=" + u.home}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd := u.command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--json", "--workspace", u.ws, "--"}, argv...)...)
 	out, err := cmd.Output()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		u.t.Fatal(err)

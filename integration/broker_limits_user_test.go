@@ -41,10 +41,7 @@ func (u *userBroker) runIn(procs []string, args ...string) (string, string, int)
 	}
 	script += `exec "$@"`
 	args = append([]string{"-c", script, "sh", filepath.Join(u.bin, "broker"), "run", "--approve", "--workspace", u.ws}, args...)
-	cmd := exec.Command("/bin/sh", args...)
-	cmd.Dir = u.ws
-	cmd.Env = []string{"WARRANT_STATE=" + filepath.Join(u.home, "state"), "PATH=/usr/bin:/bin", "HOME=" + u.home}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd := u.command("/bin/sh", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,16 +68,18 @@ func (u *userBroker) chownHome() {
 // 65534; it returns the decoded object.
 func (u *userBroker) run(argv ...string) runJSON {
 	u.t.Helper()
-	cmd := exec.Command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--json", "--workspace", u.ws, "--"}, argv...)...)
+	res, _ := u.runStatus(argv...)
+	return res
+}
+
+// command is name args... as uid 65534 in the workspace, with the user's
+// state directory and home and nothing else in its environment.
+func (u *userBroker) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
 	cmd.Dir = u.ws
 	cmd.Env = []string{"WARRANT_STATE=" + filepath.Join(u.home, "state"), "PATH=/usr/bin:/bin", "HOME=" + u.home}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.Output()
-	var res runJSON
-	if jerr := json.Unmarshal(out, &res); jerr != nil {
-		u.t.Fatalf("broker run as uid %d: %v %v\n%s", nobody, err, jerr, out)
-	}
-	return res
+	return cmd
 }
 
 // TestOrdinaryUserRunsConfined: warrant's users are not root. The whole

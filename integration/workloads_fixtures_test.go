@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"warrant/wire"
@@ -323,10 +322,7 @@ func (u *userBroker) runProfile(p wire.Profile, argv ...string) (*runJSON, int) 
 // returns its stdout and exit status.
 func (u *userBroker) cli(args ...string) ([]byte, int) {
 	u.t.Helper()
-	cmd := exec.Command(filepath.Join(u.bin, "broker"), args...)
-	cmd.Dir = u.ws
-	cmd.Env = []string{"WARRANT_STATE=" + filepath.Join(u.home, "state"), "PATH=/usr/bin:/bin", "HOME=" + u.home}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd := u.command(filepath.Join(u.bin, "broker"), args...)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()

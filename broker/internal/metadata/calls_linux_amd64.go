@@ -46,13 +46,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 			cl.apply = chownOp(uint32(a[2]), uint32(a[3]))
 		}
 	case unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR:
-		if d.Nr == unix.SYS_FSETXATTR {
-			cl.dirfd, errno = objFD(a[0])
-		} else {
-			cl.follow = d.Nr == unix.SYS_SETXATTR
-			cl.path, errno = c.pathArg(a[0])
-		}
-		if errno == 0 {
+		if errno = c.target(cl, a[0], d.Nr == unix.SYS_FSETXATTR, d.Nr == unix.SYS_SETXATTR); errno == 0 {
 			if a[4]&^uint64(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
 				return nil, unix.EINVAL
 			}
@@ -61,13 +55,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 			cl.apply = setxattrOp(name, value, int(a[4]))
 		}
 	case unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
-		if d.Nr == unix.SYS_FREMOVEXATTR {
-			cl.dirfd, errno = objFD(a[0])
-		} else {
-			cl.follow = d.Nr == unix.SYS_REMOVEXATTR
-			cl.path, errno = c.pathArg(a[0])
-		}
-		if errno == 0 {
+		if errno = c.target(cl, a[0], d.Nr == unix.SYS_FREMOVEXATTR, d.Nr == unix.SYS_REMOVEXATTR); errno == 0 {
 			name, _, e := c.xattrArgs(a[1], 0, 0, false)
 			errno = e
 			cl.apply = removexattrOp(name)
@@ -117,6 +105,18 @@ func atFlags(f uint64) unix.Errno {
 		return unix.EINVAL
 	}
 	return 0
+}
+
+// target reads the object of an xattr call: the descriptor a0 of the
+// f- form, else the path at a0, followed unless it is the l- form.
+func (c *caller) target(cl *call, a0 uint64, byFD, follow bool) (errno unix.Errno) {
+	if byFD {
+		cl.dirfd, errno = objFD(a0)
+		return errno
+	}
+	cl.follow = follow
+	cl.path, errno = c.pathArg(a0)
+	return errno
 }
 
 // objFD reads the unsigned descriptor of a call on the object itself

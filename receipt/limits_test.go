@@ -94,8 +94,8 @@ func TestSurvivorsRecordVerifies(t *testing.T) {
 		entries = append(entries, e)
 	}
 	rec := Survivors{Action: "act-sunknown", At: at(20), FoundIn: "/sys/fs/cgroup/pids/warrant/x/act-sunknown",
-		Processes: []Survivor{{Pid: 4242, Command: "sleep 300"}}, EndedBy: "cgroup.kill", Gone: true}
-	if _, err := c.EndedSurvivors(entries, Survivors{Action: "act-sexited", FoundIn: "x", EndedBy: "y",
+		IdentifiedBy: IdentifiedByCgroup, Processes: []Survivor{{Pid: 4242, Command: "sleep 300"}}, EndedBy: "cgroup.kill", Gone: true}
+	if _, err := c.EndedSurvivors(entries, Survivors{Action: "act-sexited", FoundIn: "x", IdentifiedBy: IdentifiedByCgroup, EndedBy: "y",
 		Processes: rec.Processes}); err == nil {
 		t.Fatal("survivors recorded against a receipt that is not unknown")
 	}
@@ -112,7 +112,7 @@ func TestSurvivorsRecordVerifies(t *testing.T) {
 	// The same record placed before the receipt it names is refused.
 	c2, _ := NewChain(k, nil)
 	e0, _ := c2.Seal(testReceipt("s"+wire.Exited.String(), wire.Exited))
-	forged := Survivors{Format: SurvivorsFormat, Note: SurvivorsNote, Action: rec.Action, ReceiptID: "r-none",
+	forged := Survivors{Format: SurvivorsFormat, Note: SurvivorsNote, IdentifiedBy: IdentifiedByCgroup, Action: rec.Action, ReceiptID: "r-none",
 		ReceiptDigest: strings.Repeat("ab", 32), At: rec.At, FoundIn: rec.FoundIn, Processes: rec.Processes,
 		EndedBy: rec.EndedBy, Gone: true, LogIndex: 1}
 	e1, err := c2.appendSurvivorsForTest(&forged)
@@ -121,6 +121,45 @@ func TestSurvivorsRecordVerifies(t *testing.T) {
 	}
 	if rep := Verify([]Entry{e0, e1}, nil, k.Public()); rep.OK() || rep.Problems[0].Kind != ProblemSurvivors {
 		t.Fatalf("a record naming no earlier unknown receipt verified: %+v", rep)
+	}
+}
+
+// A survivors record says what proved its processes the action's own. One
+// written before identifiedBy existed (cgroups alone, the old note) still
+// verifies; processes identified by nothing are reported, never claimed
+// ended; an unknown proof, a note of the other kind, or an identified
+// record without how its processes were ended is refused, whether it is
+// being written or read back.
+func TestSurvivorsRecordKinds(t *testing.T) {
+	base := Survivors{Format: SurvivorsFormat, Action: "act-sunknown", ReceiptID: "r-x", ReceiptDigest: strings.Repeat("ab", 32),
+		At: at(20), FoundIn: "process group 4242", Processes: []Survivor{{Pid: 4242, Command: "sleep 300"}}}
+	for _, c := range []struct {
+		name string
+		edit func(*Survivors)
+		ok   bool
+	}{
+		{"legacy cgroup record", func(s *Survivors) { s.Note, s.EndedBy, s.Gone = survivorsNoteCgroupOnly, "cgroup.kill", true }, true},
+		{"pid and start time, ended", func(s *Survivors) { s.IdentifiedBy, s.EndedBy, s.Gone = IdentifiedByPidStart, "SIGKILL", true }, true},
+		{"unproven, reported", func(s *Survivors) { s.IdentifiedBy = IdentifiedByNone }, true},
+		{"unproven, claimed ended", func(s *Survivors) { s.IdentifiedBy, s.EndedBy = IdentifiedByNone, "SIGKILL" }, false},
+		{"unproven, claimed gone", func(s *Survivors) { s.IdentifiedBy, s.Gone = IdentifiedByNone, true }, false},
+		{"identified, not ended", func(s *Survivors) { s.IdentifiedBy = IdentifiedByPidStart }, false},
+		{"unknown proof", func(s *Survivors) { s.IdentifiedBy, s.EndedBy = "hunch", "SIGKILL" }, false},
+		{"legacy note on a new record", func(s *Survivors) {
+			s.IdentifiedBy, s.EndedBy, s.Note = IdentifiedByPidStart, "SIGKILL", survivorsNoteCgroupOnly
+		}, false},
+		{"new note on a legacy record", func(s *Survivors) { s.EndedBy, s.Note = "cgroup.kill", SurvivorsNote }, false},
+	} {
+		s := base
+		s.Note = SurvivorsNote
+		c.edit(&s)
+		if err := s.validate(); (err == nil) != c.ok {
+			t.Errorf("%s: validate: %v", c.name, err)
+		}
+		b, _ := json.Marshal(&s)
+		if _, err := decodeSurvivors(b); (err == nil) != c.ok {
+			t.Errorf("%s: decode: %v", c.name, err)
+		}
 	}
 }
 

@@ -12,7 +12,27 @@ import (
 const SurvivorsFormat = "survivors-ended.v1"
 
 // SurvivorsNote is written into every survivors record.
-const SurvivorsNote = "processes of this action outlived the broker that started it and were found in its cgroups by the next broker, which ended them; the action's outcome stays unknown and nothing was run again"
+const SurvivorsNote = "processes of this action outlived the broker that started it; the next broker found them where foundIn says and, when identifiedBy proves they are the action's own, ended them as endedBy says (gone: none was left), and otherwise only reported them; the action's outcome stays unknown and nothing was run again"
+
+// survivorsNoteCgroupOnly is the note of the records written before
+// identifiedBy existed, when survivors were searched for only in the
+// action's cgroups. Such records still verify.
+const survivorsNoteCgroupOnly = "processes of this action outlived the broker that started it and were found in its cgroups by the next broker, which ended them; the action's outcome stays unknown and nothing was run again"
+
+// How a survivors record's processes were proven the action's own.
+const (
+	// IdentifiedByCgroup: they were inside the action's cgroups, which
+	// no process of the action can leave.
+	IdentifiedByCgroup = "cgroup"
+	// IdentifiedByPidStart: the action's first process was still the
+	// process recorded at launch (the same pid, start time and boot), and
+	// they were in its process group, which no process of the action can
+	// leave and whose id cannot be reused while that process lives.
+	IdentifiedByPidStart = "pid-start"
+	// IdentifiedByNone: nothing proves they are the action's own (its
+	// first process is gone); they were reported, not ended.
+	IdentifiedByNone = "none"
+)
 
 // Survivor is one process found.
 type Survivor struct {
@@ -21,29 +41,41 @@ type Survivor struct {
 }
 
 // Survivors is the survivors-ended.v1 predicate: a signed, chained record
-// that a later broker found processes of an unknown action still inside
-// the action's cgroups (the proof that they are its own), what they were,
-// and how it ended them. It names the action's unknown receipt, which it
-// does not change.
+// that a later broker found processes of an unknown action still running,
+// what proved them its own (IdentifiedBy), what they were, and how it
+// ended them; or, when nothing proved it, that it only reported them. It
+// names the action's unknown receipt, which it does not change. A record
+// without IdentifiedBy predates it: its processes were found in the
+// action's cgroups.
 type Survivors struct {
 	Format        string     `json:"format"`
 	Action        string     `json:"action"`
 	ReceiptID     string     `json:"receiptId"`
 	ReceiptDigest string     `json:"receiptDigest"` // chain digest of the unknown receipt's statement
 	At            Time       `json:"at"`
-	FoundIn       string     `json:"foundIn"` // the action's cgroup directories
+	FoundIn       string     `json:"foundIn"`                // the action's cgroup directories, or its process group
+	IdentifiedBy  string     `json:"identifiedBy,omitempty"` // IdentifiedByCgroup, IdentifiedByPidStart or IdentifiedByNone
 	Processes     []Survivor `json:"processes"`
-	EndedBy       string     `json:"endedBy"` // cgroup.kill, or SIGKILL to each listed member
-	Gone          bool       `json:"gone"`    // the cgroups were seen empty afterwards
+	EndedBy       string     `json:"endedBy"` // cgroup.kill, or SIGKILL to each member; "" when identified by none
+	Gone          bool       `json:"gone"`    // none of them was left afterwards
 	Note          string     `json:"note"`
 	LogIndex      int64      `json:"logIndex"`
 	Previous      string     `json:"previousReceiptDigest,omitempty"`
 }
 
 func (s *Survivors) validate() error {
-	if s.Format != SurvivorsFormat || s.Note != SurvivorsNote || s.Action == "" || s.ReceiptID == "" ||
-		s.FoundIn == "" || s.EndedBy == "" || len(s.Processes) == 0 {
-		return errorf("survivors record: format, note, action, receipt, cgroups, processes and how they were ended are required")
+	if s.Format != SurvivorsFormat || s.Action == "" || s.ReceiptID == "" || s.FoundIn == "" || len(s.Processes) == 0 {
+		return errorf("survivors record: format, action, receipt, where they were found and processes are required")
+	}
+	switch {
+	case s.IdentifiedBy == "" && s.Note != survivorsNoteCgroupOnly, s.IdentifiedBy != "" && s.Note != SurvivorsNote:
+		return errorf("survivors record: the note is not the one of its kind")
+	case s.IdentifiedBy == IdentifiedByNone && (s.EndedBy != "" || s.Gone):
+		return errorf("survivors record: processes identified by nothing are reported, never ended")
+	case s.IdentifiedBy != IdentifiedByNone && s.EndedBy == "":
+		return errorf("survivors record: how the identified processes were ended is required")
+	case s.IdentifiedBy != "" && s.IdentifiedBy != IdentifiedByCgroup && s.IdentifiedBy != IdentifiedByPidStart && s.IdentifiedBy != IdentifiedByNone:
+		return errorf("survivors record: identifiedBy %q is not one of %s, %s, %s", s.IdentifiedBy, IdentifiedByCgroup, IdentifiedByPidStart, IdentifiedByNone)
 	}
 	if err := checkHex("receiptDigest", s.ReceiptDigest); err != nil {
 		return err

@@ -24,3 +24,6 @@ func (*Cgroups) Enforcement() Enforcement { return Enforcement{} }
 
 // Describe is empty on this platform.
 func (*Cgroups) Describe() string { return "" }
+
+// EndOrigin finds nothing on this platform, where no Origin is recorded.
+func EndOrigin(string, Origin) (Leftover, bool) { return Leftover{}, false }

@@ -47,15 +47,15 @@ func groupMembers(pgid int) ([]member, error) {
 	return out, nil
 }
 
-// parseStat reads state, ppid and pgrp from /proc/PID/stat. The command
-// name may hold spaces and parentheses, so fields are counted from the
-// last ')'.
+// parseStat reads state, ppid, pgrp and starttime from /proc/PID/stat.
+// The command name may hold spaces and parentheses, so fields are counted
+// from the last ')'.
 func parseStat(pid int, st []byte) (m member, pgrp int, ok bool) {
 	i := bytes.LastIndexByte(st, ')')
 	if i < 0 {
 		return m, 0, false
 	}
-	var f [3][]byte
+	var f [statStart + 1][]byte // fields 3 (state) to 22 (starttime)
 	rest := st[i+1:]
 	for k := range f {
 		rest = bytes.TrimLeft(rest, " ")
@@ -67,9 +67,14 @@ func parseStat(pid int, st []byte) (m member, pgrp int, ok bool) {
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
-	if err1 != nil || err2 != nil {
+	start, err3 := strconv.ParseUint(string(f[statStart]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return m, 0, false
 	}
 	state := string(f[0])
-	return member{pid: pid, ppid: ppid, zombie: state == "Z" || state == "X"}, pgrp, true
+	return member{pid: pid, ppid: ppid, start: start, zombie: state == "Z" || state == "X"}, pgrp, true
 }
+
+// statStart is the index of starttime (field 22 of proc_pid_stat(5):
+// clock ticks after boot) among the fields that follow the command name.
+const statStart = 19

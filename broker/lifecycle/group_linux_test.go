@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,21 +14,25 @@ import (
 // A command name may hold spaces and parentheses; fields are counted from
 // the last ')'. A line cut short is refused, not misread.
 func TestParseStat(t *testing.T) {
+	const tail = " 0 -1 4194560 104 0 0 0 0 0 0 0 20 0 1 0 %s 2506752 205 18446744073709551615\n"
 	for _, c := range []struct {
 		line      string
 		ok        bool
 		ppid, grp int
+		start     uint64
 		zombie    bool
 	}{
-		{"42 (sleep) S 7 42 42 0 -1 4194560 104 0 0 0\n", true, 7, 42, false},
-		{"43 (a) b (c)) Z 1 9 9 0 -1\n", true, 1, 9, true},
-		{"44 ( ) X 2 3 3\n", true, 2, 3, true},
-		{"45 (x) S 7", false, 0, 0, false},
-		{"46 (x) S seven 46 46\n", false, 0, 0, false},
-		{"47 no parenthesis S 1 47 47\n", false, 0, 0, false},
+		{"42 (sleep) S 7 42 42" + fmt.Sprintf(tail, "123456"), true, 7, 42, 123456, false},
+		{"43 (a) b (c)) Z 1 9 9" + fmt.Sprintf(tail, "9"), true, 1, 9, 9, true},
+		{"44 ( ) X 2 3 3" + fmt.Sprintf(tail, "18446744073709551615"), true, 2, 3, 1<<64 - 1, true},
+		{"45 (x) S 7", false, 0, 0, 0, false},
+		{"46 (x) S seven 46 46" + fmt.Sprintf(tail, "1"), false, 0, 0, 0, false},
+		{"47 no parenthesis S 1 47 47" + fmt.Sprintf(tail, "1"), false, 0, 0, 0, false},
+		{"48 (x) S 1 48 48" + fmt.Sprintf(tail, "-1"), false, 0, 0, 0, false},
+		{"49 (x) S 1 49 49 0 -1 4194560 104 0 0 0 0 0 0 0 20 0 1 0 77", false, 0, 0, 0, false}, // cut after starttime
 	} {
 		m, grp, ok := parseStat(1, []byte(c.line))
-		if ok != c.ok || (ok && (m.ppid != c.ppid || grp != c.grp || m.zombie != c.zombie)) {
+		if ok != c.ok || (ok && (m.ppid != c.ppid || grp != c.grp || m.start != c.start || m.zombie != c.zombie)) {
 			t.Errorf("%q: %+v group %d ok %v", c.line, m, grp, ok)
 		}
 	}

@@ -33,8 +33,9 @@ type launcher struct {
 // start creates the request socket and the output pipes, starts the
 // launcher with fd 3 = its end of the socket, an empty environment and
 // /dev/null as stdio (inside the action's cgroup v2 when it has one),
-// places it in the action's cgroup v1 directories, and only then sends
-// the request with its fds. On error nothing is left running.
+// places it in the action's cgroup v1 directories, tells spec.OnLaunch
+// its Origin, and only then sends the request with its fds. On error
+// nothing is left running.
 func start(spec *Spec, o *osState) (l *launcher, err error) {
 	frame, err := wire.EncodeFrame(spec.Request)
 	if err != nil {
@@ -87,6 +88,10 @@ func start(spec *Spec, o *osState) (l *launcher, err error) {
 	if err := o.place(pid); err != nil {
 		l.abandon()
 		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+	}
+	if err := tellOrigin(pid, spec.OnLaunch); err != nil {
+		l.abandon()
+		return nil, err
 	}
 
 	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}

@@ -123,3 +123,7 @@ func (l *launcher) reply() (wire.Message, []int, error) {
 	m, err := readStreamReply(l.sock)
 	return m, nil, err
 }
+
+// tellOrigin tells nothing: macOS has no pid start time this broker reads
+// (and no process-group search for survivors), so no Origin is recorded.
+func tellOrigin(int, func(Origin) error) error { return nil }

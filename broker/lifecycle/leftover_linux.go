@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"warrant/receipt"
 )
 
 // endBound bounds how long EndLeftovers tries to empty one action's
@@ -34,11 +36,9 @@ func (c *Cgroups) EndLeftovers() ([]Leftover, error) {
 			a.remove()
 			continue
 		}
-		l := Leftover{ID: id, Where: a.where(), How: a.how()}
-		for _, pid := range a.members() {
-			l.Pids = append(l.Pids, pid)
-			l.Commands = append(l.Commands, command(pid))
-		}
+		l := Leftover{ID: id, Where: a.where(), How: a.how(), IdentifiedBy: receipt.IdentifiedByCgroup}
+		l.Pids = a.members()
+		l.Commands = commands(l.Pids)
 		l.Ended = a.end()
 		if l.Ended {
 			a.remove()

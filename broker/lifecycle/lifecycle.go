@@ -23,6 +23,21 @@ type Spec struct {
 	Stderr    io.Writer          // receives every raw stderr byte, in order
 	Cancel    <-chan struct{}
 	OnEvent   func(Event) // called synchronously as each fact is observed
+	// OnLaunch, if set, is told the launcher's Origin once it is started
+	// and placed in the action's cgroups, before it is sent its request:
+	// until then it runs nothing. An error ends the launch, nothing run.
+	// It is not called where no Origin can be read (macOS).
+	OnLaunch func(Origin) error
+}
+
+// Origin identifies an action's first process (the launcher, which
+// becomes the target by exec) beyond the life of the broker that started
+// it: a pid alone is reused, but not the pid with the clock tick it
+// started at within one boot.
+type Origin struct {
+	Pid   int
+	Start uint64 // clock ticks after boot (proc_pid_stat(5) field 22)
+	Boot  string // /proc/sys/kernel/random/boot_id
 }
 
 // Event is one observed transition and when it was observed (Wall carries
@@ -73,16 +88,21 @@ type Result struct {
 	MetadataDone, MetadataRefused uint64
 }
 
-// Leftover is an action cgroup that outlived the broker which made it,
-// still holding processes of an action whose outcome is unknown (Linux
-// only).
+// Leftover is what was found running of an action whose outcome is
+// unknown after the broker that started it died: an action cgroup still
+// holding processes (EndLeftovers), or its process group (EndOrigin)
+// (Linux only).
 type Leftover struct {
 	ID       string   // the action's handle
 	Pids     []int    // the processes found in its cgroups; when Ended is false, those left
 	Commands []string // the command line of each of Pids as found, "" where unreadable
-	Where    string   // its cgroup directories
-	How      string   // how they were ended
-	Ended    bool     // every process was killed and the cgroups were then seen empty
+	Where    string   // its cgroup directories, or its process group
+	How      string   // how they were ended; "" when they were not
+	Ended    bool     // every process was killed and none was then seen left
+	// IdentifiedBy is what proved them the action's own (receipt's
+	// IdentifiedByCgroup or IdentifiedByPidStart), or IdentifiedByNone:
+	// they were only reported.
+	IdentifiedBy string
 }
 
 // reason records why the broker ended a group itself.

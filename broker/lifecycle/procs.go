@@ -3,6 +3,7 @@ package lifecycle
 // member is one process found belonging to an action.
 type member struct {
 	pid, ppid int
+	start     uint64 // clock ticks after boot (Linux; 0 where not read)
 	zombie    bool
 }
 

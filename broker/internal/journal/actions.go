@@ -218,3 +218,52 @@ func (j *Journal) RecordEvent(ctx context.Context, handle, kind, detail string) 
 	err := j.tx(ctx, func(tx *sql.Tx) error { return j.event(ctx, tx, handle, kind, detail) })
 	return wrapUnlessCoded("record event", err)
 }
+
+// Origin is an action's first process as recorded at launch: its pid, its
+// start time in clock ticks after boot, and the boot's id.
+type Origin struct {
+	Pid   int
+	Start uint64
+	Boot  string
+}
+
+// RecordOrigin records the first process of an executing action, before
+// it is sent its request. The transaction is committed without an fsync
+// (synchronous=NORMAL): the record is read only to find processes that
+// outlived a broker, which exist only if the host did not go down, and a
+// commit is durable across the death of the process that made it. The
+// journal returns to synchronous=FULL before its connection is used
+// again, or the connection is discarded.
+func (j *Journal) RecordOrigin(ctx context.Context, handle string, o Origin) error {
+	err := j.relaxedTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO action_origins (handle, pid, start_ticks, boot_id)
+			SELECT handle, ?, ?, ? FROM actions WHERE handle = ? AND state = 'executing'`, o.Pid, int64(o.Start), o.Boot, handle)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("action %s is not executing", handle)
+		}
+		return nil
+	})
+	return wrapUnlessCoded("record the action's origin", err)
+}
+
+// Origins returns the recorded origin of each of handles that has one.
+func (j *Journal) Origins(ctx context.Context, handles []string) (map[string]Origin, error) {
+	out := make(map[string]Origin, len(handles))
+	for _, h := range handles {
+		var o Origin
+		var start int64
+		err := j.db.QueryRowContext(ctx, `SELECT pid, start_ticks, boot_id FROM action_origins WHERE handle = ?`, h).Scan(&o.Pid, &start, &o.Boot)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("read the origin of %s: %w", h, err)
+		}
+		o.Start = uint64(start)
+		out[h] = o
+	}
+	return out, nil
+}

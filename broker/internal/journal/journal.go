@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -146,6 +147,12 @@ func UnknownResult(why string) *wire.Result {
 // synchronous=FULL), or rolls it back if fn fails.
 func (j *Journal) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := j.db.BeginTx(ctx, nil)
+	return commitTx(tx, err, fn)
+}
+
+// commitTx runs fn in tx (begun with err) and commits it, or rolls it
+// back if fn fails.
+func commitTx(tx *sql.Tx, err error, fn func(*sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -157,6 +164,28 @@ func (j *Journal) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// relaxedTx is tx committed with synchronous=NORMAL: durable across the
+// death of this process, not across the host's. The single connection is
+// held for it, and set back to FULL before it is released; if that fails
+// it is discarded, and the pool's next connection opens with FULL.
+func (j *Journal) relaxedTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	conn, err := j.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("take the connection: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
+		return fmt.Errorf("relax synchronous: %w", err)
+	}
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = FULL`); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
+	return commitTx(tx, err, fn)
 }
 
 type rowsQuerier interface {

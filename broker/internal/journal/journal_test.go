@@ -2,6 +2,8 @@ package journal
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -22,27 +24,69 @@ func must(t testing.TB, err error) {
 // lease and the EXECUTING checkpoint, as the broker's submit does.
 func checkpointed(t *testing.T) (*Journal, string, string) {
 	t.Helper()
+	j, l, id := leased(t, 1)
+	h, err := j.Checkpoint(context.Background(), l, "s", id)
+	must(t, err)
+	return j, h, l.ID()
+}
+
+// leased opens a journal and approves one identity for uses uses; it
+// returns the matched lease.
+func leased(tb testing.TB, uses uint32) (*Journal, *Lease, *wire.CommandIdentity) {
+	tb.Helper()
 	ctx := context.Background()
-	j, err := Open(ctx, filepath.Join(t.TempDir(), "journal.db"), time.Now)
-	must(t, err)
-	t.Cleanup(func() { j.Close() })
+	j, err := Open(ctx, filepath.Join(tb.TempDir(), "journal.db"), time.Now)
+	must(tb, err)
+	tb.Cleanup(func() { j.Close() })
 	g, err := j.Goal(ctx, DefaultGoal)
-	must(t, err)
+	must(tb, err)
 	id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
 		Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
 	fp := []byte("0123456789abcdef0123456789abcdef")
 	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits")
-	must(t, err)
-	lv, err := j.Approve(ctx, ar.ID, 1, time.Hour, nil)
-	must(t, err)
+	must(tb, err)
+	lv, err := j.Approve(ctx, ar.ID, uses, time.Hour, nil)
+	must(tb, err)
 	l, err := j.MatchLease(ctx, g, id.Workspace, fp)
-	must(t, err)
+	must(tb, err)
 	if l == nil || l.ID() != lv.ID {
-		t.Fatalf("matched %v, want lease %s", l, lv.ID)
+		tb.Fatalf("matched %v, want lease %s", l, lv.ID)
 	}
-	h, err := j.Checkpoint(ctx, l, "s", id)
-	must(t, err)
-	return j, h, lv.ID
+	return j, l, id
+}
+
+// BenchmarkRecordOrigin is the cost the origin adds to every launch,
+// beside the same transaction committed with an fsync (synchronous=FULL,
+// as every other journal write) on the same disk in the same run.
+func BenchmarkRecordOrigin(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		record func(j *Journal, h string) error
+	}{
+		{"relaxed", func(j *Journal, h string) error {
+			return j.RecordOrigin(context.Background(), h, Origin{Pid: 42, Start: 7, Boot: "b"})
+		}},
+		{"fsync-baseline", func(j *Journal, h string) error {
+			return j.tx(context.Background(), func(tx *sql.Tx) error {
+				_, err := tx.Exec(`INSERT INTO action_origins (handle, pid, start_ticks, boot_id) VALUES (?, 42, 7, 'b')`, h)
+				return err
+			})
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			j, l, id := leased(b, MaxLeaseUses)
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), id)
+				must(b, err)
+				if i+1 == MaxLeaseUses {
+					b.Fatal("out of lease uses")
+				}
+				b.StartTimer()
+				must(b, c.record(j, h))
+			}
+		})
+	}
 }
 
 // TestJournalRefusesWhatNoCodePathMayDo: the schema's triggers refuse to
@@ -93,6 +137,35 @@ func TestJournalIsDurable(t *testing.T) {
 	must(t, j.db.QueryRow(`PRAGMA synchronous`).Scan(&sync))
 	if mode != "wal" || sync != 2 {
 		t.Fatalf("journal_mode %s synchronous %d", mode, sync)
+	}
+}
+
+// An executing action's origin is recorded once, read back exactly, never
+// changed, and refused for an action that is not executing; the journal
+// is back at synchronous=FULL after the relaxed commit.
+func TestJournalRecordsOrigins(t *testing.T) {
+	j, h, _ := checkpointed(t)
+	ctx := context.Background()
+	o := Origin{Pid: 4242, Start: 1<<40 + 7, Boot: "b0a7"}
+	must(t, j.RecordOrigin(ctx, h, o))
+	var sync int
+	must(t, j.db.QueryRow(`PRAGMA synchronous`).Scan(&sync))
+	if sync != 2 {
+		t.Fatalf("synchronous is %d after RecordOrigin, want 2 (FULL)", sync)
+	}
+	got, err := j.Origins(ctx, []string{h, "act-none"})
+	must(t, err)
+	if len(got) != 1 || got[h] != o {
+		t.Fatalf("origins %+v, want %s: %+v", got, h, o)
+	}
+	if err := j.RecordOrigin(ctx, h, Origin{Pid: 1, Boot: "x"}); err == nil {
+		t.Fatal("a second origin was recorded")
+	}
+	if _, err := j.db.ExecContext(ctx, `UPDATE action_origins SET pid = 1`); err == nil {
+		t.Fatal("the journal let SQL change an origin")
+	}
+	if err := j.RecordOrigin(ctx, "act-none", o); err == nil {
+		t.Fatal("an origin was recorded for an action that does not exist")
 	}
 }
 

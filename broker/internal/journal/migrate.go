@@ -144,6 +144,19 @@ CREATE TABLE capability_reports (
 CREATE TRIGGER capability_reports_append_only BEFORE UPDATE ON capability_reports
 	BEGIN SELECT RAISE(ABORT, 'capability reports are never changed'); END;
 `,
+	// 4: each action's origin, its first process as recorded at launch
+	// (RecordOrigin), by which a later broker finds its survivors when
+	// there was no cgroup. Written once, never changed.
+	`
+CREATE TABLE action_origins (
+	handle      TEXT PRIMARY KEY REFERENCES actions(handle),
+	pid         INTEGER NOT NULL CHECK (pid > 0),
+	start_ticks INTEGER NOT NULL CHECK (start_ticks >= 0),  -- clock ticks after boot
+	boot_id     TEXT NOT NULL
+);
+CREATE TRIGGER action_origins_final BEFORE UPDATE ON action_origins
+	BEGIN SELECT RAISE(ABORT, 'an action''s origin is never changed'); END;
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

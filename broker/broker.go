@@ -18,6 +18,7 @@ import (
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
 	"warrant/broker/internal/snapcache"
+	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
 	"warrant/internal/envpolicy"
 	"warrant/receipt"
@@ -169,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
 	}
-	b.journalSurvivors(ctx, finder)
+	b.journalSurvivors(ctx, finder, unknown)
 	if _, err := b.EnsureCapability(ctx, cfg.Reprobe); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
@@ -198,21 +199,31 @@ func applySeams(cfg *Config) []string {
 // survivorFinder is an Executor that can find the processes of earlier
 // actions that outlived a previous broker (runner.Runner).
 type survivorFinder interface {
-	Survivors() ([]runner.Survivor, error)
+	Survivors(origins map[string]lifecycle.Origin) ([]runner.Survivor, error)
 }
 
 // journalSurvivors ends the processes of earlier actions (their outcome
-// already unknown, and staying so) that are still inside the actions'
-// cgroups, and records what was found and done: in the log, as a
-// SURVIVORS event in each action's journal, and as a signed survivors
-// record in the receipt chain naming the action's unknown receipt.
-// Processes it could not end are reported with their pids and how to end
-// them.
-func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
+// already unknown, and staying so) that are provably their own: still
+// inside the actions' cgroups, or, for the actions just found in flight
+// (unknown), in the process group of their recorded origin while its
+// first process is still the one recorded. It records what was found and
+// done: in the log, as a SURVIVORS event in each action's journal, and as
+// a signed survivors record in the receipt chain naming the action's
+// unknown receipt. Processes it could not end, or not prove the action's,
+// are reported with their pids, command lines and how to end them.
+func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder, unknown []string) {
 	if f == nil {
 		return
 	}
-	left, err := f.Survivors()
+	recorded, err := b.j.Origins(ctx, unknown)
+	if err != nil {
+		b.cfg.Logf("%v; survivors are looked for only in the actions' cgroups", err)
+	}
+	origins := make(map[string]lifecycle.Origin, len(recorded))
+	for h, o := range recorded {
+		origins[h] = lifecycle.Origin(o)
+	}
+	left, err := f.Survivors(origins)
 	if err != nil {
 		b.cfg.Logf("%v", err)
 	}
@@ -229,7 +240,7 @@ func (b *Broker) journalSurvivors(ctx context.Context, f survivorFinder) {
 
 // recordSurvivors appends the survivors record of s to the receipt chain.
 func (b *Broker) recordSurvivors(ctx context.Context, s runner.Survivor) error {
-	rec := receipt.Survivors{Action: s.Handle, At: b.Stamp(b.cfg.Now()), FoundIn: s.Where, EndedBy: s.How, Gone: s.Ended}
+	rec := receipt.Survivors{Action: s.Handle, At: b.Stamp(b.cfg.Now()), FoundIn: s.Where, IdentifiedBy: s.IdentifiedBy, EndedBy: s.How, Gone: s.Ended}
 	for i, pid := range s.Pids {
 		p := receipt.Survivor{Pid: int64(pid)}
 		if i < len(s.Commands) {

@@ -137,14 +137,17 @@
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.
 //   - Processes of earlier actions that outlived a previous broker and
-//     are still inside the action's cgroups (the proof that they are its
-//     own) are ended at Open (runner.Survivors): logged, journalled as a
-//     SURVIVORS event, and recorded in the receipt chain as a signed
-//     survivors record naming the action's unknown receipt, the pids, the
+//     are provably their own — still inside the action's cgroups, or in
+//     the process group of the action's origin (pid, start time and boot,
+//     journalled before the launcher is sent its request) while that
+//     first process is still the one recorded — are ended at Open
+//     (runner.Survivors): logged, journalled as a SURVIVORS event, and
+//     recorded in the receipt chain as a signed survivors record naming
+//     the action's unknown receipt, what identified them, the pids, the
 //     command lines and how they were ended. The outcome stays unknown
-//     and nothing is run again. Processes it cannot end are reported with
-//     their pids; without cgroups nothing proves whose they are, and
-//     nothing is reported.
+//     and nothing is run again. Processes it cannot end, or cannot prove
+//     the action's (the first process is gone but its group lives on),
+//     are reported with their pids and command lines, not ended.
 //   - A profile's memory or process-count limit the host cannot apply
 //     does not refuse the action: the card says it is not limited, why,
 //     and how to get it (resources.go), and the receipt claims no figure

@@ -27,6 +27,12 @@ type observer struct {
 	protected *protect.Snapshot // the protected paths before the launch; nil where not recorded
 }
 
+// Launched journals the action's first process, by which a later broker
+// finds what of it outlived this one.
+func (o *observer) Launched(origin lifecycle.Origin) error {
+	return o.b.j.RecordOrigin(context.Background(), o.handle, journal.Origin(origin))
+}
+
 // Event journals STARTED (the action is running), TERM_SENT and KILL_SENT
 // as they happen. TERMINATED and UNKNOWN_TERMINATION are recorded with
 // the result.

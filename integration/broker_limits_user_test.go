@@ -68,9 +68,11 @@ func (u *userBroker) readCLI(args ...string) string {
 	u.t.Helper()
 	cmd := exec.Command(filepath.Join(u.bin, "broker"), append(args, "--state", filepath.Join(u.home, "state"))...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		u.t.Fatalf("broker %s as uid %d: %v\n%s", args[0], nobody, err, out)
+		u.t.Fatalf("broker %s as uid %d: %v\n%s\n%s", args[0], nobody, err, out, stderr.String())
 	}
 	return string(out)
 }

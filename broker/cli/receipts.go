@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
@@ -60,9 +61,11 @@ type listed struct {
 	Issued     string   `json:"issued,omitempty"`
 	Body       string   `json:"body,omitempty"` // retained, deleted or none
 	Deleted    int      `json:"deleted_bodies,omitempty"`
-	Survivors  []int    `json:"survivors,omitempty"` // pids a later broker found in the action's cgroups
-	Commands   []string `json:"commands,omitempty"`  // their command lines as found
-	Gone       bool     `json:"gone,omitempty"`      // and saw ended
+	Survivors  []int    `json:"survivors,omitempty"`     // pids a later broker found of the action
+	Commands   []string `json:"commands,omitempty"`      // their command lines as found
+	FoundIn    string   `json:"found_in,omitempty"`      // its cgroups, or its process group
+	Identified string   `json:"identified_by,omitempty"` // cgroup, pid-start, or none (reported, not ended)
+	Gone       bool     `json:"gone,omitempty"`          // and saw ended
 	Error      string   `json:"error,omitempty"`
 }
 
@@ -85,6 +88,7 @@ func receiptsList(e *env, args []string) error {
 		case o.Survivors != nil:
 			s := o.Survivors
 			v.Kind, v.Issued, v.Action, v.ReceiptID, v.Gone = "survivors", view.Wall(s.At), s.Action, s.ReceiptID, s.Gone
+			v.FoundIn, v.Identified = s.FoundIn, cmp.Or(s.IdentifiedBy, receipt.IdentifiedByCgroup)
 			for _, p := range s.Processes {
 				v.Survivors, v.Commands = append(v.Survivors, int(p.Pid)), append(v.Commands, p.Command)
 			}
@@ -108,11 +112,14 @@ func receiptsList(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "#%-4d deletion record: %d retained bod(ies) deleted by policy  %s\n", v.Index, v.Deleted, v.Issued)
 		case "survivors":
 			ended := "ended"
-			if !v.Gone {
+			switch {
+			case v.Identified == receipt.IdentifiedByNone:
+				ended = "reported, NOT ended: nothing proves they are the action's"
+			case !v.Gone:
 				ended = "NOT all ended"
 			}
-			fmt.Fprintf(e.stdout, "#%-4d survivors record: process(es) %v of action %s (receipt %s, outcome unknown) found in its cgroups and %s  %s\n",
-				v.Index, v.Survivors, v.Action, v.ReceiptID, ended, v.Issued)
+			fmt.Fprintf(e.stdout, "#%-4d survivors record: process(es) %v of action %s (receipt %s, outcome unknown) found in %s and %s  %s\n",
+				v.Index, v.Survivors, v.Action, v.ReceiptID, v.FoundIn, ended, v.Issued)
 		default:
 			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, v.Error)
 		}

@@ -39,8 +39,13 @@
 // # Survivors
 //
 // Survivors, called by the broker at start, ends the processes of
-// earlier actions still inside their cgroups (lifecycle.EndLeftovers) and
-// reports what it found (pids, command lines, cgroups) and did; the
-// broker records it and the action's outcome stays unknown. Without
-// cgroups there is no proof of identity, and nothing is reported.
+// earlier actions still inside their cgroups (lifecycle.EndLeftovers),
+// and of the actions just found in flight and in no cgroup, those of the
+// process group of their recorded origin while its first process is
+// provably the one recorded at launch (lifecycle.EndOrigin; the Observer
+// is told each origin, before the launcher is sent its request). It
+// reports what it found (pids, command lines, where, what proved them the
+// action's) and did; processes nothing proves the action's are reported,
+// never ended. The broker records it and the action's outcome stays
+// unknown.
 package runner

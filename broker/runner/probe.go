@@ -12,5 +12,5 @@ import (
 // and without an Observer, receipts or live output: the capability
 // report is its record. The caller keeps ownership of l.
 func (r *Runner) Probe(ctx context.Context, l *Launch, stdout, stderr io.Writer) lifecycle.Result {
-	return lifecycle.Run(r.spec(l, stdout, stderr, ctx.Done(), nil))
+	return lifecycle.Run(r.spec(l, stdout, stderr, ctx.Done(), nil, nil))
 }

@@ -35,7 +35,7 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 		}
 		events = append(events, e)
 		obs.Event(e)
-	}))
+	}, obs.Launched))
 	outC, outErr := out.Close()
 	errC, errErr := errs.Close()
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,11 +61,14 @@ func (l *Launch) Close() {
 	}
 }
 
-// Observer is told what the executor observes of one action it owns:
-// events as they happen (STARTED, TERM_SENT, KILL_SENT), then exactly one
-// End. The broker implements it; the executor knows nothing of the
-// journal or of receipts.
+// Observer is told what the executor observes of one action it owns: its
+// first process's origin before that process is sent its request (an
+// error ends the launch with nothing run), events as they happen
+// (STARTED, TERM_SENT, KILL_SENT), then exactly one End. The broker
+// implements it; the executor knows nothing of the journal or of
+// receipts.
 type Observer interface {
+	Launched(o lifecycle.Origin) error
 	Event(e lifecycle.Event)
 	End(o *Observation)
 }
@@ -85,15 +89,17 @@ type Observation struct {
 }
 
 // Survivor is what was found of an earlier action that outlived the
-// broker which started it: processes still inside the action's cgroups.
+// broker which started it: processes still inside the action's cgroups,
+// or in the process group of its recorded origin.
 type Survivor struct {
-	Handle   string
-	Detail   string   // what was found and what became of it, in one sentence
-	Pids     []int    // the processes found (when not Ended, those left)
-	Commands []string // each one's command line as found
-	Where    string   // the action's cgroup directories
-	How      string   // how they were ended
-	Ended    bool     // every one was killed and the cgroups were then seen empty
+	Handle       string
+	Detail       string   // what was found and what became of it, in one sentence
+	Pids         []int    // the processes found (when not Ended, those left)
+	Commands     []string // each one's command line as found
+	Where        string   // the action's cgroup directories, or its process group
+	IdentifiedBy string   // what proved them its own (receipt.IdentifiedBy…)
+	How          string   // how they were ended; "" when they were only reported
+	Ended        bool     // every one was killed and none was then seen left
 }
 
 // Runner is the Executor: the pinned launcher, lifecycle supervision and
@@ -163,29 +169,56 @@ func (r *Runner) Limits() lifecycle.Enforcement { return r.limits }
 // Survivors ends the processes of earlier actions that outlived a
 // previous broker on this state directory (their outcome is already
 // unknown, and stays so): those still inside the action's cgroups, which
-// proves they are its own. It returns what it found and did; processes
-// it could not end are listed with how to end them by hand.
-func (r *Runner) Survivors() ([]Survivor, error) {
-	if r.cgroups == nil {
-		return nil, nil
+// proves they are its own, and, for each action of origins (the actions
+// just found in flight, by their recorded first process) not found so,
+// those of its process group while its first process is provably still
+// the one recorded (lifecycle.EndOrigin). It returns what it found and
+// did; processes it could not end, or could not prove the action's, are
+// listed with how to end them by hand.
+func (r *Runner) Survivors(origins map[string]lifecycle.Origin) ([]Survivor, error) {
+	var left []lifecycle.Leftover
+	var err error
+	if r.cgroups != nil {
+		left, err = r.cgroups.EndLeftovers()
 	}
-	left, err := r.cgroups.EndLeftovers()
+	handles := make([]string, 0, len(origins))
+	for h := range origins {
+		if !slices.ContainsFunc(left, func(l lifecycle.Leftover) bool { return l.ID == h }) {
+			handles = append(handles, h)
+		}
+	}
+	slices.Sort(handles)
+	for _, h := range handles {
+		if l, found := lifecycle.EndOrigin(h, origins[h]); found {
+			left = append(left, l)
+		}
+	}
 	out := make([]Survivor, 0, len(left))
 	for _, l := range left {
-		s := Survivor{Handle: l.ID, Pids: l.Pids, Commands: l.Commands, Where: l.Where, How: l.How, Ended: l.Ended}
-		if l.Ended {
-			s.Detail = fmt.Sprintf("processes %v of this action (%s) outlived the broker that started it; they were still in its cgroups %s and were ended by %s",
-				l.Pids, strings.Join(l.Commands, "; "), l.Where, l.How)
-		} else {
-			s.Detail = fmt.Sprintf("processes %v of this action outlived the broker that started it and are still running in its cgroups %s after %s was tried; end them by hand (kill -KILL %s)",
-				l.Pids, l.Where, l.How, strings.Trim(fmt.Sprint(l.Pids), "[]"))
-		}
-		out = append(out, s)
+		out = append(out, survivor(l))
 	}
 	if err != nil {
 		return out, fmt.Errorf("look for processes left by a previous broker: %w", err)
 	}
 	return out, nil
+}
+
+// survivor is l with its one-sentence account.
+func survivor(l lifecycle.Leftover) Survivor {
+	s := Survivor{Handle: l.ID, Pids: l.Pids, Commands: l.Commands, Where: l.Where, IdentifiedBy: l.IdentifiedBy, How: l.How, Ended: l.Ended}
+	pids := strings.Trim(fmt.Sprint(l.Pids), "[]")
+	switch {
+	case l.IdentifiedBy == receipt.IdentifiedByNone:
+		s.Detail = fmt.Sprintf("processes %v (%s) are still running in %s, the process group of this action's first process, which is gone: nothing proves they are this action's, so they were not ended; if they are, end them by hand (kill -KILL %s)",
+			l.Pids, strings.Join(l.Commands, "; "), l.Where, pids)
+	case l.Ended:
+		s.Detail = fmt.Sprintf("processes %v of this action (%s) outlived the broker that started it; they were still in %s and were ended by %s",
+			l.Pids, strings.Join(l.Commands, "; "), l.Where, l.How)
+	default:
+		s.Detail = fmt.Sprintf("processes %v of this action outlived the broker that started it and are still running in %s after %s was tried; end them by hand (kill -KILL %s)",
+			l.Pids, l.Where, l.How, pids)
+	}
+	return s
 }
 
 // LauncherDigest is the SHA-256 of the pinned launcher, hex encoded.
@@ -274,7 +307,7 @@ func bindingOf(id *wire.CommandIdentity) wire.Binding {
 }
 
 // spec is the lifecycle launch of l.
-func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, onEvent func(lifecycle.Event)) lifecycle.Spec {
+func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, onEvent func(lifecycle.Event), onLaunch func(lifecycle.Origin) error) lifecycle.Spec {
 	var snaps []*os.File
 	for _, f := range []*os.File{l.Snapshot, l.InterpSnapshot} {
 		if f != nil {
@@ -289,6 +322,6 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
 		Limits: lim, Cgroup: r.cgroups,
-		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent,
+		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch,
 	}
 }

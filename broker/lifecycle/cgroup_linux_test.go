@@ -213,6 +213,33 @@ func TestV2ControllersOnAFakeCgroupfs(t *testing.T) {
 	}
 }
 
+// TestMoveSelfToLeafOnAFakeCgroupfs: a cgroup v2 directory that holds
+// processes cannot give controllers to children (EBUSY on cgroupfs), so
+// when the broker is its only process it moves itself into the leaf
+// warrant-broker; with another process there it refuses and says why.
+// This runs on a temporary directory laid out like cgroupfs (this host's
+// cgroup v2 has no domain controller to return EBUSY for): it shows what
+// is read and written, not the kernel's rule.
+func TestMoveSelfToLeafOnAFakeCgroupfs(t *testing.T) {
+	_, mnt := fakeCgroupfs(t, "memory pids", "s3")
+	base := filepath.Join(mnt, "user", "broker.scope")
+	self := strconv.Itoa(os.Getpid())
+	os.WriteFile(filepath.Join(base, "cgroup.procs"), []byte(self+"\n1\n"), 0o644)
+	if err := moveSelfToLeaf(base); err == nil || !strings.Contains(err.Error(), "holds 1 other process(es)") {
+		t.Fatalf("moved out of a cgroup it shares: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "warrant-broker")); !os.IsNotExist(err) {
+		t.Fatalf("a leaf was made for a refused move: %v", err)
+	}
+	os.WriteFile(filepath.Join(base, "cgroup.procs"), []byte(self+"\n"), 0o644)
+	if err := moveSelfToLeaf(base); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(base, "warrant-broker", "cgroup.procs")); err != nil || string(b) != self {
+		t.Fatalf("warrant-broker/cgroup.procs = %q %v, want this process %s", b, err, self)
+	}
+}
+
 // TestNoControllersIsSaid: a cgroup v2 subtree with neither controller
 // and no cgroup v1 hierarchy (a temporary directory laid out like
 // cgroupfs) still ends actions by cgroup.kill, but enforces no limit,

@@ -66,8 +66,13 @@
 // pids.events max and pids.peak. A risen oom_kill is the kernel's
 // SIGKILL at the limit, not someone else's: the error is MEMORY_LIMIT
 // ("ended by the memory limit"), the outcome stays what was observed
-// (signaled; exited when the root survived a killed child). Forks refused
-// at pids.max are counted whether or not the target survived them.
+// (signaled; exited when the root survived a killed child). The
+// kernel's choice of victim is left as it is: memory.oom.group is not
+// set on cgroup v2 (cgroup v1 has no such knob), so on both the OOM
+// killer ends the process it picks, usually the largest, and the rest of
+// the action runs on; a root that survives is reported with its own exit
+// and the count of processes killed. Forks refused at pids.max are
+// counted whether or not the target survived them.
 //
 // The rule for a missing limit: a profile is never refused because the
 // host lacks a controller. The action runs, and the card, the capability

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"warrant/wire"
@@ -46,7 +47,21 @@ type Store struct {
 	root        string // canonical: every path handed out is a policy path
 	cargoTarget bool
 	now         func() time.Time
+
+	mu      sync.Mutex
+	written map[string]written // cache directory → this Store's last use record there
 }
+
+// written is when a use record was written, and the workspace path in it.
+type written struct {
+	at   time.Time
+	path string
+}
+
+// recordEvery is how often a workspace's use record is rewritten while
+// its path stays the same: the last use is kept to the minute, not
+// rewritten (four system calls and a rename) at every action.
+const recordEvery = time.Minute
 
 // Open opens the caches directory root, which the broker has created
 // (0700). cargoTarget adds CARGO_TARGET_DIR to every cache's variables.
@@ -55,7 +70,7 @@ func Open(root string, cargoTarget bool, now func() time.Time) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the caches directory: %w", err)
 	}
-	return &Store{root: real, cargoTarget: cargoTarget, now: now}, nil
+	return &Store{root: real, cargoTarget: cargoTarget, now: now, written: map[string]written{}}, nil
 }
 
 // Root is the canonical path of the caches directory.
@@ -95,7 +110,18 @@ func (s *Store) Dir(ws wire.DirIdentity) string { return filepath.Join(s.root, K
 func (s *Store) For(ws wire.DirIdentity) (*Cache, error) {
 	data := s.Dir(ws)
 	dir := filepath.Dir(data)
+	now := s.now()
+	s.mu.Lock()
+	last := s.written[dir]
+	s.mu.Unlock()
+	fresh := last.path == ws.Path && now.Sub(last.at) < recordEvery
+	// Within recordEvery of this Store's last record, dir and data are as
+	// it left them: no target reaches them, and removal is the operator's
+	// with no broker running.
 	for _, d := range []string{dir, data} {
+		if fresh {
+			break
+		}
 		if err := private(d); err != nil {
 			return nil, fmt.Errorf("create the workspace's cache: %w", err)
 		}
@@ -114,10 +140,16 @@ func (s *Store) For(ws wire.DirIdentity) (*Cache, error) {
 		}
 		c.Env = append(c.Env, wire.EnvVar{Name: v.Name, Value: p})
 	}
-	rec := record{Path: ws.Path, Dev: ws.Dev, Ino: ws.Ino, BirthNs: ws.BirthNs, LastUseNs: s.now().UnixNano()}
+	if fresh {
+		return c, nil
+	}
+	rec := record{Path: ws.Path, Dev: ws.Dev, Ino: ws.Ino, BirthNs: ws.BirthNs, LastUseNs: now.UnixNano()}
 	if err := writeRecord(dir, &rec); err != nil {
 		return nil, fmt.Errorf("record the use of the workspace's cache: %w", err)
 	}
+	s.mu.Lock()
+	s.written[dir] = written{at: now, path: ws.Path}
+	s.mu.Unlock()
 	return c, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +180,43 @@ func TestCacheSubdirectorySwappedForSymlink(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(outside); len(names) != 0 {
 		t.Fatalf("For wrote through the symlink: %v", names)
+	}
+}
+
+// The use record is rewritten when the workspace's path changed or a
+// minute has passed since this Store wrote it, not at every action: its
+// inode (each rewrite is a rename of a new file) shows which.
+func TestCacheRecordIsRewrittenAtMostEveryMinute(t *testing.T) {
+	s := newStore(t, false) // its clock advances a second at each use
+	a := wire.DirIdentity{Path: "/w/a", Dev: 1, Ino: 2}
+	c, err := s.For(a)
+	must(t, err)
+	rec := filepath.Join(filepath.Dir(c.Dir), "workspace")
+	inode := func() uint64 {
+		fi, err := os.Stat(rec)
+		must(t, err)
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	first := inode()
+	for range 10 {
+		_, err = s.For(a)
+		must(t, err)
+	}
+	if inode() != first {
+		t.Fatal("the use record was rewritten within a minute, under the same path")
+	}
+	a.Path = "/w/a-renamed"
+	_, err = s.For(a)
+	must(t, err)
+	renamed := inode()
+	if renamed == first {
+		t.Fatal("the use record kept the old path")
+	}
+	for range 60 {
+		_, err = s.For(a)
+		must(t, err)
+	}
+	if inode() == renamed {
+		t.Fatal("the use record was not rewritten after a minute")
 	}
 }

@@ -6,7 +6,7 @@
 // # Layout
 //
 //	<state>/caches/<key>/            0700, the broker's only
-//	<state>/caches/<key>/workspace   JSON: the workspace's identity, its path as last seen, the last use
+//	<state>/caches/<key>/workspace   JSON: the workspace's identity, its path as last seen, the last use (to the minute)
 //	<state>/caches/<key>/data/       0700, the action's read-write path (wire.Policy.ReadWrite)
 //	    xdg/ go-build/ go-mod/ npm/ pip/ [cargo-target/]
 //

@@ -64,8 +64,12 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 }
 
 // MarkRunning records that the launcher started the action's process.
+// Like RecordOrigin it is committed without an fsync: recovery treats an
+// executing and a running action alike (both become unknown), so losing
+// this commit with the host loses no fact recovery acts on, and it
+// survives the death of the broker that made it.
 func (j *Journal) MarkRunning(ctx context.Context, handle string) error {
-	err := j.tx(ctx, func(tx *sql.Tx) error {
+	err := j.relaxedTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE actions SET state = 'running', updated_unix = ? WHERE handle = ? AND state = 'executing'`,
 			j.now().Unix(), handle)
 		if err != nil {

@@ -9,7 +9,13 @@
 // committed transaction has been fsync'd before Commit returns and
 // transactions are serialized in the process; the broker's state-directory
 // lock keeps other writers out. Readers beside a running broker use
-// OpenReadOnly.
+// OpenReadOnly. Two records are committed with synchronous=NORMAL instead
+// (relaxedTx), durable across the broker's death but not the host's,
+// because only the broker's death makes them matter: an action's origin
+// (RecordOrigin, read to find processes that outlived a broker, which a
+// host's crash leaves none of) and its move from executing to running
+// (MarkRunning: recovery treats both alike). The next fsync'd commit
+// makes them durable too; WAL order is kept.
 //
 // # Invariants, and where each is kept
 //

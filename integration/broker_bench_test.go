@@ -23,12 +23,77 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // BenchmarkRunTrue measures an existing lease → a terminal state with its
 // receipt sealed, for /bin/true, through a real daemon's sockets (submit,
 // then wait), under each executable binding (the operator pins it at
-// approval), beside a bare os/exec of /bin/true in the same run.
+// approval), beside a bare os/exec of /bin/true and bubblewrap starting
+// /bin/true (bwrapArgs) in the same loop.
 func BenchmarkRunTrue(b *testing.B) {
 	d := startBroker(b, "")
 	for _, binding := range []wire.Binding{wire.SealedSnapshot, wire.InPlace} {
 		b.Run(binding.String(), func(b *testing.B) { benchRun(b, d, binding, "true") })
 	}
+}
+
+// bwrapArgs is bubblewrap's sandbox the chain is compared with: the host
+// read-only, every namespace unshared, tied to its parent, a new session.
+var bwrapArgs = []string{"--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session"}
+
+// bwrap returns the bubblewrap binary, or "" after logging why there is
+// none (the comparison is then not made).
+func bwrap(b *testing.B) string {
+	p, err := exec.LookPath("bwrap")
+	if err == nil {
+		err = exec.Command(p, append(slices.Clone(bwrapArgs), "/bin/true")...).Run()
+	}
+	if err != nil {
+		b.Logf("no bubblewrap comparison: %v (install the bubblewrap package)", err)
+		return ""
+	}
+	return p
+}
+
+// BenchmarkCLIRunTrue is what a shell-driven agent pays: the whole
+// `broker run --json -- /bin/true` process against a warm daemon, with an
+// existing lease, beside bubblewrap starting /bin/true, in the same loop.
+func BenchmarkCLIRunTrue(b *testing.B) {
+	d := startBroker(b, "")
+	a := d.newAgent(b)
+	a.Start(a.request(wire.ProfileShort, "/bin/true"), 10000) // the most uses a lease takes
+	bw := bwrap(b)
+	var cli, box []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		cmd := exec.Command(bins.broker, "run", "--json", "--state", d.State, "--workspace", a.WS, "--", "/bin/true")
+		if out, err := cmd.Output(); err != nil {
+			b.Fatalf("broker run: %v\n%s", err, out)
+		}
+		cli = append(cli, time.Since(t0))
+		if bw != "" {
+			t0 = time.Now()
+			if err := exec.Command(bw, append(slices.Clone(bwrapArgs), "/bin/true")...).Run(); err != nil {
+				b.Fatal(err)
+			}
+			box = append(box, time.Since(t0))
+		}
+	}
+	reportAgainst(b, "", cli, "bwrap", box)
+}
+
+// reportAgainst reports the p50 and p95 of chain in ms and, when base was
+// measured, its p50 and p95 and the ratios chain/base.
+func reportAgainst(b *testing.B, prefix string, chain []time.Duration, name string, base []time.Duration) {
+	slices.Sort(chain)
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	c50, c95 := quantile(chain, 0.50), quantile(chain, 0.95)
+	b.ReportMetric(ms(c50), prefix+"p50-ms")
+	b.ReportMetric(ms(c95), prefix+"p95-ms")
+	if len(base) == 0 {
+		return
+	}
+	slices.Sort(base)
+	b50, b95 := quantile(base, 0.50), quantile(base, 0.95)
+	b.ReportMetric(ms(b50), name+"-p50-ms")
+	b.ReportMetric(ms(b95), name+"-p95-ms")
+	b.ReportMetric(float64(c50)/float64(b50), "p50-x-"+name)
+	b.ReportMetric(float64(c95)/float64(b95), "p95-x-"+name)
 }
 
 // BenchmarkRunGo is the launch of a 60 MB binary, the go command itself
@@ -61,7 +126,11 @@ func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args .
 	if !filepath.IsAbs(exe) {
 		bin = lookPath(b, exe)
 	}
-	var chain, bare []time.Duration
+	bw := ""
+	if exe == "true" {
+		bw = bwrap(b)
+	}
+	var chain, bare, box []time.Duration
 	last := ""
 	for b.Loop() {
 		t0 := time.Now()
@@ -80,17 +149,19 @@ func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args .
 			b.Fatal(err)
 		}
 		bare = append(bare, time.Since(t0))
+		if bw != "" {
+			t0 = time.Now()
+			if err := exec.Command(bw, append(slices.Clone(bwrapArgs), bin)...).Run(); err != nil {
+				b.Fatal(err)
+			}
+			box = append(box, time.Since(t0))
+		}
 	}
 	if rc := d.Receipt(last); rc.Sandbox == nil || rc.Sandbox.Binding != binding {
 		b.Fatalf("the benchmark ran under %+v, not %s", rc.Sandbox, binding)
 	}
-	slices.Sort(chain)
-	slices.Sort(bare)
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	b.ReportMetric(ms(quantile(chain, 0.50)), "p50-ms")
-	b.ReportMetric(ms(quantile(chain, 0.95)), "p95-ms")
-	b.ReportMetric(ms(quantile(bare, 0.50)), "exec-p50-ms")
-	b.ReportMetric(ms(quantile(bare, 0.95)), "exec-p95-ms")
+	reportAgainst(b, "", chain, "bwrap", box)
+	reportAgainst(b, "exec-", bare, "", nil)
 	b.ReportMetric(float64(quantile(chain, 0.50))/float64(quantile(bare, 0.50)), "p50-x-exec")
 }
 

@@ -1,0 +1,144 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"warrant/broker"
+	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
+	"warrant/internal/probeprog"
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// phases are the seams of one action's time, in order, each named by
+// what ends there.
+var phases = []string{
+	"submit",    // admission, identity, alias scan, lease match, snapshot, EXECUTING checkpoint, action dirs
+	"spawn",     // the action's cgroups, the launcher started and placed, its origin journalled
+	"exec",      // the launcher's request, checks, confinement and exec: STARTED journalled
+	"group-end", // the target's run and exit, the group confirmed gone, drain, reap, usage, cgroups removed
+	"receipt",   // the receipt built, signed, logged and checkpointed with the result
+	"answer",    // the waiter woken and answered
+}
+
+// phased is the real runner with a clock at each seam between the broker
+// and its executor.
+type phased struct {
+	*runner.Runner
+	mu sync.Mutex
+	at map[string][]time.Time // handle → the time each phase ended
+}
+
+func (p *phased) mark(handle string) {
+	p.mu.Lock()
+	p.at[handle] = append(p.at[handle], time.Now())
+	p.mu.Unlock()
+}
+
+func (p *phased) Start(ctx context.Context, l *runner.Launch, obs runner.Observer) error {
+	p.mark(l.Handle)
+	return p.Runner.Start(ctx, l, &phasedObserver{Observer: obs, p: p, handle: l.Handle})
+}
+
+type phasedObserver struct {
+	runner.Observer
+	p      *phased
+	handle string
+}
+
+func (o *phasedObserver) Launched(origin lifecycle.Origin) error {
+	err := o.Observer.Launched(origin)
+	o.p.mark(o.handle)
+	return err
+}
+
+func (o *phasedObserver) Event(e lifecycle.Event) {
+	o.Observer.Event(e)
+	if e.Kind == receipt.EventStarted {
+		o.p.mark(o.handle)
+	}
+}
+
+func (o *phasedObserver) End(obs *runner.Observation) {
+	o.p.mark(o.handle)
+	o.Observer.End(obs)
+	o.p.mark(o.handle)
+}
+
+// BenchmarkRunTruePhases is BenchmarkRunTrue's chain (an existing lease →
+// a terminal state with its receipt sealed, for /bin/true, sealed
+// snapshot) driven in this process, without the sockets, with a clock at
+// each seam between the broker and its executor. It reports each phase's
+// p50 and p95 in µs.
+func BenchmarkRunTruePhases(b *testing.B) {
+	ctx := context.Background()
+	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "phases-" + token(b)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	p := &phased{Runner: r, at: map[string][]time.Time{}}
+	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(b.TempDir(), "state"), Executor: p,
+		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	ws := filepath.Join(b.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	sub := &wire.Submit{Workspace: ws, Request: wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort, Session: "s-phases"}}
+	m, err := br.Submit(ctx, sub)
+	req, ok := m.(*wire.ApprovalRequired)
+	if err != nil || !ok {
+		b.Fatalf("submit: %#v %v", m, err)
+	}
+	if rep := br.HandleOperator(ctx, &wire.Approve{RequestID: req.Request.ID, Uses: 10000, TTLSeconds: 3600}); rep == nil {
+		b.Fatal("approve: no reply")
+	} else if e, isErr := rep.(*wire.Error); isErr {
+		b.Fatalf("approve: %v", e)
+	}
+	durs := make([][]time.Duration, len(phases))
+	for b.Loop() {
+		t0 := time.Now()
+		m, err := br.Submit(ctx, sub)
+		acc, ok := m.(*wire.Accepted)
+		if err != nil || !ok {
+			b.Fatalf("submit: %#v %v", m, err)
+		}
+		w, err := br.Wait(ctx, acc.Handle, time.Minute)
+		st, ok := w.(*wire.Status)
+		if err != nil || !ok || st.Result == nil || st.Result.Outcome != wire.Exited {
+			b.Fatalf("wait: %#v %v", w, err)
+		}
+		p.mark(acc.Handle)
+		p.mu.Lock()
+		at := append([]time.Time{t0}, p.at[acc.Handle]...)
+		delete(p.at, acc.Handle)
+		p.mu.Unlock()
+		if len(at) != len(phases)+1 {
+			b.Fatalf("%d seams observed, want %d", len(at)-1, len(phases))
+		}
+		for i := range phases {
+			durs[i] = append(durs[i], at[i+1].Sub(at[i]))
+		}
+	}
+	var total time.Duration
+	for i, name := range phases {
+		slices.Sort(durs[i])
+		total += quantile(durs[i], 0.50)
+		b.ReportMetric(float64(quantile(durs[i], 0.50))/1e3, name+"-p50-µs")
+		b.ReportMetric(float64(quantile(durs[i], 0.95))/1e3, name+"-p95-µs")
+	}
+	b.ReportMetric(float64(total)/1e3, "sum-of-p50-µs")
+}

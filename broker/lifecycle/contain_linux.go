@@ -11,8 +11,9 @@ import (
 // osState is the Linux containment of one action: its cgroups, when the
 // broker has any, and the server that answers its metadata calls.
 type osState struct {
-	cg   *actionCgroup
-	meta *metadata.Server
+	cg      *actionCgroup
+	meta    *metadata.Server
+	scanned bool // the last survey looked at every process in /proc, not only this broker's children
 }
 
 // serveMetadata takes the seccomp listener sent with Ready (exactly one
@@ -96,21 +97,33 @@ func (s *supervisor) killContainer() {
 	}
 }
 
-// survey scans /proc for the group and reads whether the action's
-// cgroups are populated.
-// Descendants cannot leave the group here: the launcher's seccomp policy
-// denies setsid and setpgid, and the cgroup holds them regardless.
+// survey reads whether the action's cgroups are populated and finds the
+// group's members other than the root. Descendants cannot leave the group
+// here: the launcher's seccomp policy denies setsid and setpgid, and the
+// cgroup holds them regardless. While the cgroups hold a process, or
+// without cgroups, every process in /proc is looked at; once they hold
+// none, only zombies can be left in the group, each a child of this
+// broker (an orphan re-parented to it) or on its way to being one (its
+// parent is exiting), so only this process's children are looked at, and
+// settle's last check waits out those still on their way.
 func (s *supervisor) survey(pgid int) (snapshot, error) {
-	group, err := groupMembers(pgid)
-	if err != nil {
-		return snapshot{}, fmt.Errorf("scan /proc for group %d: %w", pgid, err)
-	}
-	snap := snapshot{group: group}
+	var snap snapshot
+	var err error
 	if s.cg != nil {
 		if snap.populated, err = s.cg.populated(); err != nil {
 			return snapshot{}, fmt.Errorf("read whether the action's cgroup is populated: %w", err)
 		}
+		if !snap.populated {
+			if snap.group, err = childrenInGroup(pgid); err == nil {
+				s.scanned = false
+				return snap, nil
+			}
+		}
 	}
+	if snap.group, err = groupMembers(pgid); err != nil {
+		return snapshot{}, fmt.Errorf("scan /proc for group %d: %w", pgid, err)
+	}
+	s.scanned = true
 	return snap, nil
 }
 
@@ -118,6 +131,9 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 func (s *supervisor) markGone(pgid int) {
 	s.r.GroupGone = true
 	s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
+	if !s.scanned {
+		s.r.Evidence = fmt.Sprintf("no zombie of group %d is left among this broker's children", pgid)
+	}
 	if s.cg != nil {
 		s.r.ByCgroup = true
 		s.r.Evidence += " and " + s.cg.evidence()

@@ -24,9 +24,17 @@
 //     return ESRCH.
 //   - "Gone" means cgroup.events says "populated 0" (or, with cgroup v1
 //     alone, that its cgroup.procs lists no process) when the action has
-//     cgroups, and in every case that a /proc scan finds no process in the
-//     group but the root zombie (no member can leave the group on Linux:
-//     the launcher's seccomp policy denies setsid and setpgid). If that cannot be confirmed within
+//     cgroups, and in every case that no process is left in the group but
+//     the root zombie (no member can leave the group on Linux: the
+//     launcher's seccomp policy denies setsid and setpgid), and, once the
+//     root is reaped, kill(-pgid, 0) returns ESRCH. Without cgroups, or
+//     while they hold a process, that is a scan of every process in
+//     /proc; once the cgroups hold none, only zombies can be left in the
+//     group, each this broker's child (an orphan re-parented to it) or on
+//     its way to becoming one, so only this process's children are looked
+//     at (/proc/PID/task/TID/children), and the last check reaps those
+//     that arrive late: Linux takes a process out of its cgroup before it
+//     re-parents its children. If that cannot be confirmed within
 //     confirmBound, the outcome is unknown: never a tidy success.
 //   - Output is drained to EOF with a deadline; memory is bounded by the
 //     sinks, not by what the target prints.

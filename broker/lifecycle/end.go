@@ -101,12 +101,10 @@ func (s *supervisor) settle(why reason) {
 		case ws.Signaled():
 			s.r.Signal = int(ws.Signal())
 		}
-		// With the root reaped the group has no member left; the kernel
-		// must agree.
 		if s.r.GroupGone {
-			if err := unix.Kill(-s.l.pid, 0); err != unix.ESRCH {
+			if err := emptiedGroup(s.l.pid); err != nil {
 				s.r.GroupGone = false
-				s.r.Evidence = fmt.Sprintf("kill(-%d, 0) after the last reap returned %v, not ESRCH", s.l.pid, err)
+				s.r.Evidence = err.Error()
 			} else {
 				s.r.GoneAt = time.Now()
 			}
@@ -117,6 +115,31 @@ func (s *supervisor) settle(why reason) {
 	s.readUsage()
 	decide(&s.r, why)
 	memoryEnding(&s.r, s.spec.Limits.Memory)
+}
+
+// emptiedGroup requires the kernel to agree, once the root is reaped, that
+// group pgid has no member left: kill(-pgid, 0) returns ESRCH. Until
+// confirmBound passes it reaps the zombies of the group that reach this
+// broker meanwhile (their parent was exiting as the group was surveyed:
+// Linux takes a process out of its cgroup before it re-parents its
+// children); nothing else can be left once the group was seen gone.
+func emptiedGroup(pgid int) error {
+	self := unix.Getpid()
+	deadline := time.Now().Add(confirmBound)
+	pause := time.Millisecond
+	for {
+		err := unix.Kill(-pgid, 0)
+		if err == unix.ESRCH {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kill(-%d, 0) after the last reap returned %v, not ESRCH", pgid, err)
+		}
+		ms, _ := childrenInGroup(pgid)
+		reapOrCount(ms, self)
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // confirmGone kills and reaps every member of the group but the root

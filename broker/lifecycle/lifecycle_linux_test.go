@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,5 +266,89 @@ func TestCgroupConfirmsTheEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cg.Dir(), "t")); !os.IsNotExist(err) {
 		t.Fatalf("the action's cgroup is still there after the action: %v", err)
+	}
+}
+
+// With cgroups, the end is surveyed among this broker's children once the
+// cgroups hold no process, and orphans that exit as their parent does
+// (Linux takes a process out of its cgroup before it re-parents its
+// children) are still reaped: every run of a target that leaves orphan
+// zombies ends with its group confirmed gone, and no zombie child of this
+// process is left afterwards.
+func TestOrphanZombiesAreReapedOnTheCgroupPath(t *testing.T) {
+	cg, err := DetectCgroups(fmt.Sprintf("lifecycle-orphans-%d", os.Getpid()))
+	if err != nil {
+		t.Skipf("skip: no cgroup hierarchy is writable here, so the cgroup path cannot be tested: %v", err)
+	}
+	defer cg.Remove()
+	fast := 0
+	var groups []int
+	for i := range 40 {
+		// A subshell leaves zombie children to the sleep it becomes, which
+		// never reaps them; they are re-parented as it exits.
+		r := launchIn(t, cg, `(i=0; while [ $i -lt 50 ]; do true & i=$((i+1)); done; exec sleep 0.01) & exit 0`, limits(time.Minute), nil, "sh")
+		if r.res.Outcome != wire.Exited || !r.res.GroupGone || !r.res.ByCgroup {
+			t.Fatalf("run %d: outcome %s gone %v by cgroup %v: %s", i, r.res.Outcome, r.res.GroupGone, r.res.ByCgroup, r.res.Evidence)
+		}
+		if strings.Contains(r.res.Evidence, "among this broker's children") {
+			fast++
+		}
+		groups = append(groups, r.res.Pid)
+	}
+	if fast == 0 {
+		t.Fatal("no run was confirmed by this broker's children once its cgroups were empty")
+	}
+	if z := zombieChildren(t, groups...); len(z) > 0 {
+		t.Fatalf("zombie children left unreaped: %v", z)
+	}
+	t.Logf("%d of 40 runs confirmed by this broker's children once the cgroups were empty", fast)
+}
+
+// zombieChildren lists the zombies whose parent is this process, in one
+// of the process groups pgids.
+func zombieChildren(t *testing.T, pgids ...int) []int {
+	t.Helper()
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n.Name())
+		if err != nil {
+			continue
+		}
+		if m, group, err := readStat(pid); err == nil && m.zombie && m.ppid == os.Getpid() && slices.Contains(pgids, group) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// emptiedGroup, the last check once the root is reaped, waits for the
+// group's last processes to arrive among this broker's children as
+// zombies (a member re-parented to it, exiting later, and that member's
+// own zombie child re-parented as it exits), reaps them, and returns only
+// once kill(-pgid, 0) is ESRCH.
+func TestEmptiedGroupReapsWhatArrives(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `(true & exec sleep 0.3) & exec sleep 0.05`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	cmd.Wait() // the root reaped; its child, still sleeping, is now this process's
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		t.Fatalf("the group ended with its root (%v): nothing is left to arrive", err)
+	}
+	if err := emptiedGroup(pgid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-pgid, 0); err != syscall.ESRCH {
+		t.Fatalf("kill(-%d, 0) = %v after emptiedGroup", pgid, err)
+	}
+	if z := zombieChildren(t, pgid); len(z) > 0 {
+		t.Fatalf("zombie children left unreaped: %v", z)
 	}
 }

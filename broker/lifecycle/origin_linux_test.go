@@ -27,7 +27,6 @@ func group(t *testing.T, script string) (*exec.Cmd, Origin, []int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("the shell did not start its children: %q %v", line, err)
@@ -39,7 +38,6 @@ func group(t *testing.T, script string) (*exec.Cmd, Origin, []int) {
 			t.Fatal(err)
 		}
 		kids = append(kids, pid)
-		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		for i := 0; !strings.HasPrefix(command(pid), "sleep "); i++ { // forked, not yet exec'd
 			if i == 10000 {
 				t.Fatalf("child %d never became sleep: %q", pid, command(pid))
@@ -47,6 +45,18 @@ func group(t *testing.T, script string) (*exec.Cmd, Origin, []int) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	// Once the shell is reaped its children are this process's (the
+	// test binary is a subreaper): they are reaped too.
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		for _, pid := range kids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Wait()
+		for _, pid := range kids {
+			syscall.Wait4(pid, nil, 0, nil)
+		}
+	})
 	var o Origin
 	if err := tellOrigin(cmd.Process.Pid, func(got Origin) error { o = got; return nil }); err != nil {
 		t.Fatal(err)

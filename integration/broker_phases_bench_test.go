@@ -26,8 +26,7 @@ var phases = []string{
 	"spawn",     // the action's cgroups, the launcher started and placed, its origin journalled
 	"exec",      // the launcher's request, checks, confinement and exec: STARTED journalled
 	"group-end", // the target's run and exit, the group confirmed gone, drain, reap, usage, cgroups removed
-	"receipt",   // the receipt built, signed, logged and checkpointed with the result
-	"answer",    // the waiter woken and answered
+	"receipt",   // the receipt built, signed, logged and checkpointed with the result; the waiter woken and answered
 }
 
 // phased is the real runner with a clock at each seam between the broker
@@ -71,7 +70,6 @@ func (o *phasedObserver) Event(e lifecycle.Event) {
 func (o *phasedObserver) End(obs *runner.Observation) {
 	o.p.mark(o.handle)
 	o.Observer.End(obs)
-	o.p.mark(o.handle)
 }
 
 // BenchmarkRunTruePhases is BenchmarkRunTrue's chain (an existing lease →

@@ -27,14 +27,10 @@ func DefaultStateDir() (string, error) {
 	if d := os.Getenv("WARRANT_STATE"); d != "" {
 		return d, nil
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "warrant"), nil
+	if d := client.XDGStateDir(); d != "" {
+		return d, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find state directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "warrant"), nil
+	return "", errors.New("find state directory: neither $WARRANT_STATE, $XDG_STATE_HOME nor a home directory is set")
 }
 
 func layout(root string) stateDirs {

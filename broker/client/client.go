@@ -3,18 +3,72 @@ package client
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"warrant/wire"
 )
 
 // SocketPaths returns the agent and operator socket paths of a state
-// directory: run/agent.sock and run/operator.sock.
+// directory: agent.sock and operator.sock in SocketDir.
 func SocketPaths(stateDir string) (agent, operator string) {
-	run := filepath.Join(stateDir, "run")
+	run := SocketDir(stateDir)
 	return filepath.Join(run, "agent.sock"), filepath.Join(run, "operator.sock")
+}
+
+// SocketDir is where the broker of stateDir listens. For the default
+// state directory ($XDG_STATE_HOME/warrant, else ~/.local/state/warrant)
+// it is $XDG_RUNTIME_DIR/warrant, where a systemd user unit's
+// warrant.socket makes them (contrib/systemd), when $XDG_RUNTIME_DIR is an
+// absolute directory of this uid that no one else can enter; for any
+// other state directory, or without such a runtime directory, it is
+// run/ inside the state directory.
+func SocketDir(stateDir string) string {
+	if rt, ok := runtimeDir(); ok && sameDir(stateDir, XDGStateDir()) {
+		return filepath.Join(rt, "warrant")
+	}
+	return filepath.Join(stateDir, "run")
+}
+
+// XDGStateDir is the default state directory without $WARRANT_STATE:
+// $XDG_STATE_HOME/warrant, else ~/.local/state/warrant ("" when there is
+// no home).
+func XDGStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "warrant")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "warrant")
+}
+
+// runtimeDir is $XDG_RUNTIME_DIR when it is an absolute directory owned
+// by this uid with mode 0700, as pam_systemd makes it.
+func runtimeDir() (string, bool) {
+	d := os.Getenv("XDG_RUNTIME_DIR")
+	if !filepath.IsAbs(d) {
+		return "", false
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(d, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR ||
+		st.Uid != uint32(os.Geteuid()) || st.Mode&0o777 != 0o700 {
+		return "", false
+	}
+	return d, true
+}
+
+func sameDir(a, b string) bool {
+	if b == "" {
+		return false
+	}
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
 }
 
 // Client talks to the broker of one state directory. Its methods are safe

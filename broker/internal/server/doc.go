@@ -14,4 +14,16 @@
 // truncated frame gets one ARGUMENTS_INVALID reply and the connection is
 // closed; a panicking handler is answered with INTERNAL and the daemon
 // keeps serving. The sockets' directory is 0700 and each socket 0600.
+//
+// # Socket activation
+//
+// Started by systemd with its sockets (sd_listen_fds(3): LISTEN_PID is
+// this process, LISTEN_FDS of them from descriptor 3), Serve serves on
+// those instead of binding its own, each matched to agent.sock or
+// operator.sock by the path it is bound to, never by its position; a
+// passed descriptor that is not a unix stream listener on one of those
+// two paths, or a path left without one, is refused and nothing is
+// served. The LISTEN_* variables are removed at once, and the socket
+// files are left in place at exit: the socket unit owns them
+// (contrib/systemd/warrant.socket).
 package server

@@ -25,7 +25,8 @@ type Options struct {
 	Logf                    func(string, ...any)
 }
 
-// Serve listens on the agent and operator sockets until ctx is done, then
+// Serve listens on the agent and operator sockets (or takes them from
+// systemd's socket activation: activated) until ctx is done, then
 // closes every connection and returns. Each connection is checked with
 // SO_PEERCRED (LOCAL_PEERCRED on macOS) against this process's uid,
 // limited in number per socket, and must complete each frame within
@@ -34,16 +35,23 @@ type Options struct {
 // handler is answered with INTERNAL; the daemon keeps running.
 func Serve(ctx context.Context, o Options) error {
 	agentPath, operatorPath := o.AgentPath, o.OperatorPath
-	// The operator socket listens first, so that a client to which the
-	// agent socket answers (client.Dial checks it) can reach both.
-	operator, err := listen(operatorPath)
+	passed, err := activated(agentPath, operatorPath)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	agent, err := listen(agentPath)
-	if err != nil {
-		operator.Close()
-		return fmt.Errorf("serve: %w", err)
+	var agent, operator *net.UnixListener
+	if passed != nil {
+		agent, operator = passed[0], passed[1]
+	} else {
+		// The operator socket listens first, so that a client to which the
+		// agent socket answers (client.Dial checks it) can reach both.
+		if operator, err = listen(operatorPath); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		if agent, err = listen(agentPath); err != nil {
+			operator.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	s := &server{o: o, conns: map[net.Conn]struct{}{}}
 	ctx, cancel := context.WithCancel(ctx)
@@ -56,8 +64,10 @@ func Serve(ctx context.Context, o Options) error {
 	operator.Close()
 	s.closeAll()
 	s.wg.Wait()
-	os.Remove(agentPath)
-	os.Remove(operatorPath)
+	if passed == nil { // a socket unit's files stay for the next activation
+		os.Remove(agentPath)
+		os.Remove(operatorPath)
+	}
 	return nil
 }
 

@@ -54,6 +54,11 @@ type Config struct {
 	// matches this host (`broker probe`).
 	Reprobe bool
 
+	// Witness is a directory outside the state directory to which every
+	// signed checkpoint is copied (`serve --witness`, witness.go); "":
+	// none.
+	Witness string
+
 	// Socket limits; defaults when zero.
 	MaxConns    int           // concurrent connections per socket (64)
 	IdleTimeout time.Duration // a connection must complete its next frame within this (30s)
@@ -154,6 +159,9 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	keys, err := loadKeys(dirs)
 	if err == nil {
 		b.rlog, err = openReceiptLog(ctx, j, keys)
+	}
+	if err == nil && cfg.Witness != "" {
+		b.rlog.witness, err = b.openWitness(ctx)
 	}
 	if err != nil {
 		b.Close()
@@ -278,6 +286,9 @@ func actionEnv(environ []string, declared []wire.EnvVar) []wire.EnvVar {
 // Close closes the journal, drops cached snapshots, closes the protected
 // places and releases the lock.
 func (b *Broker) Close() error {
+	if b.rlog != nil {
+		b.rlog.witness.close()
+	}
 	b.snaps.Close()
 	err := b.j.Close()
 	b.protected.Close()

@@ -14,12 +14,16 @@ import (
 // receiptLog is the broker's one receipt chain and its one writer. Every
 // append (a receipt or a deletion record) is stored with a fresh signed
 // checkpoint in the same fsync'd transaction as what it records, so the
-// stored log never has an unanchored tail: cutting entries off the end is
-// always caught by the latest checkpoint (unless the checkpoints are cut
-// too, which is why `broker receipts verify` prints the latest one for the
-// operator to keep elsewhere).
+// stored log never has an unanchored tail: the newest checkpoint always
+// covers the whole log, and `broker receipts verify` fails on a log it
+// does not (receipt.Expect.Checkpointed). Cutting entries and their
+// checkpoints together is caught by the actions that name the cut
+// receipts, and by any checkpoint kept outside the state directory: the
+// operator's copy (`broker receipts checkpoint`) or the witness file,
+// written after each commit (witness.go).
 type receiptLog struct {
-	keys *receipt.Keys
+	keys    *receipt.Keys
+	witness *witness // nil without --witness
 
 	mu    sync.Mutex // serializes appends: one chain, one writer
 	chain *receipt.Chain
@@ -62,23 +66,36 @@ func (b *Broker) appendLog(ctx context.Context, fn func(tx *journal.LogTx, c *re
 		}
 	}
 	before := l.chain.Len()
+	var cp []byte
 	err := b.j.InLogTx(ctx, func(tx *journal.LogTx) error {
 		appended, err := fn(tx, l.chain)
 		if err != nil || !appended {
 			return err
 		}
-		cp, err := l.chain.Checkpoint()
-		if err != nil {
+		if cp, err = l.chain.Checkpoint(); err != nil {
 			return err
 		}
 		return tx.StoreCheckpoint(l.chain.Len(), cp)
 	})
-	if err != nil && l.chain.Len() != before {
+	switch {
+	case err != nil && l.chain.Len() != before:
 		if rerr := l.reload(ctx, b.j); rerr != nil {
 			b.cfg.Logf("receipt log: %v", rerr)
 		}
+	case err == nil && cp != nil:
+		l.witness.write(ctx, cp, l.chain.Len()) // committed: only now may it leave the state directory
 	}
 	return err
+}
+
+// openWitness opens the configured witness with the store's newest
+// checkpoint.
+func (b *Broker) openWitness(ctx context.Context) (*witness, error) {
+	latest, err := b.j.LatestCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return openWitness(ctx, b.cfg.Witness, b.dirs.root, b.rlog.keys.Public(), latest, b.j, b.cfg.Logf)
 }
 
 // SealReceipt assigns r an id if it has none, seals it with its streams

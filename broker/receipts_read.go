@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
 
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/probe"
@@ -19,12 +22,28 @@ import (
 type ReceiptLog struct {
 	Entries     []receipt.Entry
 	Checkpoints [][]byte          // signed notes, oldest first
+	Named       map[string]string // receipt id → the action (in the journal) naming it
 	Public      ed25519.PublicKey // from keys/, never from the journal
 }
 
-// Verify checks the snapshot under the state directory's own key.
+// Verify checks the snapshot under the state directory's own key, as a
+// log checkpointed on every append, against the receipt ids the actions
+// name.
 func (l *ReceiptLog) Verify() *receipt.Report {
-	return receipt.Verify(l.Entries, l.Checkpoints, l.Public)
+	return l.VerifyAnchored(nil, nil)
+}
+
+// VerifyAnchored is Verify held to what an operator kept outside the
+// state directory: their copy of the public key (nil: trust keys/), and
+// checkpoints the log must extend.
+func (l *ReceiptLog) VerifyAnchored(pub ed25519.PublicKey, anchors [][]byte) *receipt.Report {
+	x := receipt.Expect{Checkpointed: true, Receipts: l.Named, Anchors: anchors}
+	if pub == nil {
+		pub = l.Public
+	} else {
+		x.StoredKey = l.Public
+	}
+	return receipt.NewVerifier(pub).Verify(l.Entries, l.Checkpoints, x)
 }
 
 // ReadReceiptLog reads the receipt log of the state directory root. It
@@ -46,11 +65,11 @@ func ReadReceiptLog(ctx context.Context, root string) (*ReceiptLog, error) {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
 	defer j.Close()
-	l := &ReceiptLog{Public: keys.Public()}
-	if l.Entries, l.Checkpoints, err = j.ReceiptLog(ctx); err != nil {
+	s, err := j.ReceiptLog(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return l, nil
+	return &ReceiptLog{Entries: s.Entries, Checkpoints: s.Checkpoints, Named: s.Named, Public: keys.Public()}, nil
 }
 
 // ReadCapability returns the capability report last stored in the state
@@ -86,4 +105,62 @@ func storedReport(ctx context.Context, j *journal.Journal) (*probe.Report, error
 		return nil, fmt.Errorf("read capability report: its binding does not match its key")
 	}
 	return r, nil
+}
+
+// WitnessStatus is what `broker status` says of the witness: the last
+// witness report a broker recorded, and what the witness file and the
+// journal hold now.
+type WitnessStatus struct {
+	Path      string `json:"path"`
+	Failing   bool   `json:"failing"`         // the last recorded write failed
+	Error     string `json:"error,omitempty"` // its error
+	Reported  string `json:"reported"`        // when the broker recorded it (RFC 3339)
+	LogSize   int64  `json:"log_checkpoint"`  // entries the journal's newest checkpoint covers
+	FileSize  int64  `json:"witness_checkpoint"`
+	FileError string `json:"witness_error,omitempty"` // the witness file could not be read, or its last checkpoint does not verify
+}
+
+// ReadWitness reads the witness state of the state directory root,
+// read-only: nil when no broker has served there with a witness.
+func ReadWitness(ctx context.Context, root string) (*WitnessStatus, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("read witness: %w", err)
+	}
+	j, err := journal.OpenReadOnly(layout(abs).journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read witness: %w", err)
+	}
+	defer j.Close()
+	r, err := j.LatestWitnessReport(ctx)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	keys, err := existingKeys(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read witness: %w", err)
+	}
+	w := &WitnessStatus{Path: r.Path, Failing: r.Error != "", Error: r.Error, Reported: r.At.UTC().Format(time.RFC3339)}
+	latest, err := j.LatestCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if latest != nil {
+		if w.LogSize, err = checkpointSize(latest, keys.Public()); err != nil {
+			return nil, err
+		}
+	}
+	last, err := lastNote(r.Path)
+	if err == nil && last != nil {
+		var t tlog.Tree
+		t, err = receipt.OpenCheckpoint(last, keys.Public())
+		w.FileSize = t.N
+	}
+	if err != nil {
+		w.FileError = err.Error()
+	}
+	return w, nil
 }

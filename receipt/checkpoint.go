@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
@@ -91,4 +92,57 @@ func openCheckpoint(msg []byte, v note.Verifier) (tlog.Tree, error) {
 	t := tlog.Tree{N: size}
 	copy(t.Hash[:], raw)
 	return t, nil
+}
+
+// OpenCheckpoint verifies a checkpoint under pub and returns the tree it
+// signs: its size and root.
+func OpenCheckpoint(msg []byte, pub ed25519.PublicKey) (tlog.Tree, error) {
+	v, err := NoteVerifier(pub)
+	if err != nil {
+		return tlog.Tree{}, err
+	}
+	return openCheckpoint(msg, v)
+}
+
+// ParseCheckpoints splits a file of checkpoints into their notes: one
+// note, or many each followed by an empty line (a witness file). A note
+// is text lines, an empty line, and signature lines beginning "— ". It
+// checks the shape only; Verify checks the signatures and trees.
+func ParseCheckpoints(data []byte) ([][]byte, error) {
+	var notes [][]byte
+	start, sigs := 0, 0
+	inText := true
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			return nil, fmt.Errorf("parse checkpoints: byte %d: a line without its newline", off)
+		}
+		line := data[off : off+end]
+		next := off + end + 1
+		switch {
+		case inText && len(line) == 0:
+			if off == start {
+				return nil, fmt.Errorf("parse checkpoints: byte %d: an empty line where a checkpoint should begin", off)
+			}
+			inText = false
+		case inText:
+		case len(line) == 0 && sigs > 0: // the empty line after a note
+			notes = append(notes, data[start:off])
+			start, sigs, inText = next, 0, true
+		case bytes.HasPrefix(line, []byte("— ")):
+			sigs++
+		default:
+			return nil, fmt.Errorf("parse checkpoints: byte %d: not a signature line", off)
+		}
+		off = next
+	}
+	switch {
+	case sigs > 0:
+		notes = append(notes, data[start:])
+	case start != len(data):
+		return nil, fmt.Errorf("parse checkpoints: the last checkpoint has no signature")
+	case len(notes) == 0:
+		return nil, fmt.Errorf("parse checkpoints: no checkpoint")
+	}
+	return notes, nil
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"strings"
 
 	"warrant/internal/closed"
 	"warrant/wire"
@@ -17,22 +19,29 @@ type ProblemKind uint8
 
 // The problem kinds.
 const (
-	ProblemMalformed    ProblemKind = iota + 1 // not a canonical envelope/statement/predicate
-	ProblemBadSignature                        // signed by this key id, but the signature fails: edited
-	ProblemForeignKey                          // signed by another key: re-signed or forged
-	ProblemMoved                               // signed log index differs from its position: deleted, inserted or reordered
-	ProblemChain                               // previous-digest link broken
-	ProblemTree                                // a checkpoint's root differs from the log's
-	ProblemTruncated                           // a checkpoint covers more entries than the log holds
-	ProblemCheckpoint                          // a checkpoint is malformed or its signature fails
-	ProblemBody                                // a stored body does not match the receipt's digests
-	ProblemBodyMissing                         // a body is gone without a deletion record
-	ProblemDeletion                            // a deletion record names a receipt it does not match
-	ProblemSurvivors                           // a survivors record names a receipt it does not match
+	ProblemMalformed         ProblemKind = iota + 1 // not a canonical envelope/statement/predicate
+	ProblemBadSignature                             // signed by this key id, but the signature fails: edited
+	ProblemForeignKey                               // signed by another key: re-signed or forged
+	ProblemMoved                                    // signed log index differs from its position: deleted, inserted or reordered
+	ProblemChain                                    // previous-digest link broken
+	ProblemTree                                     // a checkpoint's root differs from the log's
+	ProblemTruncated                                // a checkpoint covers more entries than the log holds
+	ProblemCheckpoint                               // a checkpoint is malformed or its signature fails
+	ProblemBody                                     // a stored body does not match the receipt's digests
+	ProblemBodyMissing                              // a body is gone without a deletion record
+	ProblemDeletion                                 // a deletion record names a receipt it does not match
+	ProblemSurvivors                                // a survivors record names a receipt it does not match
+	ProblemUnanchored                               // entries after the newest checkpoint of a log checkpointed on every append
+	ProblemTailCut                                  // the log is shorter than a checkpoint kept outside it
+	ProblemLogCut                                   // the log is empty, yet a checkpoint kept outside it covers entries
+	ProblemCheckpointSwapped                        // a checkpoint kept outside is not the key's, or not of this log
+	ProblemKeySwapped                               // the log's own key is not the key the verifier holds
+	ProblemMissingReceipts                          // receipts named outside the log are not in it, or name another action
 )
 
 var problemNames = []string{"", "malformed", "bad_signature", "foreign_key", "moved", "chain",
-	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion", "survivors"}
+	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion", "survivors",
+	"unanchored", "tail_cut", "log_cut", "checkpoint_swapped", "key_swapped", "missing_receipts"}
 
 func (k ProblemKind) String() string               { return closed.String(problemNames, k) }
 func (k ProblemKind) MarshalText() ([]byte, error) { return closed.Marshal(problemNames, k) }
@@ -63,13 +72,15 @@ type Report struct {
 	Survivors  int        `json:"survivors"`            // survivors records: processes of unknown actions found and ended
 	Checkpoint *tlog.Tree `json:"checkpoint,omitempty"` // the latest verified one
 	Unanchored int64      `json:"unanchored"`           // entries after the latest checkpoint
+	Anchor     *tlog.Tree `json:"anchor,omitempty"`     // the largest checkpoint kept outside that the log extends
 	Pruned     []Pruned   `json:"pruned,omitempty"`
 	Problems   []Problem  `json:"problems,omitempty"`
 }
 
 // OK reports whether no problem was found. Entries after the latest
 // checkpoint are chained and signed but could be cut off without trace;
-// Unanchored says how many there are.
+// Unanchored says how many there are, and they are a problem only under
+// Expect.Checkpointed.
 func (r *Report) OK() bool { return len(r.Problems) == 0 }
 
 func (r *Report) add(i int64, k ProblemKind, format string, args ...any) {
@@ -82,7 +93,32 @@ func (r *Report) add(i int64, k ProblemKind, format string, args ...any) {
 // deletion record, and every checkpoint's signature and tree root. It
 // reports each problem with its index and kind and never stops early.
 func Verify(entries []Entry, checkpoints [][]byte, pub ed25519.PublicKey) *Report {
-	return NewVerifier(pub).Verify(entries, checkpoints)
+	return NewVerifier(pub).Verify(entries, checkpoints, Expect{})
+}
+
+// Expect is what a verifier knows of a log from outside it, beyond the
+// key: each field adds checks to Verify.
+type Expect struct {
+	// Checkpointed says that the writer checkpoints every append in the
+	// same transaction as the append (the broker does), so a log longer
+	// than its newest checkpoint, or with entries and no checkpoint, has
+	// lost checkpoints or gained entries outside the writer: unanchored.
+	Checkpointed bool
+	// Anchors are checkpoints kept outside the log (an operator's copy, a
+	// witness file). The log must extend each: it holds at least its
+	// entries, and its first N entries hash to its root. One that is not
+	// signed by the key, or whose root differs, is checkpoint_swapped;
+	// one covering more entries than the log holds is tail_cut, or
+	// log_cut when the log is empty.
+	Anchors [][]byte
+	// Receipts maps each receipt id named outside the log (the journal's
+	// actions) to the action naming it: each must be a receipt in the log
+	// of that action, or missing_receipts names it.
+	Receipts map[string]string
+	// StoredKey is the public key stored beside the log (the state
+	// directory's), when the verifier holds its own copy of the key: the
+	// two must be equal, or key_swapped.
+	StoredKey ed25519.PublicKey
 }
 
 // Verifier verifies logs under one key. It remembers the result of each
@@ -173,8 +209,9 @@ func subjectsMatch(got, want []Subject) bool {
 	return true
 }
 
-// Verify verifies one log; see the package function Verify.
-func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
+// Verify verifies one log, with the checks x adds; see the package
+// function Verify.
+func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte, x Expect) *Report {
 	v.now, v.cpn = map[string]*checked{}, map[string]checkpointResult{}
 	defer func() { v.memo, v.cps = v.now, v.cpn }()
 	rep := &Report{Entries: int64(len(entries))}
@@ -221,7 +258,87 @@ func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte) *Report {
 	v.checkBodies(rep, entries, done)
 	checkSurvivors(rep, done)
 	v.checkCheckpoints(rep, checkpoints, stored)
+	if x.Checkpointed && rep.Unanchored > 0 {
+		rep.add(-1, ProblemUnanchored, "unanchored tail: the last %d of %d entries come after the newest valid checkpoint (of %d), "+
+			"but the broker checkpoints every append: checkpoints were deleted or entries added outside the broker",
+			rep.Unanchored, rep.Entries, rep.Entries-rep.Unanchored)
+	}
+	if x.StoredKey != nil && !x.StoredKey.Equal(v.pub) {
+		rep.add(-1, ProblemKeySwapped, "pubkey swapped: the key stored beside the log (%s) is not the key you hold (%s); the log is verified under yours",
+			KeyID(x.StoredKey), KeyID(v.pub))
+	}
+	v.checkAnchors(rep, x.Anchors, stored)
+	checkNamed(rep, x.Receipts, done)
 	return rep
+}
+
+// checkAnchors requires the log to extend every checkpoint kept outside.
+func (v *Verifier) checkAnchors(rep *Report, anchors [][]byte, stored hashReader) {
+	if len(anchors) == 0 {
+		return
+	}
+	nv, err := NoteVerifier(v.pub)
+	if err != nil {
+		rep.add(-1, ProblemCheckpointSwapped, "%v", err)
+		return
+	}
+	for i, msg := range anchors {
+		t, err := openCheckpoint(msg, nv)
+		switch {
+		case err != nil:
+			rep.add(-1, ProblemCheckpointSwapped, "checkpoint swapped: outside checkpoint %d is not a checkpoint signed by the key you hold (%v)", i+1, err)
+		case t.N > 0 && rep.Entries == 0:
+			rep.add(-1, ProblemLogCut, "whole-log cut: the log is empty, but outside checkpoint %d covers %d entries", i+1, t.N)
+		case t.N > rep.Entries:
+			rep.add(-1, ProblemTailCut, "tail cut: the log holds %d entries, but outside checkpoint %d covers %d: the last %d were deleted",
+				rep.Entries, i+1, t.N, t.N-rep.Entries)
+		default:
+			root, err := tlog.TreeHash(t.N, stored)
+			if err != nil {
+				panic("receipt: internal error: " + err.Error())
+			}
+			if root != t.Hash {
+				rep.add(-1, ProblemCheckpointSwapped, "checkpoint swapped: the first %d entries of the log do not hash to the root of outside checkpoint %d "+
+					"(the checkpoint is of another log, or the log was rewritten)", t.N, i+1)
+			} else if rep.Anchor == nil || t.N > rep.Anchor.N {
+				rep.Anchor = &t
+			}
+		}
+	}
+}
+
+// checkNamed requires every receipt named outside the log to be in it,
+// as a receipt of the action naming it.
+func checkNamed(rep *Report, named map[string]string, done []*checked) {
+	if len(named) == 0 {
+		return
+	}
+	in := map[string]string{}
+	for _, c := range done {
+		if c.receipt != nil {
+			in[c.receipt.ID] = c.receipt.Action
+		}
+	}
+	var missing, other []string
+	for id, action := range named {
+		got, ok := in[id]
+		switch {
+		case !ok:
+			missing = append(missing, id)
+		case got != action:
+			other = append(other, fmt.Sprintf("%s (of %s, named by %s)", id, got, action))
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(other)
+	if len(missing) > 0 {
+		rep.add(-1, ProblemMissingReceipts, "missing receipts: the journal's actions name %d receipt(s) the log does not hold: %s",
+			len(missing), strings.Join(missing, ", "))
+	}
+	if len(other) > 0 {
+		rep.add(-1, ProblemMissingReceipts, "missing receipts: %d receipt(s) in the log belong to another action than the one naming them: %s",
+			len(other), strings.Join(other, ", "))
+	}
 }
 
 func (c *checked) links() (int64, string) {

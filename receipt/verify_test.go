@@ -144,7 +144,7 @@ func TestTamperSuite(t *testing.T) {
 						t.Errorf("edit of envelope %d byte %d not detected", i, j)
 					}
 					if j%997 == 0 {
-						if rep := v.Verify(mine, cps); !hasProblem(rep, int64(i), ProblemMalformed, ProblemBadSignature, ProblemForeignKey) {
+						if rep := v.Verify(mine, cps, Expect{}); !hasProblem(rep, int64(i), ProblemMalformed, ProblemBadSignature, ProblemForeignKey) {
 							t.Errorf("whole-log verify missed edit of envelope %d byte %d: %+v", i, j, rep.Problems)
 						}
 					}
@@ -161,7 +161,7 @@ func TestTamperSuite(t *testing.T) {
 	expect := func(what string, es []Entry, c [][]byte, index int64, kinds ...ProblemKind) {
 		t.Helper()
 		checked.Add(1)
-		if rep := v.Verify(es, c); !hasProblem(rep, index, kinds...) {
+		if rep := v.Verify(es, c, Expect{}); !hasProblem(rep, index, kinds...) {
 			t.Fatalf("%s not detected as %v at %d: %+v", what, kinds, index, rep.Problems)
 		}
 	}

@@ -16,9 +16,10 @@ import (
 
 // Exit statuses.
 const (
-	exitOK     = 0
-	exitFailed = 1
-	exitUsage  = 2
+	exitOK           = 0
+	exitFailed       = 1
+	exitUsage        = 2
+	exitVerifyFailed = 3 // `receipts verify`: the log was read and fails verification
 )
 
 type command struct {
@@ -27,7 +28,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":     {"serve [--read-path DIR]... [--env NAME=VALUE]... [--cargo-target-cache] [--launcher PATH]", runServe},
+	"serve":     {"serve [--read-path DIR]... [--env NAME=VALUE]... [--cargo-target-cache] [--witness DIR] [--launcher PATH]", runServe},
 	"probe":     {"probe [--launcher PATH] [--json]", runProbe},
 	"approvals": {"approvals [--json]", runApprovals},
 	"approve":   {"approve ID [--uses N] [--ttl D] [--json]", runApprove},
@@ -36,7 +37,7 @@ var commands = map[string]command{
 	"revoke":    {"revoke LEASE", runRevoke},
 	"actions":   {"actions [--unknown] [--json]", runActions},
 	"resolve":   {"resolve HANDLE success|failed|stop [--note N]", runResolve},
-	"receipts":  {"receipts list|show ID|verify|export [--format dsse-jsonl]|pubkey|prune --older-than D [--json]", runReceipts},
+	"receipts":  {"receipts list|show ID|verify [--pubkey FILE] [--checkpoint FILE]|checkpoint|export [--format dsse-jsonl]|pubkey|prune --older-than D [--json]", runReceipts},
 	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--env NAME=VALUE]... [--cargo-target-cache] [--json] -- EXECUTABLE [ARG...]", runRun},
 	"caches":    {"caches list|prune --older-than D|--all [--json]", runCaches},
 	"status":    {"status [HANDLE] [--json]", runStatus},

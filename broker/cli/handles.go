@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"warrant/broker"
@@ -109,19 +110,48 @@ func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState
 // capabilityStatus prints the capability report last stored on the state
 // directory, without taking its lock.
 func (e *env) capabilityStatus() error {
-	r, err := broker.ReadCapability(context.Background(), e.state)
+	ctx := context.Background()
+	r, err := broker.ReadCapability(ctx, e.state)
 	if err != nil {
 		return err
 	}
-	if r == nil {
-		r = &probe.Report{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
-		if !e.json {
-			fmt.Fprintf(e.stdout, "capability: %s (%s; `broker probe` or any broker start probes it)\n", r.State, r.Reason)
-			return nil
-		}
+	w, err := broker.ReadWitness(ctx, e.state)
+	if err != nil {
+		return err
 	}
 	if e.json {
-		return e.printJSON(r)
+		if r == nil {
+			r = &probe.Report{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
+		}
+		return e.printJSON(struct {
+			*probe.Report
+			Witness *broker.WitnessStatus `json:"witness,omitempty"`
+		}{r, w})
 	}
-	return printReport(e.stdout, r)
+	if r == nil {
+		fmt.Fprintf(e.stdout, "capability: %s (no broker has probed this state directory yet; `broker probe` or any broker start probes it)\n", wire.Unverified)
+	} else if err := printReport(e.stdout, r); err != nil {
+		return err
+	}
+	printWitness(e.stdout, w)
+	return nil
+}
+
+// printWitness prints the witness state, when a broker served with one.
+func printWitness(out io.Writer, w *broker.WitnessStatus) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(out, "witness: %s\n", w.Path)
+	switch {
+	case w.FileError != "":
+		fmt.Fprintf(out, "  the witness file cannot be checked: %s\n", w.FileError)
+	case w.FileSize == w.LogSize:
+		fmt.Fprintf(out, "  holds the log's newest checkpoint (%d entries)\n", w.LogSize)
+	default:
+		fmt.Fprintf(out, "  LAGS: its last checkpoint covers %d entries; the log's newest covers %d\n", w.FileSize, w.LogSize)
+	}
+	if w.Failing {
+		fmt.Fprintf(out, "  FAILING: the broker's last write to it failed (recorded %s): %s; appends go on, and the next write that succeeds copies the newest checkpoint\n", w.Reported, w.Error)
+	}
 }

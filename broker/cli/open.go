@@ -47,6 +47,7 @@ type brokerOptions struct {
 	readPaths   stringList // --read-path (serve only)
 	env         stringList // --env NAME=VALUE, after <state>/env
 	cargoTarget bool       // --cargo-target-cache
+	witness     string     // --witness DIR (serve only)
 }
 
 // brokerFlags registers the flags serve and run share for the broker they
@@ -95,7 +96,7 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 		return nil, err
 	}
 	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: o.readPaths,
-		Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe,
+		Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe, Witness: o.witness,
 		ProbeTarget: []string{self, "probe", probeprog.Arg}, Binaries: []string{self, path}})
 	if err != nil {
 		r.Close()

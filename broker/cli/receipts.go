@@ -3,9 +3,12 @@ package cli
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,12 +24,13 @@ import (
 // prune read the journal directly, read-only and without the state lock,
 // so they work beside a running broker.
 var receiptCommands = map[string]func(e *env, args []string) error{
-	"list":   receiptsList,
-	"show":   receiptsShow,
-	"verify": receiptsVerify,
-	"export": receiptsExport,
-	"pubkey": receiptsPubkey,
-	"prune":  receiptsPrune,
+	"list":       receiptsList,
+	"show":       receiptsShow,
+	"verify":     receiptsVerify,
+	"export":     receiptsExport,
+	"pubkey":     receiptsPubkey,
+	"checkpoint": receiptsCheckpoint,
+	"prune":      receiptsPrune,
 }
 
 func runReceipts(e *env, args []string) error {
@@ -141,39 +145,90 @@ func bodyState(r *receipt.Receipt, en receipt.Entry) string {
 	return "none"
 }
 
+// receiptsVerify verifies the log; with --pubkey and --checkpoint it
+// holds the log to a key and checkpoints kept outside the state
+// directory. A log that fails exits exitVerifyFailed.
 func receiptsVerify(e *env, args []string) error {
+	pubFile := e.fs.String("pubkey", "", "verify under this public key (a file as `receipts pubkey` prints) instead of trusting the state directory's")
+	cpFile := e.fs.String("checkpoint", "", "a file of checkpoints kept elsewhere (`receipts checkpoint`'s output, or a witness file) that the log must extend")
 	l, _, err := e.readLog(args, 0)
 	if err != nil {
 		return err
 	}
-	rep := l.Verify()
+	var pub ed25519.PublicKey
+	if *pubFile != "" {
+		if pub, err = readPubkey(*pubFile); err != nil {
+			return err
+		}
+	}
+	var anchors [][]byte
+	if *cpFile != "" {
+		raw, err := os.ReadFile(*cpFile)
+		if err != nil {
+			return fmt.Errorf("read --checkpoint: %w", err)
+		}
+		if anchors, err = receipt.ParseCheckpoints(raw); err != nil {
+			return fmt.Errorf("--checkpoint %s: %w", *cpFile, err)
+		}
+	}
+	rep := l.VerifyAnchored(pub, anchors)
+	key := l.Public
+	if pub != nil {
+		key = pub
+	}
 	if e.json {
 		if err := e.printJSON(struct {
 			KeyID string `json:"keyid"`
 			OK    bool   `json:"ok"`
 			*receipt.Report
-		}{receipt.KeyID(l.Public), rep.OK(), rep}); err != nil {
+		}{receipt.KeyID(key), rep.OK(), rep}); err != nil {
 			return err
 		}
 	} else {
-		writeReport(e, l, rep)
+		writeReport(e, l, key, pub != nil, len(anchors), rep)
 	}
 	if !rep.OK() {
-		return fmt.Errorf("the receipt log failed verification: %d problem(s)", len(rep.Problems))
+		return exitStatus(exitVerifyFailed)
 	}
 	return nil
 }
 
-func writeReport(e *env, l *broker.ReceiptLog, rep *receipt.Report) {
+// readPubkey reads an ed25519 public key from a file holding a PEM
+// PUBLIC KEY block, as `receipts pubkey` prints (what follows the block
+// is ignored).
+func readPubkey(path string) (ed25519.PublicKey, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read --pubkey: %w", err)
+	}
+	blk, _ := pem.Decode(raw)
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		return nil, fmt.Errorf("--pubkey %s: no PEM PUBLIC KEY block (save the output of `broker receipts pubkey`)", path)
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("--pubkey %s: %w", path, err)
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("--pubkey %s: not an ed25519 key", path)
+	}
+	return pub, nil
+}
+
+// writeReport prints rep of l verified under key: the one given as
+// --pubkey (given), or the state directory's; anchors is the number of
+// checkpoints given as --checkpoint.
+func writeReport(e *env, l *broker.ReceiptLog, key ed25519.PublicKey, given bool, anchors int, rep *receipt.Report) {
 	w := e.stdout
-	fmt.Fprintf(w, "Receipt log of %s under key %s\n", e.state, receipt.KeyID(l.Public))
+	fmt.Fprintf(w, "Receipt log of %s under key %s\n", e.state, receipt.KeyID(key))
 	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s), %d survivors record(s); %d checkpoint(s)\n",
 		rep.Entries, rep.Receipts, rep.Deletions, rep.Survivors, len(l.Checkpoints))
 	if cp := rep.Checkpoint; cp != nil {
 		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, cp.Hash)
 	}
-	if rep.Unanchored > 0 {
-		fmt.Fprintf(w, "  %d entries after the latest checkpoint are signed and chained but could be cut off without trace\n", rep.Unanchored)
+	if cp := rep.Anchor; cp != nil {
+		fmt.Fprintf(w, "  the log extends the outside checkpoint of %d entries, root %s\n", cp.N, cp.Hash)
 	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(w, "  body of #%d (%s) deleted %s by deletion record #%d under policy %q (deletion by policy, not physical erasure)\n",
@@ -189,12 +244,48 @@ func writeReport(e *env, l *broker.ReceiptLog, rep *receipt.Report) {
 		}
 		fmt.Fprintf(w, "  PROBLEM %s: %s: %s\n", where, p.Kind, p.Detail)
 	}
-	if rep.OK() {
-		fmt.Fprintln(w, "OK: every signature, chain link, stored body and checkpoint verifies.")
-		if n := len(l.Checkpoints); n > 0 {
-			fmt.Fprintf(w, "Keep a copy of the latest checkpoint elsewhere; it anchors the log against truncation:\n%s", l.Checkpoints[n-1])
-		}
+	if !rep.OK() {
+		fmt.Fprintf(w, "FAILED: %d problem(s); the log cannot be trusted as the broker wrote it.\n", len(rep.Problems))
+		return
 	}
+	fmt.Fprintln(w, "OK: every signature, chain link, stored body and checkpoint verifies; the newest checkpoint covers the whole log; every receipt the journal's actions name is in it.")
+	switch {
+	case given && anchors > 0:
+		fmt.Fprintf(w, "OK: the state directory's key is the key you gave, and the log extends all %d checkpoint(s) you kept.\n", anchors)
+	case given:
+		fmt.Fprintln(w, "OK: the state directory's key is the key you gave. No checkpoint kept elsewhere was given: "+
+			"a log cut together with its checkpoints and the actions naming its receipts passes; pass --checkpoint.")
+	case anchors > 0:
+		fmt.Fprintf(w, "The log extends all %d checkpoint(s) you gave, under the state directory's own key, which whoever rewrites the state directory can replace; pass --pubkey.\n", anchors)
+	default:
+		fmt.Fprintln(w, "Nothing held outside the state directory was checked: a log cut together with its checkpoints and the actions naming its receipts, "+
+			"or re-signed with a new key, passes. Keep `broker receipts pubkey` and `broker receipts checkpoint` elsewhere and pass them as --pubkey and --checkpoint.")
+	}
+}
+
+// receiptsCheckpoint prints the newest checkpoint, as a signed note to
+// publish or keep, once the whole log verifies.
+func receiptsCheckpoint(e *env, args []string) error {
+	l, _, err := e.readLog(args, 0)
+	if err != nil {
+		return err
+	}
+	if rep := l.Verify(); !rep.OK() {
+		return fmt.Errorf("the receipt log fails verification (%d problem(s); run `broker receipts verify`): no checkpoint printed", len(rep.Problems))
+	}
+	if len(l.Checkpoints) == 0 {
+		return errors.New("the receipt log is empty: no checkpoint yet")
+	}
+	note := l.Checkpoints[len(l.Checkpoints)-1]
+	t, err := receipt.OpenCheckpoint(note, l.Public)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"keyid": receipt.KeyID(l.Public), "size": t.N, "root": t.Hash.String(), "note": string(note)})
+	}
+	_, err = e.stdout.Write(note)
+	return err
 }
 
 func receiptsExport(e *env, args []string) error {

@@ -20,6 +20,7 @@ func runServe(e *env, args []string) error {
 	var o brokerOptions
 	e.fs.Var(&o.readPaths, "read-path", "an extra read+execute path for every policy (repeatable)")
 	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
+	e.fs.StringVar(&o.witness, "witness", "", "copy every signed checkpoint to an append-only file in this directory, outside the state directory")
 	e.brokerFlags(&o)
 	if _, err := e.parse(args, 0); err != nil {
 		return err

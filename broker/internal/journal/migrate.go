@@ -157,6 +157,18 @@ CREATE TABLE action_origins (
 CREATE TRIGGER action_origins_final BEFORE UPDATE ON action_origins
 	BEGIN SELECT RAISE(ABORT, 'an action''s origin is never changed'); END;
 `,
+	// 5: witness reports (broker/witness.go): where `serve --witness`
+	// copies checkpoints, and whether its last write failed. The last row
+	// is the current state.
+	`
+CREATE TABLE witness_reports (
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+	path         TEXT NOT NULL,                    -- the witness file
+	size         INTEGER NOT NULL,                 -- the log size of the checkpoint last written, or tried
+	error        TEXT NOT NULL,                    -- '' when that write succeeded
+	created_unix INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

@@ -91,28 +91,121 @@ func (j *Journal) ReceiptEntries(ctx context.Context) ([]receipt.Entry, error) {
 // receiptSchema is the first journal schema version with the receipt log.
 const receiptSchema = 2
 
-// ReceiptLog reads the entries and checkpoints in one read transaction,
-// so both come from one snapshot of the log.
-func (j *Journal) ReceiptLog(ctx context.Context) (entries []receipt.Entry, checkpoints [][]byte, err error) {
-	tx, err := j.db.BeginTx(ctx, nil)
+// LogSnapshot is the receipt log as one read transaction saw it.
+type LogSnapshot struct {
+	Entries     []receipt.Entry
+	Checkpoints [][]byte          // signed notes, oldest first
+	Named       map[string]string // receipt id → the action whose receipt_id names it
+}
+
+// ReceiptLog reads the entries, the checkpoints and the receipt ids the
+// actions name in one read transaction, so all come from one snapshot.
+func (j *Journal) ReceiptLog(ctx context.Context) (*LogSnapshot, error) {
+	tx, err := j.readTx(ctx, receiptSchema, "read receipt log", "receipts")
 	if err != nil {
-		return nil, nil, fmt.Errorf("read receipt log: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback()
+	s := &LogSnapshot{Named: map[string]string{}}
+	if s.Entries, err = readEntries(ctx, tx); err != nil {
+		return nil, err
+	}
+	if s.Checkpoints, err = column[[]byte](ctx, tx, `SELECT note FROM receipt_checkpoints ORDER BY seq`); err != nil {
+		return nil, fmt.Errorf("read receipt checkpoints: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT handle, receipt_id FROM actions WHERE receipt_id != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("read the actions' receipt ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h, id string
+		if err := rows.Scan(&h, &id); err != nil {
+			return nil, fmt.Errorf("read the actions' receipt ids: %w", err)
+		}
+		s.Named[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the actions' receipt ids: %w", err)
+	}
+	return s, nil
+}
+
+// readTx begins a read transaction on a journal of at least schema
+// version min, which introduced what; older ones are refused as what.
+func (j *Journal) readTx(ctx context.Context, min int, what, introduced string) (*sql.Tx, error) {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	var version int
 	if err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version); err != nil {
-		return nil, nil, fmt.Errorf("read receipt log: schema version: %w", err)
+		tx.Rollback()
+		return nil, fmt.Errorf("%s: schema version: %w", what, err)
 	}
-	if version < receiptSchema {
-		return nil, nil, fmt.Errorf("read receipt log: journal schema %d predates receipts; start the broker once to migrate it", version)
+	if version < min {
+		tx.Rollback()
+		return nil, fmt.Errorf("%s: journal schema %d predates %s; start the broker once to migrate it", what, version, introduced)
 	}
-	if entries, err = readEntries(ctx, tx); err != nil {
-		return nil, nil, err
+	return tx, nil
+}
+
+// LatestCheckpoint returns the newest stored checkpoint, or nil when the
+// log is empty.
+func (j *Journal) LatestCheckpoint(ctx context.Context) ([]byte, error) {
+	var note []byte
+	err := j.db.QueryRowContext(ctx, `SELECT note FROM receipt_checkpoints ORDER BY seq DESC LIMIT 1`).Scan(&note)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
 	}
-	if checkpoints, err = column[[]byte](ctx, tx, `SELECT note FROM receipt_checkpoints ORDER BY seq`); err != nil {
-		return nil, nil, fmt.Errorf("read receipt checkpoints: %w", err)
+	if err != nil {
+		return nil, fmt.Errorf("read the latest checkpoint: %w", err)
 	}
-	return entries, checkpoints, nil
+	return note, nil
+}
+
+// WitnessReport is one stored witness report.
+type WitnessReport struct {
+	Path  string    // the witness file
+	Size  int64     // the log size of the checkpoint last written, or tried
+	Error string    // "" when that write succeeded
+	At    time.Time // when (second precision)
+}
+
+// SaveWitnessReport appends one witness report.
+func (j *Journal) SaveWitnessReport(ctx context.Context, r WitnessReport) error {
+	return j.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO witness_reports (path, size, error, created_unix) VALUES (?, ?, ?, ?)`,
+			r.Path, r.Size, r.Error, j.now().Unix())
+		if err != nil {
+			return fmt.Errorf("save witness report: %w", err)
+		}
+		return nil
+	})
+}
+
+// LatestWitnessReport returns the last witness report, or nil when no
+// broker has served with a witness (or the journal predates them).
+func (j *Journal) LatestWitnessReport(ctx context.Context) (*WitnessReport, error) {
+	var tables int
+	if err := j.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'witness_reports'`).Scan(&tables); err != nil {
+		return nil, fmt.Errorf("read witness report: %w", err)
+	}
+	if tables == 0 {
+		return nil, nil // a journal from before witness reports has none
+	}
+	r := &WitnessReport{}
+	var at int64
+	err := j.db.QueryRowContext(ctx, `SELECT path, size, error, created_unix FROM witness_reports ORDER BY seq DESC LIMIT 1`).
+		Scan(&r.Path, &r.Size, &r.Error, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read witness report: %w", err)
+	}
+	r.At = time.Unix(at, 0)
+	return r, nil
 }
 
 // readEntries reads the whole receipt log in index order.

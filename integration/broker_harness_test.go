@@ -60,12 +60,12 @@ func (s *syncBuffer) String() string {
 
 // startBroker starts a daemon on state ("" for a fresh one) and waits
 // until its agent socket answers. The test's cleanup kills it.
-func startBroker(t testing.TB, state string) *brokerd {
+func startBroker(t testing.TB, state string, serveArgs ...string) *brokerd {
 	t.Helper()
 	if state == "" {
 		state = filepath.Join(t.TempDir(), "state")
 	}
-	d, err := spawnBroker(state)
+	d, err := spawnBroker(state, serveArgs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +79,11 @@ func startBroker(t testing.TB, state string) *brokerd {
 // variable and as a variable of no meaning; no target may see it.
 const brokerCanary = "canary-broker-env-4711"
 
-// spawnBroker starts `broker serve` on state with the launcher TestMain
-// built.
-func spawnBroker(state string) (*brokerd, error) {
+// spawnBroker starts `broker serve --state STATE SERVEARGS...` with the
+// launcher TestMain built.
+func spawnBroker(state string, serveArgs ...string) (*brokerd, error) {
 	d := &brokerd{State: state, log: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bins.broker, "serve", "--state", state)
+	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, serveArgs...)...)
 	d.cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher,
 		"OPENAI_API_KEY="+brokerCanary, "WARRANT_CANARY="+brokerCanary)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log

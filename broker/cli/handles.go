@@ -148,6 +148,9 @@ func printWitness(out io.Writer, w *broker.WitnessStatus) {
 		fmt.Fprintf(out, "  the witness file cannot be checked: %s\n", w.FileError)
 	case w.FileSize == w.LogSize:
 		fmt.Fprintf(out, "  holds the log's newest checkpoint (%d entries)\n", w.LogSize)
+	case w.FileSize > w.LogSize:
+		fmt.Fprintf(out, "  AHEAD OF THE LOG: its last checkpoint covers %d entries; the log's newest covers %d: the log lost entries (`broker receipts verify --checkpoint %s`)\n",
+			w.FileSize, w.LogSize, w.Path)
 	default:
 		fmt.Fprintf(out, "  LAGS: its last checkpoint covers %d entries; the log's newest covers %d\n", w.FileSize, w.LogSize)
 	}

@@ -88,9 +88,14 @@ type stateRig struct {
 	b               *broker.Broker
 	exec            *sealer
 	state, ws, tool string
+	witness         string // Config.Witness of the next open
 }
 
-func newStateRig(t *testing.T) *stateRig {
+func newStateRig(t *testing.T) *stateRig { return newStateRigWith(t, nil) }
+
+// newStateRigWith is newStateRig with prepare (may be nil) run on the
+// state directory, not yet created, before the broker's first Open.
+func newStateRigWith(t *testing.T, prepare func(state string)) *stateRig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &stateRig{t: t, state: filepath.Join(dir, "state"), ws: filepath.Join(dir, "ws"),
@@ -100,6 +105,9 @@ func newStateRig(t *testing.T) *stateRig {
 	raw, err := os.ReadFile("/bin/true")
 	must(t, err)
 	must(t, os.WriteFile(r.tool, raw, 0o755))
+	if prepare != nil {
+		prepare(r.state)
+	}
 	r.open()
 	t.Cleanup(r.close)
 	return r
@@ -108,7 +116,7 @@ func newStateRig(t *testing.T) *stateRig {
 func (r *stateRig) open() {
 	r.t.Helper()
 	seam.InsecureSkipProbe = true // the sealer starts nothing: there is nothing to probe
-	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf})
+	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: r.t.Logf, Witness: r.witness})
 	seam.InsecureSkipProbe = false
 	must(r.t, err)
 	r.b = b

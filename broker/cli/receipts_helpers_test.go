@@ -91,11 +91,11 @@ type stateRig struct {
 	witness         string // Config.Witness of the next open
 }
 
-func newStateRig(t *testing.T) *stateRig { return newStateRigWith(t, nil) }
+func newStateRig(t testing.TB) *stateRig { return newStateRigWith(t, nil) }
 
 // newStateRigWith is newStateRig with prepare (may be nil) run on the
 // state directory, not yet created, before the broker's first Open.
-func newStateRigWith(t *testing.T, prepare func(state string)) *stateRig {
+func newStateRigWith(t testing.TB, prepare func(state string)) *stateRig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &stateRig{t: t, state: filepath.Join(dir, "state"), ws: filepath.Join(dir, "ws"),

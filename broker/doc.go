@@ -175,5 +175,8 @@
 // variables, NAME=VALUE lines, a regular file of the broker's uid not
 // writable by others; declared.go), lock. Every directory 0700. An
 // action's home and tmp are removed once its outcome is known and kept
-// while it is unknown; a cache only by `broker caches prune`.
+// while it is unknown; a cache only by `broker caches prune`. With
+// Config.Witness (`serve --witness DIR`) every checkpoint is also copied
+// to a file in DIR, which must lie outside the state directory
+// (witness.go).
 package broker

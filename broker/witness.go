@@ -30,7 +30,7 @@ import (
 // checkpoints are meant to be published, and hold no secret. O_APPEND
 // stops no one with the broker's uid from truncating the file; to make
 // it append-only for the broker too, the operator sets it so (`chattr +a`
-// on Linux, `chflags uappend` on macOS) or points DIR at storage the
+// on Linux, `chflags sappnd` on macOS, both as root) or points DIR at storage the
 // broker's uid cannot rewrite.
 //
 // A DIR inside the state directory, or one that does not exist, stops

@@ -105,9 +105,11 @@ func OpenCheckpoint(msg []byte, pub ed25519.PublicKey) (tlog.Tree, error) {
 }
 
 // ParseCheckpoints splits a file of checkpoints into their notes: one
-// note, or many each followed by an empty line (a witness file). A note
-// is text lines, an empty line, and signature lines beginning "— ". It
-// checks the shape only; Verify checks the signatures and trees.
+// note, or many, each followed by an empty line (a witness file) or not
+// (`broker receipts checkpoint >> FILE`). A note is text lines, an empty
+// line, and signature lines beginning "— "; a text line never begins so,
+// which is where one note ends and the next begins. It checks the shape
+// only; Verify checks the signatures and trees.
 func ParseCheckpoints(data []byte) ([][]byte, error) {
 	var notes [][]byte
 	start, sigs := 0, 0
@@ -131,6 +133,9 @@ func ParseCheckpoints(data []byte) ([][]byte, error) {
 			start, sigs, inText = next, 0, true
 		case bytes.HasPrefix(line, []byte("— ")):
 			sigs++
+		case sigs > 0: // the next note, without an empty line before it
+			notes = append(notes, data[start:off])
+			start, sigs, inText = off, 0, true
 		default:
 			return nil, fmt.Errorf("parse checkpoints: byte %d: not a signature line", off)
 		}

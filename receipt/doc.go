@@ -100,8 +100,13 @@
 // signature by another key (foreign_key), and truncation below a
 // checkpoint, and that each survivors record names an earlier unknown
 // receipt of its action. Entries after the latest checkpoint can be cut off without
-// trace; Report.Unanchored says how many, so the broker should checkpoint
-// after appends and keep a copy of the latest checkpoint elsewhere.
+// trace; Report.Unanchored says how many. Expect adds what a verifier
+// knows from outside the log: that every append was checkpointed (the
+// broker's rule; then an unanchored tail is a problem), checkpoints kept
+// elsewhere that the log must extend (tail_cut, log_cut,
+// checkpoint_swapped), the receipt ids named outside it
+// (missing_receipts) and the key stored beside it (key_swapped).
+// ParseCheckpoints reads a file of checkpoints (a witness file).
 // Retention (Chain.Prune) deletes retained output bodies but keeps the
 // receipts with their digests and counters, and appends a signed, chained
 // deletion record; Verify then lists which bodies were deleted, when and

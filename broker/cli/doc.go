@@ -26,6 +26,17 @@
 // 123 unknown, …) so that exit code, signal, timeout, cancel and refusal
 // stay distinct.
 //
+// # broker receipts verify
+//
+// `receipts verify` checks the log as a log the broker checkpoints on
+// every append, against the receipt ids the journal's actions name; with
+// --pubkey FILE and --checkpoint FILE it holds the log to a key and
+// checkpoints kept outside the state directory (docs/receipts.md).
+// `receipts checkpoint` prints the newest checkpoint to keep or publish,
+// once the log verifies. `serve --witness DIR` copies every checkpoint to
+// a file in DIR (broker/witness.go); `status` reports it.
+//
 // Exit status of the other commands: 0 success, 1 refused or failed (the
-// code and sentence are printed), 2 usage error.
+// code and sentence are printed), 2 usage error; `receipts verify` exits 3
+// when it read the log and the log fails verification.
 package cli

@@ -33,8 +33,8 @@ import (
 // on Linux, `chflags sappnd` on macOS, both as root) or points DIR at storage the
 // broker's uid cannot rewrite.
 //
-// A DIR inside the state directory, or one that does not exist, stops
-// Open. A failed write does not block the append whose checkpoint it
+// A DIR inside the state directory, one that does not exist, or a file
+// that cannot be opened or brought up to date at start stops Open. A failed write does not block the append whose checkpoint it
 // copies (the journal already holds that checkpoint, committed): it is
 // logged, recorded in the journal's witness reports, and shown by
 // `broker status`. The next write that succeeds copies the newest

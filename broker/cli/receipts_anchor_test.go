@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -280,6 +281,15 @@ func TestReceiptsWitness(t *testing.T) {
 	code, out := r.cli("status")
 	if code != 0 || !strings.Contains(out, "witness: "+file) || !strings.Contains(out, "holds the log's newest checkpoint (4 entries)") {
 		t.Fatalf("status: %d\n%s", code, out)
+	}
+	code, out = r.cli("status", "--json")
+	var st struct {
+		State   string                `json:"state"`
+		Witness *broker.WitnessStatus `json:"witness"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.State == "" || st.Witness == nil || st.Witness.Path != file ||
+		st.Witness.Failing || st.Witness.FileSize != 4 || st.Witness.LogSize != 4 {
+		t.Fatalf("status --json: %d %+v\n%s", code, st.Witness, out)
 	}
 	code, out = r.cli("receipts", "verify", "--pubkey", pubFile, "--checkpoint", file)
 	if code != 0 || !strings.Contains(out, "extends all 4 checkpoint(s)") {

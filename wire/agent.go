@@ -22,10 +22,17 @@ func (r *ActionRequest) validate() error {
 		checkText("session", r.Session, maxName))
 }
 
-// Submit asks the broker to run one action in the workspace.
+// Submit asks the broker to run one action in the workspace. CallID,
+// when set, makes the submit idempotent within its session: a repeat of
+// the same call id with the same workspace and request answers what the
+// first one started (or asked for) and never starts a second run; with
+// any other workspace or request it is refused (broker package doc). It
+// is not part of the request, so it is not in the identity or its
+// fingerprint.
 type Submit struct {
 	Workspace string        `cbor:"workspace"` // absolute path of the workspace root
 	Request   ActionRequest `cbor:"request"`
+	CallID    string        `cbor:"call_id,omitempty"`
 }
 
 // Query asks for the state of a handle.
@@ -65,7 +72,7 @@ func (*GoalCreate) Type() MsgType { return TypeGoalCreate }
 func (*GoalRevise) Type() MsgType { return TypeGoalRevise }
 
 func (m *Submit) validate() error {
-	return firstErr(checkAbs("workspace", m.Workspace), m.Request.validate())
+	return firstErr(checkAbs("workspace", m.Workspace), m.Request.validate(), checkText("call_id", m.CallID, maxName))
 }
 func (m *Query) validate() error { return checkName("handle", m.Handle) }
 func (m *Wait) validate() error  { return checkName("handle", m.Handle) }

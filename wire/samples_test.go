@@ -130,6 +130,7 @@ func samples() []namedSample {
 	return []namedSample{
 		{"submit", &Submit{Workspace: "/home/u/project", Request: sampleRequest()}},
 		{"submit-full", &Submit{Workspace: "/home/u/project", Request: full}},
+		{"submit-call-id", &Submit{Workspace: "/home/u/project", Request: sampleRequest(), CallID: "call-1"}},
 		{"query", &Query{Handle: "act-1"}},
 		{"wait", &Wait{Handle: "act-1", BudgetMs: 30000}},
 		{"wait-zero-budget", &Wait{Handle: "act-1"}},

@@ -125,6 +125,8 @@ func invalidSpecs() []spec {
 		v("spawn-env-65", S, mutate(spawn, set("env", envVars(65))), "cap-exceeded", "65 env entries; the cap is 64"),
 		v("spawn-policy-65-paths", S, mutate(spawn, func(b map[any]any) { sub(b, "policy")["read_exec"] = repeat(65, "/usr") }), "cap-exceeded", "65 read_exec paths; the cap is 64"),
 		v("query-handle-257-bytes", A, message("query", map[any]any{"handle": strings.Repeat("h", 257)}), "cap-exceeded", "an id over 256 bytes"),
+		v("submit-call-id-257-bytes", A, mutate(submit, set("call_id", strings.Repeat("c", 257))), "cap-exceeded", "a call id over 256 bytes"),
+		v("submit-call-id-int", A, mutate(submit, set("call_id", 7)), "wrong-type", "a call id is text"),
 
 		v("envelope-type-unknown", A, message("exec", map[any]any{}), "unknown-enum", "no such message type"),
 		v("submit-profile-unknown", A, mutate(submit, inRequest(set("profile", "huge"))), "unknown-enum", "no such profile"),
@@ -148,6 +150,7 @@ func invalidSpecs() []spec {
 		v("submit-unsorted-keys", A, message("submit", ordered{{"workspace", "/home/u/project"}, {"request", envelopeOf(submit)["body"].(map[any]any)["request"]}}), "not-canonical", "workspace sorted before request"),
 		v("envelope-unsorted-keys", A, enc(ordered{{"type", "query"}, {"body", map[any]any{"handle": "a"}}}), "not-canonical", "type before body"),
 		v("cancel-empty-reason", A, mutate(&Cancel{Handle: "a"}, set("reason", "")), "not-canonical", "an empty optional member must be absent"),
+		v("submit-empty-call-id", A, mutate(submit, set("call_id", "")), "not-canonical", "no call id is an absent call_id, never an empty one"),
 		v("list-unknown-only-false", O, mutate(&List{Kind: ListActions}, set("unknown_only", false)), "not-canonical", "false optional member must be absent"),
 
 		v("query-handle-int", A, message("query", map[any]any{"handle": 5}), "wrong-type", "an integer for text"),

@@ -9,7 +9,8 @@
 // The package root only ties the pipeline together; each step lives in
 // its own room:
 //
-//	broker (root)              Config/Open/Close, the submit driver (submit.go), dispatch of
+//	broker (root)              Config/Open/Close, the submit driver (submit.go) and its call
+//	                           ids (calls.go), dispatch of
 //	                           socket messages (handlers.go), the capability gate
 //	                           (capability.go), the card's memory and process limits
 //	                           (resources.go), evidence: observer, receipt building and
@@ -148,6 +149,32 @@
 //     and nothing is run again. Processes it cannot end, or cannot prove
 //     the action's (the first process is gone but its group lives on),
 //     are reported with their pids and command lines, not ended.
+//   - Call ids (calls.go). A submit may carry a call_id (wire.Submit);
+//     it names one request — the workspace and the closed request
+//     (executable, argv, cwd, profile, goal, with goal "" read as the
+//     default goal) — within its session. Sessions are independent
+//     namespaces; submits without a session share one. A repeat with any
+//     other workspace or request is refused with ARGUMENTS_INVALID,
+//     naming the call id, and records nothing. A repeat of the same
+//     request answers, without starting anything or consuming a use:
+//     once the call started an action, a *wire.Status of that action
+//     as it is now — accepted or running while in flight, terminal
+//     with its result once it ended (whatever the outcome, including
+//     known_not_executed: the call is done, a new call id tries again),
+//     unknown after a broker restart found it in flight (never
+//     replayed: the unknown handle is the answer, and the operator
+//     classifies it); while its approval request is pending under the
+//     goal's current revision, that same request (never a second
+//     one, even if the executable changed meanwhile); once that request
+//     was denied, APPROVAL_DENIED every time. Once its request was
+//     approved, the repeat goes through the pipeline: a matching lease
+//     starts the action and binds it to the call, a lease that no
+//     longer matches raises a new request, which the call then stands
+//     for. A refusal before an approval request or an action exists
+//     (BUSY, PATH_INVALID, WORKSPACE_ALIASED, …) binds nothing: the
+//     repeat is judged afresh. Concurrent repeats are settled in the
+//     checkpoint's transaction: one starts the action, the others
+//     answer it (journal.ErrCallStarted). Bindings are kept for good.
 //   - A profile's memory or process-count limit the host cannot apply
 //     does not refuse the action: the card says it is not limited, why,
 //     and how to get it (resources.go), and the receipt claims no figure

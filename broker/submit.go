@@ -20,7 +20,8 @@ import (
 // snapshot → durable EXECUTING checkpoint (the lease use is consumed
 // there) → Executor.Start, with an observer that turns what it reports
 // into evidence (evidence.go). It answers *wire.Accepted or
-// *wire.ApprovalRequired, or a *wire.Error. Unless the capability probe
+// *wire.ApprovalRequired, or a *wire.Error; a repeat of a call id that
+// started an action answers that action's *wire.Status (calls.go). Unless the capability probe
 // verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
 // before anything else. Without an Executor it refuses with
 // SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
@@ -35,6 +36,13 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	goalID := s.Request.Goal
 	if goalID == "" {
 		goalID = journal.DefaultGoal
+	}
+	call, err := callOf(s, goalID)
+	if err != nil {
+		return nil, err
+	}
+	if reply, err := b.repeated(ctx, call); reply != nil || err != nil {
+		return reply, err // what the call id already stands for (calls.go)
 	}
 	g, err := b.j.Goal(ctx, goalID)
 	if err != nil {
@@ -83,9 +91,9 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace), b.resources(id.Profile)))
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace), b.resources(id.Profile)), call)
 		if err != nil {
-			return nil, err
+			return b.raced(ctx, call, err)
 		}
 		return &wire.ApprovalRequired{Request: *view}, nil
 	}
@@ -99,9 +107,9 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
 	obs := &observer{b: b, protected: protect.Take(r.Workspace())}
-	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, id); err != nil {
+	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, id, call); err != nil {
 		obs.protected.Release()
-		return nil, err
+		return b.raced(ctx, call, err)
 	}
 	obs.handle = launch.Handle
 	defer b.notify()

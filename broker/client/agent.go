@@ -11,13 +11,23 @@ import (
 // admission, matched a lease and was checkpointed) or an approval request
 // a human must decide before submitting again.
 type Submitted struct {
-	Handle   string             // set when accepted
+	Handle   string             // set when accepted, or when the call id already started it
 	Approval *wire.ApprovalView // set when approval is required
+	Repeat   *wire.Status       // set when the call id already started the action: its state now
 }
 
 // Submit asks the broker to run req in the workspace (an absolute path;
 // symlinks in it are resolved here, since the broker refuses them).
 func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, error) {
+	return a.SubmitCall(workspace, req, "")
+}
+
+// SubmitCall is Submit with a call id (none when ""): submitting the same
+// call id again in the session, with the same workspace and request,
+// never starts a second run; it answers the action the call started
+// (Repeat, with Handle), or its approval request while pending. The same
+// call id with another request is refused (ARGUMENTS_INVALID).
+func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID string) (Submitted, error) {
 	ws, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
 		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
@@ -25,7 +35,7 @@ func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, err
 	if ws, err = filepath.Abs(ws); err != nil {
 		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
 	}
-	reply, err := a.sock.roundTrip(&wire.Submit{Workspace: ws, Request: req})
+	reply, err := a.sock.roundTrip(&wire.Submit{Workspace: ws, Request: req, CallID: callID})
 	if err != nil {
 		return Submitted{}, err
 	}
@@ -34,6 +44,8 @@ func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, err
 		return Submitted{Handle: r.Handle}, nil
 	case *wire.ApprovalRequired:
 		return Submitted{Approval: &r.Request}, nil
+	case *wire.Status:
+		return Submitted{Handle: r.Handle, Repeat: r}, nil
 	}
 	_, err = expect[*wire.Accepted](reply, nil)
 	return Submitted{}, err

@@ -21,8 +21,11 @@ var actionStates = map[string]wire.ActionState{
 // The transaction is committed, and therefore fsync'd,
 // before Checkpoint returns; only then may anything be started. A use is
 // never given back: if the broker dies after the commit the action becomes
-// unknown on restart, with its use still spent.
-func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *wire.CommandIdentity) (string, error) {
+// unknown on restart, with its use still spent. A call (nil for none) is
+// bound to the new action in the same transaction (bindCall), first, so
+// a repeat of a call that already started an action is ErrCallStarted,
+// not BUSY.
+func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *wire.CommandIdentity, call *Call) (string, error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -30,6 +33,9 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 	handle := NewID("a-")
 	j.crashPoint("checkpoint:begin")
 	err = j.tx(ctx, func(tx *sql.Tx) error {
+		if err := j.bindCall(ctx, tx, call, handle, ""); err != nil {
+			return err
+		}
 		if err := j.leaseUsable(ctx, tx, l); err != nil {
 			return err
 		}

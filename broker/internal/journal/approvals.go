@@ -23,9 +23,11 @@ const (
 // denied, the denial is reported once, as APPROVAL_DENIED, and marked
 // reported: nothing of it is reusable, and the next submit asks anew.
 // The request carries the identity, its fingerprint and the limitations
-// text the operator's card shows beside it.
+// text the operator's card shows beside it. A call (nil for none) is
+// bound to the request it gets, new or reused, in the same transaction
+// (bindCall); a reported denial binds nothing.
 func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, id *wire.CommandIdentity, fp []byte,
-	limitations string) (*wire.ApprovalView, error) {
+	limitations string, call *Call) (*wire.ApprovalView, error) {
 	var view *wire.ApprovalView
 	var denied error // committed, then reported
 	err := j.tx(ctx, func(tx *sql.Tx) error {
@@ -44,8 +46,10 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			denied = wire.Errorf(wire.CodeApprovalDenied, "the operator denied approval request %s (%s); submitting again asks anew", rid, reason)
 			return nil
 		case err == nil:
-			view, err = readApproval(ctx, tx, rid)
-			return err
+			if view, err = readApproval(ctx, tx, rid); err != nil {
+				return err
+			}
+			return j.bindCall(ctx, tx, call, "", rid)
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
@@ -59,7 +63,10 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			(id, goal, goal_revision, session, fingerprint, identity, limitations, created_unix, state)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
 			view.ID, g.ID, g.Revision, session, fp, blob, view.Limitations, view.CreatedUnix)
-		return err
+		if err != nil {
+			return err
+		}
+		return j.bindCall(ctx, tx, call, "", view.ID)
 	})
 	if err != nil {
 		return nil, wrapUnlessCoded("request approval", err)

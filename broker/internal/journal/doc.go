@@ -1,8 +1,8 @@
 // Package journal is the broker's durable record and the only package
 // that speaks SQL: the schema and its migrations, the triggers that keep
 // its invariants, goals, approval requests, leases, actions and their
-// events, the receipt log's rows and checkpoints, and capability reports.
-// No other package holds the database.
+// events, submit call ids, the receipt log's rows and checkpoints, and
+// capability reports. No other package holds the database.
 //
 // The journal is one SQLite database (the pure-Go modernc.org/sqlite
 // driver) in WAL mode with synchronous=FULL on a single connection, so a
@@ -38,6 +38,12 @@
 //   - Actions found executing or running at start become unknown with
 //     their uses spent and are never re-run (RecoverInterrupted); the
 //     operator's classification is a statement (Resolve), never a result.
+//   - A submit's call id is bound to its session and its request in the
+//     transaction that records the approval request it raised or the
+//     action it started (bindCall, called by RequestApproval and
+//     Checkpoint), so no committed action exists whose call id a retry
+//     could miss; a call id bound to an action is never bound again
+//     (ErrCallStarted), and triggers keep the binding and the request.
 //   - Stored values (identities, results) are wire's canonical CBOR and
 //     are read back with wire.DecodeCanonical, as strictly as frames.
 //

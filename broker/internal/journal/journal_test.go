@@ -25,7 +25,7 @@ func must(t testing.TB, err error) {
 func checkpointed(t *testing.T) (*Journal, string, string) {
 	t.Helper()
 	j, l, id := leased(t, 1)
-	h, err := j.Checkpoint(context.Background(), l, "s", id)
+	h, err := j.Checkpoint(context.Background(), l, "s", id, nil)
 	must(t, err)
 	return j, h, l.ID()
 }
@@ -43,7 +43,7 @@ func leased(tb testing.TB, uses uint32) (*Journal, *Lease, *wire.CommandIdentity
 	id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
 		Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
 	fp := []byte("0123456789abcdef0123456789abcdef")
-	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits")
+	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits", nil)
 	must(tb, err)
 	lv, err := j.Approve(ctx, ar.ID, uses, time.Hour, nil)
 	must(tb, err)
@@ -77,7 +77,7 @@ func BenchmarkRecordOrigin(b *testing.B) {
 			j, l, id := leased(b, MaxLeaseUses)
 			for i := 0; b.Loop(); i++ {
 				b.StopTimer()
-				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), id)
+				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), id, nil)
 				must(b, err)
 				if i+1 == MaxLeaseUses {
 					b.Fatal("out of lease uses")

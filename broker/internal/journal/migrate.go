@@ -169,6 +169,29 @@ CREATE TABLE witness_reports (
 	created_unix INTEGER NOT NULL
 );
 `,
+	// 6: submit call ids (calls.go). A row binds a session's call id to
+	// the request it carried and to what it started: the approval request
+	// it raised, then the action. It is written in the transaction that
+	// records the approval request or the action, so no crash leaves an
+	// action whose call id a retry could miss. Once a row names an action
+	// it never changes, and no row is ever deleted.
+	`
+CREATE TABLE submit_calls (
+	session      TEXT NOT NULL,                    -- '' for submits without a session
+	call_id      TEXT NOT NULL,
+	request      BLOB NOT NULL,                    -- the submit without its call id, canonical CBOR
+	approval_id  TEXT REFERENCES approval_requests(id),
+	handle       TEXT UNIQUE REFERENCES actions(handle) DEFERRABLE INITIALLY DEFERRED,
+	created_unix INTEGER NOT NULL,
+	PRIMARY KEY (session, call_id),
+	CHECK (approval_id IS NOT NULL OR handle IS NOT NULL)
+);
+CREATE TRIGGER submit_calls_bound BEFORE UPDATE ON submit_calls
+	WHEN OLD.handle IS NOT NULL OR NEW.request != OLD.request OR NEW.session != OLD.session OR NEW.call_id != OLD.call_id
+	BEGIN SELECT RAISE(ABORT, 'a call id keeps its request, and the action it started'); END;
+CREATE TRIGGER submit_calls_kept BEFORE DELETE ON submit_calls
+	BEGIN SELECT RAISE(ABORT, 'call ids are never forgotten'); END;
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"warrant/broker/internal/journal"
+	"warrant/wire"
+)
+
+// callOf is the journal's call for a submit with a call id (nil without
+// one): its session, the id, and the canonical submit without the call
+// id, its goal named (goal "" is the default goal), so that any
+// difference in workspace or request is another request.
+func callOf(s *wire.Submit, goal string) (*journal.Call, error) {
+	if s.CallID == "" {
+		return nil, nil
+	}
+	req := *s
+	req.CallID, req.Request.Goal = "", goal
+	blob, err := wire.Canonical(&req)
+	if err != nil {
+		return nil, err
+	}
+	return &journal.Call{Session: s.Request.Session, ID: s.CallID, Request: blob}, nil
+}
+
+// repeated answers a submit whose call id already stands for something
+// (the broker's package doc, "Call ids"): the action it started, as its
+// status now; its approval request while that is still pending under the
+// goal's current revision; its denial. It answers nil, nil when the
+// submit goes on through the pipeline: the call id is unused, or its
+// approval request was approved (the checkpoint then binds the action to
+// it) or can no longer be approved.
+func (b *Broker) repeated(ctx context.Context, c *journal.Call) (wire.Message, error) {
+	if c == nil {
+		return nil, nil
+	}
+	bound, err := b.j.Call(ctx, c)
+	if err != nil || bound == nil {
+		return nil, err
+	}
+	switch bound.ApprovalState {
+	case "":
+		return b.j.Status(ctx, bound.Handle)
+	case "denied", "denial_reported":
+		reason := bound.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return nil, wire.Errorf(wire.CodeApprovalDenied, "call_id %q: the operator denied its approval request %s (%s); "+
+			"nothing ran, and it never will under this call_id: a new call_id asks anew", c.ID, bound.Approval.ID, reason)
+	case "pending":
+		v := bound.Approval
+		if g, err := b.j.Goal(ctx, v.Goal); err == nil && g.State == wire.GoalActive && g.Revision == v.GoalRevision {
+			return &wire.ApprovalRequired{Request: *v}, nil
+		}
+	}
+	return nil, nil
+}
+
+// raced answers a submit whose call id a concurrent submit of the same
+// call bound to an action while this one went through the pipeline
+// (journal.ErrCallStarted): with that action. Any other error stands.
+func (b *Broker) raced(ctx context.Context, c *journal.Call, err error) (wire.Message, error) {
+	if !errors.Is(err, journal.ErrCallStarted) {
+		return nil, err
+	}
+	return b.repeated(ctx, c)
+}

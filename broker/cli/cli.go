@@ -38,7 +38,7 @@ var commands = map[string]command{
 	"actions":   {"actions [--unknown] [--json]", runActions},
 	"resolve":   {"resolve HANDLE success|failed|stop [--note N]", runResolve},
 	"receipts":  {"receipts list|show ID|verify [--pubkey FILE] [--checkpoint FILE]|checkpoint|export [--format dsse-jsonl]|pubkey|prune --older-than D [--json]", runReceipts},
-	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--launcher PATH] [--env NAME=VALUE]... [--cargo-target-cache] [--json] -- EXECUTABLE [ARG...]", runRun},
+	"run":       {"run [--workspace DIR] [--cwd REL] [--profile P] [--session S] [--goal G] [--approve] [--call-id ID] [--launcher PATH] [--env NAME=VALUE]... [--cargo-target-cache] [--json] -- EXECUTABLE [ARG...]", runRun},
 	"caches":    {"caches list|prune --older-than D|--all [--json]", runCaches},
 	"status":    {"status [HANDLE] [--json]", runStatus},
 	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},

@@ -26,6 +26,11 @@
 // 123 unknown, …) so that exit code, signal, timeout, cancel and refusal
 // stay distinct.
 //
+// With --call-id ID the submit is idempotent in its session (the broker
+// package doc, "Call ids"): run again with the same ID and command, it
+// follows the action the first one started — says so on stderr, and
+// reports its state now, an unknown one included — and runs nothing.
+//
 // # broker receipts verify
 //
 // `receipts verify` checks the log as a log the broker checkpoints on

@@ -39,6 +39,7 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 // runOptions are the flags of `broker run`.
 type runOptions struct {
 	workspace, cwd, profile, session, goal string
+	callID                                 string
 	approve                                bool
 	embedded                               brokerOptions // for the embedded broker
 }
@@ -50,6 +51,7 @@ func runRun(e *env, args []string) error {
 	e.fs.StringVar(&o.profile, "profile", "short", "short, standard or long")
 	e.fs.StringVar(&o.session, "session", "", "the agent session")
 	e.fs.StringVar(&o.goal, "goal", "", "the goal (default: the default goal)")
+	e.fs.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same ID again in the session never starts a second run")
 	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
 	e.brokerFlags(&o.embedded)
 	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
@@ -89,7 +91,7 @@ func runRun(e *env, args []string) error {
 			d.stop()
 		}
 	}()
-	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.approve)
+	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve)
 	if err != nil {
 		return e.report(view.Ending{Err: err}, d != nil)
 	}
@@ -103,13 +105,17 @@ func runRun(e *env, args []string) error {
 // docs/architecture.md §3.2 says: --approve grants one use through the operator
 // channel; on a terminal the card is shown and the operator asked;
 // otherwise the exact approve command is printed and the submit retried
-// until someone approves or denies it.
-func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, approve bool) (string, error) {
+// until someone approves or denies it. With a call id, a call that
+// already started its action is followed, not run again, and says so.
+func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool) (string, error) {
 	told := ""
 	for {
-		s, err := cl.Submit(ws, req)
+		s, err := cl.SubmitCall(ws, req, callID)
 		if err != nil {
 			return "", err
+		}
+		if s.Repeat != nil && !e.json {
+			fmt.Fprintf(e.stderr, "warrant: call id %s already started action %s (%s now); it is not run again\n", callID, s.Handle, s.Repeat.State)
 		}
 		if s.Approval == nil {
 			return s.Handle, nil

@@ -34,6 +34,7 @@ type runIn struct {
 	Cwd        string   `json:"cwd,omitempty" jsonschema:"the working directory, relative to the workspace (default .)"`
 	Profile    string   `json:"profile,omitempty" jsonschema:"the resource bundle: short, standard or long (default short)"`
 	WaitMs     *int64   `json:"wait_ms,omitempty" jsonschema:"how long to wait for the end, in milliseconds (default 30000, at most 50000); the action keeps running after it"`
+	CallID     string   `json:"call_id,omitempty" jsonschema:"makes the run idempotent on this connection's session: run again with the same call_id and the same command never starts it twice, it answers the first run's action (or its pending approval); the same call_id with another command is refused"`
 }
 
 type waitIn struct {
@@ -72,6 +73,7 @@ var runTool = tool[runIn, actionOut]{
 		p["argv"].Items.MaxLength = jsonschema.Ptr(wire.MaxArgBytes)
 		p["cwd"].MaxLength = jsonschema.Ptr(4096)
 		p["profile"].Enum = []any{"short", "standard", "long"}
+		p["call_id"].MaxLength = jsonschema.Ptr(256)
 		budgetSchema(p["wait_ms"])
 	},
 	patchOut: patchAction,
@@ -149,12 +151,12 @@ func (c *conn) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*ac
 	}
 	ar := wire.ActionRequest{Executable: in.Executable, Argv: in.Argv, Cwd: in.Cwd, Profile: profile,
 		Goal: c.cfg.Goal, Session: c.session}
-	s, err := c.cfg.Agent.Submit(c.cfg.Workspace, ar)
+	s, err := c.cfg.Agent.SubmitCall(c.cfg.Workspace, ar, in.CallID)
 	if err != nil {
 		return c.refused(err, start)
 	}
 	if s.Approval != nil {
-		return c.approvalRequired(c.ask(s.Approval, ar), start, false)
+		return c.approvalRequired(c.ask(s.Approval, ar, in.CallID), start, false)
 	}
 	c.started(s.Handle)
 	return c.follow(ctx, newProgress(req, c.cfg.Meter, start), s.Handle, start, budget(in.WaitMs))

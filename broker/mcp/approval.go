@@ -27,6 +27,7 @@ const poll = 500 * time.Millisecond
 type asked struct {
 	id   string
 	req  wire.ActionRequest
+	call string // the run's call id, submitted again with it
 	view *wire.ApprovalView
 
 	mu     sync.Mutex // one submit of it at a time
@@ -46,13 +47,13 @@ type approvalOut struct {
 }
 
 // ask remembers the run that raised v.
-func (c *conn) ask(v *wire.ApprovalView, req wire.ActionRequest) *asked {
+func (c *conn) ask(v *wire.ApprovalView, req wire.ActionRequest, call string) *asked {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if a := c.approvals[v.ID]; a != nil {
 		return a
 	}
-	a := &asked{id: v.ID, req: req, view: v}
+	a := &asked{id: v.ID, req: req, call: call, view: v}
 	c.approvals[v.ID] = a
 	c.order = append(c.order, v.ID)
 	if len(c.order) > maxPending {
@@ -134,7 +135,7 @@ func (c *conn) resubmit(a *asked) (string, *asked, error) {
 	if a.handle != "" {
 		return a.handle, nil, nil
 	}
-	s, err := c.cfg.Agent.Submit(c.cfg.Workspace, a.req)
+	s, err := c.cfg.Agent.SubmitCall(c.cfg.Workspace, a.req, a.call)
 	switch {
 	case err != nil:
 		return "", nil, err
@@ -143,7 +144,7 @@ func (c *conn) resubmit(a *asked) (string, *asked, error) {
 		c.started(s.Handle)
 		return s.Handle, nil, nil
 	case s.Approval.ID != a.id:
-		return "", c.ask(s.Approval, a.req), nil
+		return "", c.ask(s.Approval, a.req, a.call), nil
 	}
 	return "", nil, nil
 }

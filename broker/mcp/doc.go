@@ -11,7 +11,9 @@
 //	         object `broker run --json` prints is its result. When a human must
 //	         approve, it returns at once: approval_required, the request id, the
 //	         exact `broker approve` command, and the sentence that a human
-//	         approves outside the agent
+//	         approves outside the agent. With a call_id, a run repeated on
+//	         the same session never starts the command twice: it answers the
+//	         first run's action (or its pending approval); broker package doc
 //	wait     wait on a handle, or on an approval this connection asked for:
 //	         once approved, the same request is submitted again and runs
 //	status   the state of an action, and its result once it ended

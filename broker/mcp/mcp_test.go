@@ -53,6 +53,49 @@ func TestToolsAreTheAgentsOnly(t *testing.T) {
 	if req, _ := in["required"].([]any); len(req) != 1 || req[0] != "executable" {
 		t.Errorf("run requires %v, want executable alone", in["required"])
 	}
+	if call, _ := in["properties"].(map[string]any)["call_id"].(map[string]any); call["type"] != "string" || call["maxLength"] != 256.0 {
+		t.Errorf("run's call_id: %v, want an optional string of at most 256 bytes", call)
+	}
+}
+
+// TestRunCallIDRunsOnce: run with a call_id answers its one approval
+// request while pending and, once it ran, the same action and receipt
+// without running it again; another command under the call_id is a tool
+// error; another connection (another session) is another namespace.
+func TestRunCallIDRunsOnce(t *testing.T) {
+	r := newRig(t)
+	s := r.connect(Config{}, nil, "")
+	args := map[string]any{"executable": r.tool, "argv": []string{"x"}, "call_id": "c-1"}
+	var out, again actionOut
+	s.call("run", args, &out)
+	if s.call("run", args, &again); out.Approval == nil || again.Approval == nil || again.Approval.RequestID != out.Approval.RequestID {
+		t.Fatalf("a repeat while pending must answer the same request: %+v, then %+v", out.Approval, again.Approval)
+	}
+	if _, err := r.operator.Approve(out.Approval.RequestID, 3, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s.call("wait", map[string]any{"approval_id": out.Approval.RequestID}, &out)
+	if out.State != "terminal" || out.Handle == nil || out.Result.ReceiptID == nil {
+		t.Fatalf("wait after approval: %+v", out)
+	}
+	if res := s.call("run", args, &again); res.IsError || again.State != "terminal" || again.Handle == nil || *again.Handle != *out.Handle ||
+		*again.Result.ReceiptID != *out.Result.ReceiptID {
+		t.Fatalf("a repeat after the end must answer action %s and its receipt: %+v %s", *out.Handle, again, text(res))
+	}
+	other := map[string]any{"executable": r.tool, "argv": []string{"y"}, "call_id": "c-1"}
+	if res := s.call("run", other, nil); !res.IsError || !strings.HasPrefix(text(res), "ARGUMENTS_INVALID: ") || !strings.Contains(text(res), `call_id "c-1"`) {
+		t.Fatalf("another command under the call_id: isError %v: %s", res.IsError, text(res))
+	}
+	var elsewhere actionOut
+	r.connect(Config{}, nil, "").call("run", args, &elsewhere)
+	if elsewhere.State != "terminal" || elsewhere.Handle == nil || *elsewhere.Handle == *out.Handle {
+		t.Fatalf("in another session the call_id is unused: %+v", elsewhere)
+	}
+	acts, err := r.operator.List(wire.ListActions, false)
+	must(t, err)
+	if len(acts.Actions) != 2 {
+		t.Fatalf("%d actions, want 2 (one per session)", len(acts.Actions))
+	}
 }
 
 // TestRunNeedsAHumanThenWaitRuns: run of an unapproved command returns at
@@ -183,6 +226,8 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 		"one huge argument":       {"run", map[string]any{"executable": r.tool, "argv": []string{strings.Repeat("y", 40<<10)}}, "ARGUMENTS_INVALID"},
 		"an unknown profile":      {"run", map[string]any{"executable": r.tool, "profile": "forever"}, "ARGUMENTS_INVALID"},
 		"wait_ms too long":        {"run", map[string]any{"executable": r.tool, "wait_ms": 1e12}, "ARGUMENTS_INVALID"},
+		"a call_id over the cap":  {"run", map[string]any{"executable": r.tool, "call_id": strings.Repeat("c", 257)}, "ARGUMENTS_INVALID"},
+		"a call_id not text":      {"run", map[string]any{"executable": r.tool, "call_id": 7}, "ARGUMENTS_INVALID"},
 		"wait_ms a string":        {"wait", map[string]any{"handle": "a-1", "wait_ms": "soon"}, "ARGUMENTS_INVALID"},
 		"a NUL in argv":           {"run", map[string]any{"executable": r.tool, "argv": []string{"a\x00b"}}, "ARGUMENTS_INVALID"},
 		"a relative cwd escaping": {"run", map[string]any{"executable": r.tool, "cwd": "../.."}, "PATH_INVALID"},

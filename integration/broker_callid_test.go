@@ -138,10 +138,7 @@ func TestBrokerCallIDStartsOneProcess(t *testing.T) {
 // exactly once each (counted on the host), and no lease use moves, though
 // both leases have uses to spare.
 func TestBrokerCallIDAcrossSIGKILL(t *testing.T) {
-	d1 := startBroker(t, "")
-	a := d1.newAgent(t)
-	mark := token(t)
-	t.Cleanup(func() { killMarked(t, mark) })
+	d1, a, mark := markedAgent(t)
 
 	quick := filepath.Join(a.WS, "quick")
 	done := a.request(wire.ProfileShort, "/bin/sh", "-c", appendStart, "sh", quick)
@@ -162,12 +159,7 @@ func TestBrokerCallIDAcrossSIGKILL(t *testing.T) {
 	}
 	hLong := a.submitCall(long, "c-long").Handle
 	a.awaitRunning(hLong, starts, 4)
-	d1.kill()
-	orphans := marked(t, mark)
-	t.Cleanup(func() { removeCgroupOf(t, orphans) })
-
-	d2 := startBroker(t, d1.State)
-	a2 := &agent{t: t, d: d2, cl: d2.dial(), WS: a.WS}
+	_, a2, _ := restartAfterSIGKILL(t, d1, a, mark)
 	for range 2 {
 		r := a2.submitCall(long, "c-long")
 		if r.Handle != hLong || r.Repeat == nil || r.Repeat.State != wire.StateUnknown || r.Repeat.Result == nil ||

@@ -39,20 +39,12 @@ while True: time.sleep(1)
 // one (still in the action's cgroups), and `broker resolve` records a
 // statement, not a receipt.
 func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
-	d1 := startBroker(t, "")
-	a := d1.newAgent(t)
-	mark := token(t)
-	t.Cleanup(func() { killMarked(t, mark) })
+	d1, a, mark := markedAgent(t)
 	starts := filepath.Join(a.WS, "starts")
 	req := a.request(wire.ProfileShort, python(t), "-c", startsThenSleeps, starts, mark)
 	h := a.Start(req, 1)
 	a.awaitRunning(h, starts, 4)
-	d1.kill()
-
-	orphans := marked(t, mark)
-	t.Cleanup(func() { removeCgroupOf(t, orphans) })
-	d2 := startBroker(t, d1.State)
-	a2 := &agent{t: t, d: d2, cl: d2.dial(), WS: a.WS}
+	d2, a2, orphans := restartAfterSIGKILL(t, d1, a, mark)
 	st, err := a2.cl.Query(h)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +118,28 @@ func TestBrokerSIGKILLMidRunThenRestart(t *testing.T) {
 	if slices.ContainsFunc(l.Actions, func(v wire.ActionView) bool { return v.Handle == h }) {
 		t.Fatalf("a classified action is still listed as unclassified unknown")
 	}
+}
+
+// markedAgent starts a daemon of the test's own, an agent of it, and a
+// marker for the test's targets: whatever carries it is killed when the
+// test ends.
+func markedAgent(t *testing.T) (*brokerd, *agent, string) {
+	d := startBroker(t, "")
+	mark := token(t)
+	t.Cleanup(func() { killMarked(t, mark) })
+	return d, d.newAgent(t), mark
+}
+
+// restartAfterSIGKILL SIGKILLs d and starts a daemon on its state
+// directory: it returns the new daemon, an agent of it in a's workspace,
+// and the processes carrying mark that outlived d (their cgroup is
+// removed when the test ends).
+func restartAfterSIGKILL(t *testing.T, d *brokerd, a *agent, mark string) (*brokerd, *agent, []int) {
+	d.kill()
+	orphans := marked(t, mark)
+	t.Cleanup(func() { removeCgroupOf(t, orphans) })
+	d2 := startBroker(t, d.State)
+	return d2, &agent{t: t, d: d2, cl: d2.dial(), WS: a.WS}, orphans
 }
 
 // countPrefix counts the lines of path that start with prefix.

@@ -54,6 +54,19 @@ func (r *callRig) usesLeft() int {
 	return n
 }
 
+// leased raises the approval request of call, approves it with uses and
+// returns its lease.
+func (r *callRig) leased(call *Call, uses uint32) (*Lease, *wire.ApprovalView) {
+	ctx := context.Background()
+	ar, err := r.j.RequestApproval(ctx, r.g, "s", r.id, r.fp, "limits", call)
+	must(r.t, err)
+	_, err = r.j.Approve(ctx, ar.ID, uses, time.Hour, nil)
+	must(r.t, err)
+	l, err := r.j.MatchLease(ctx, r.g, r.id.Workspace, r.fp)
+	must(r.t, err)
+	return l, ar
+}
+
 // TestCallBindsItsApprovalThenItsAction: a call id is bound to the
 // approval request it raised (asking again reuses it), then to the action
 // its approved retry started; a further checkpoint of the same call is
@@ -142,12 +155,7 @@ func TestCallSurvivesARestart(t *testing.T) {
 	r := newCallRig(t)
 	ctx := context.Background()
 	call := &Call{Session: "s", ID: "c-1", Request: []byte("request A")}
-	ar, err := r.j.RequestApproval(ctx, r.g, "s", r.id, r.fp, "limits", call)
-	must(t, err)
-	_, err = r.j.Approve(ctx, ar.ID, 2, time.Hour, nil)
-	must(t, err)
-	l, err := r.j.MatchLease(ctx, r.g, r.id.Workspace, r.fp)
-	must(t, err)
+	l, _ := r.leased(call, 2)
 	h, err := r.j.Checkpoint(ctx, l, "s", r.id, call)
 	must(t, err)
 	must(t, r.j.Close())
@@ -188,13 +196,8 @@ func TestCallOfARefusedCheckpointStaysUnbound(t *testing.T) {
 	r := newCallRig(t)
 	ctx := context.Background()
 	first := &Call{Session: "s", ID: "c-1", Request: []byte("request A")}
-	ar, err := r.j.RequestApproval(ctx, r.g, "s", r.id, r.fp, "limits", first)
-	must(t, err)
-	_, err = r.j.Approve(ctx, ar.ID, 1, time.Hour, nil)
-	must(t, err)
-	l, err := r.j.MatchLease(ctx, r.g, r.id.Workspace, r.fp)
-	must(t, err)
-	_, err = r.j.Checkpoint(ctx, l, "", r.id, nil) // another submit spends the one use
+	l, ar := r.leased(first, 1)
+	_, err := r.j.Checkpoint(ctx, l, "", r.id, nil) // another submit spends the one use
 	must(t, err)
 	if _, err := r.j.Checkpoint(ctx, l, "s", r.id, first); err == nil {
 		t.Fatal("a checkpoint on a spent lease passed")

@@ -40,18 +40,13 @@ func (b *Broker) repeated(ctx context.Context, c *journal.Call) (wire.Message, e
 	if err != nil || bound == nil {
 		return nil, err
 	}
-	switch bound.ApprovalState {
-	case "":
+	switch {
+	case bound.Handle != "":
 		return b.j.Status(ctx, bound.Handle)
-	case "denied", "denial_reported":
-		reason := bound.Reason
-		if reason == "" {
-			reason = "no reason given"
-		}
-		return nil, wire.Errorf(wire.CodeApprovalDenied, "call_id %q: the operator denied its approval request %s (%s); "+
-			"nothing ran, and it never will under this call_id: a new call_id asks anew", c.ID, bound.Approval.ID, reason)
-	case "pending":
-		v := bound.Approval
+	case bound.Denial != nil:
+		return nil, bound.Denial
+	case bound.Pending != nil:
+		v := bound.Pending
 		if g, err := b.j.Goal(ctx, v.Goal); err == nil && g.State == wire.GoalActive && g.Revision == v.GoalRevision {
 			return &wire.ApprovalRequired{Request: *v}, nil
 		}

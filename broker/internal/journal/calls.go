@@ -20,12 +20,14 @@ type Call struct {
 }
 
 // Bound is what a call id already stands for: the action it started, or
-// else the approval request it raised, with that request's state.
+// else the latest approval request it raised — still pending, denied, or
+// (neither field set) approved.
 type Bound struct {
-	Handle        string             // the action, once one was started
-	Approval      *wire.ApprovalView // the latest approval request it raised, when no action yet
-	ApprovalState string             // pending, approved, denied or denial_reported
-	Reason        string             // the operator's reason, when denied
+	Handle  string             // the action, once one was started
+	Pending *wire.ApprovalView // its approval request, while pending
+	Denial  *wire.Error        // APPROVAL_DENIED, once its request was denied
+
+	denied string // the denied request, marked reported by Call
 }
 
 // ErrCallStarted is returned by Checkpoint and RequestApproval when the
@@ -42,10 +44,11 @@ func (j *Journal) Call(ctx context.Context, c *Call) (*Bound, error) {
 	var b *Bound
 	err := j.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if b, err = readCall(ctx, tx, c); err != nil || b == nil || b.ApprovalState != "denied" {
+		b, err = readCall(ctx, tx, c)
+		if err != nil || b == nil || b.Denial == nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, b.Approval.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ? AND state = 'denied'`, b.denied)
 		return err
 	})
 	if err != nil {
@@ -75,11 +78,22 @@ func readCall(ctx context.Context, q querier, c *Call) (*Bound, error) {
 	case handle.Valid:
 		return &Bound{Handle: handle.String}, nil
 	}
-	b := &Bound{}
-	if err := q.QueryRowContext(ctx, `SELECT state, reason FROM approval_requests WHERE id = ?`, approval.String).Scan(&b.ApprovalState, &b.Reason); err != nil {
-		return nil, fmt.Errorf("read approval request %s: %w", approval.String, err)
+	id, b := approval.String, &Bound{}
+	var state, reason string
+	if err := q.QueryRowContext(ctx, `SELECT state, reason FROM approval_requests WHERE id = ?`, id).Scan(&state, &reason); err != nil {
+		return nil, fmt.Errorf("read approval request %s: %w", id, err)
 	}
-	b.Approval, err = readApproval(ctx, q, approval.String)
+	switch state {
+	case "pending":
+		b.Pending, err = readApproval(ctx, q, id)
+	case "denied", "denial_reported":
+		if reason == "" {
+			reason = "no reason given"
+		}
+		b.denied = id
+		b.Denial = wire.Errorf(wire.CodeApprovalDenied, "call_id %q: the operator denied its approval request %s (%s); "+
+			"nothing ran, and nothing will under this call_id: a new call_id asks anew", c.ID, id, reason)
+	}
 	return b, err
 }
 

@@ -84,7 +84,7 @@ func TestCallBindsItsApprovalThenItsAction(t *testing.T) {
 	must(t, err)
 	b, err := r.j.Call(ctx, call)
 	must(t, err)
-	if again.ID != ar.ID || b == nil || b.Handle != "" || b.Approval == nil || b.Approval.ID != ar.ID || b.ApprovalState != "pending" {
+	if again.ID != ar.ID || b == nil || b.Handle != "" || b.Pending == nil || b.Pending.ID != ar.ID {
 		t.Fatalf("the call must stand for its one pending request %s: %+v (asked again: %s)", ar.ID, b, again.ID)
 	}
 	if n := r.count("approval_requests"); n != 1 {
@@ -92,7 +92,7 @@ func TestCallBindsItsApprovalThenItsAction(t *testing.T) {
 	}
 	_, err = r.j.Approve(ctx, ar.ID, 3, time.Hour, nil)
 	must(t, err)
-	if b, _ := r.j.Call(ctx, call); b == nil || b.ApprovalState != "approved" {
+	if b, _ := r.j.Call(ctx, call); b == nil || b.Handle != "" || b.Pending != nil || b.Denial != nil {
 		t.Fatalf("after approval: %+v", b)
 	}
 	l, err := r.j.MatchLease(ctx, r.g, r.id.Workspace, r.fp)
@@ -191,12 +191,12 @@ func TestCallSurvivesARestart(t *testing.T) {
 
 // TestCallOfARefusedCheckpointStaysUnbound: a checkpoint that fails (the
 // lease has no use left) rolls back the call's binding with it, so the
-// call still stands for its approval request only.
+// call still stands for its (approved) approval request only.
 func TestCallOfARefusedCheckpointStaysUnbound(t *testing.T) {
 	r := newCallRig(t)
 	ctx := context.Background()
 	first := &Call{Session: "s", ID: "c-1", Request: []byte("request A")}
-	l, ar := r.leased(first, 1)
+	l, _ := r.leased(first, 1)
 	_, err := r.j.Checkpoint(ctx, l, "", r.id, nil) // another submit spends the one use
 	must(t, err)
 	if _, err := r.j.Checkpoint(ctx, l, "s", r.id, first); err == nil {
@@ -204,7 +204,7 @@ func TestCallOfARefusedCheckpointStaysUnbound(t *testing.T) {
 	}
 	b, err := r.j.Call(ctx, first)
 	must(t, err)
-	if b == nil || b.Handle != "" || b.Approval.ID != ar.ID {
+	if b == nil || b.Handle != "" || b.Pending != nil || b.Denial != nil {
 		t.Fatalf("the refused checkpoint bound the call: %+v", b)
 	}
 }

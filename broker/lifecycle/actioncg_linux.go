@@ -36,25 +36,9 @@ func (c *Cgroups) create(id string, lim profile.Limits) (_ *actionCgroup, err er
 			a.remove()
 		}
 	}()
-	mkdir := func(parent string) (string, error) {
-		d := filepath.Join(parent, id)
-		err := os.Mkdir(d, 0o755)
-		if errors.Is(err, os.ErrNotExist) {
-			// Someone removed this broker's empty directory; in cgroup v2
-			// it comes back without the controllers, and the limits'
-			// knobs below are then missing: the action is refused.
-			if err = os.MkdirAll(parent, 0o755); err == nil {
-				err = os.Mkdir(d, 0o755)
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("create cgroup %s: %w", d, err)
-		}
-		return d, nil
-	}
 	memory, pids := strconv.FormatUint(lim.Memory, 10), strconv.FormatUint(lim.Pids, 10)
 	if c.dir != "" {
-		if a.dir, err = mkdir(c.dir); err != nil {
+		if a.dir, err = mkdirCgroup(c.dir, id); err != nil {
 			return nil, err
 		}
 		if slices.Contains(c.v2, "memory") {
@@ -73,9 +57,22 @@ func (c *Cgroups) create(id string, lim profile.Limits) (_ *actionCgroup, err er
 			return nil, fmt.Errorf("open cgroup %s: %w", a.dir, err)
 		}
 	}
-	if c.mem != "" {
-		if a.mem, err = mkdir(c.mem); err != nil {
+	if (c.mem != "" || c.pids != "") && !c.takeSpare(a, id, lim) {
+		if err = c.createV1(a, id, lim); err != nil {
 			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// createV1 makes a's cgroup v1 memory and pids directories, named name,
+// with lim's limits. On error a may hold some of them: the caller removes
+// a.
+func (c *Cgroups) createV1(a *actionCgroup, name string, lim profile.Limits) (err error) {
+	memory, pids := strconv.FormatUint(lim.Memory, 10), strconv.FormatUint(lim.Pids, 10)
+	if c.mem != "" {
+		if a.mem, err = mkdirCgroup(c.mem, name); err != nil {
+			return err
 		}
 		// memsw bounds memory and swap together; it may not be set below
 		// the memory limit, so it comes second.
@@ -84,18 +81,34 @@ func (c *Cgroups) create(id string, lim profile.Limits) (_ *actionCgroup, err er
 			err = writeKnob(a.mem, "memory.memsw.limit_in_bytes", memory)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if c.pids != "" {
-		if a.pids, err = mkdir(c.pids); err != nil {
-			return nil, err
+		if a.pids, err = mkdirCgroup(c.pids, name); err != nil {
+			return err
 		}
-		if err = writeKnob(a.pids, "pids.max", pids); err != nil {
-			return nil, err
+		return writeKnob(a.pids, "pids.max", pids)
+	}
+	return nil
+}
+
+// mkdirCgroup makes the cgroup parent/name.
+func mkdirCgroup(parent, name string) (string, error) {
+	d := filepath.Join(parent, name)
+	err := os.Mkdir(d, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// Someone removed this broker's empty directory; in cgroup v2 it
+		// comes back without the controllers, and the limits' knobs are
+		// then missing: the action is refused.
+		if err = os.MkdirAll(parent, 0o755); err == nil {
+			err = os.Mkdir(d, 0o755)
 		}
 	}
-	return a, nil
+	if err != nil {
+		return "", fmt.Errorf("create cgroup %s: %w", d, err)
+	}
+	return d, nil
 }
 
 // v1 lists the action's cgroup v1 directories.

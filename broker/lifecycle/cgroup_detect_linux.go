@@ -79,7 +79,7 @@ func parseHost(mountinfo, self []byte) *cgroupHost {
 // detect creates this broker's directories and decides, controller by
 // controller, what enforces each limit.
 func (h *cgroupHost) detect(scope string) (*Cgroups, error) {
-	c := &Cgroups{}
+	c := &Cgroups{sp: newSpares()}
 	var v2err error
 	base := ""
 	if h.v2Mount == "" || h.v2Self == "" {

@@ -25,6 +25,7 @@ type Cgroups struct {
 	mem, pids string   // cgroup v1; "" when not used
 	swap      bool     // the swap knob exists: swap is bounded with memory
 	enf       Enforcement
+	sp        *spares // spare v1 directories and background removals (spare_linux.go)
 }
 
 // DetectCgroups finds this process's cgroups and creates
@@ -85,10 +86,12 @@ func (c *Cgroups) Describe() string {
 // Dir is this broker's cgroup v2 directory, or "" when it has none.
 func (c *Cgroups) Dir() string { return c.dir }
 
-// Remove deletes this broker's cgroup directories, and the "warrant"
-// directories above them, where no action cgroup (or other broker) is
-// left in them.
+// Remove waits for the background work on action directories, removes
+// the spares, and deletes this broker's cgroup directories, and the
+// "warrant" directories above them, where no action cgroup (or other
+// broker) is left in them.
 func (c *Cgroups) Remove() {
+	c.quiesce()
 	for _, d := range []string{c.dir, c.mem, c.pids} {
 		if d != "" && os.Remove(d) == nil {
 			os.Remove(filepath.Dir(d))

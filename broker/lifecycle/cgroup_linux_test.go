@@ -281,3 +281,79 @@ func TestParseHostOfAHybridContainer(t *testing.T) {
 		t.Fatalf("parsed %+v", h)
 	}
 }
+
+// A spare set of cgroup v1 directories is made in the background after
+// an action of some limits, and the next action of those limits takes it
+// by rename (the same directories, its limits already set); ended
+// actions' directories are removed in the background; Remove waits for
+// that and removes the spares; and a spare a dead broker left is removed
+// by the next one, not reported as a survivor.
+func TestSparesAreTakenAndRemoved(t *testing.T) {
+	scope := fmt.Sprintf("lifecycle-spares-%d", os.Getpid())
+	cg, err := DetectCgroups(scope)
+	if err != nil || cg.mem == "" {
+		t.Skipf("skip: no cgroup v1 memory hierarchy is writable here (%v), so there are no spares", err)
+	}
+	defer cg.Remove()
+	lim := limits(time.Minute)
+	inode := func(p string) uint64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	first, err := cg.create("sp-a", lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg.sp.bg.Wait() // the refill
+	spare, _ := filepath.Glob(filepath.Join(cg.mem, "spare-*"))
+	if len(spare) != 1 {
+		t.Fatalf("spares after the first action: %v", spare)
+	}
+	made := inode(spare[0])
+	second, err := cg.create("sp-b", lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.mem != filepath.Join(cg.mem, "sp-b") || inode(second.mem) != made {
+		t.Fatalf("the second action's memory cgroup %s is not the spare %s", second.mem, spare[0])
+	}
+	if b, _ := os.ReadFile(filepath.Join(second.mem, "memory.limit_in_bytes")); strings.TrimSpace(string(b)) != strconv.FormatUint(lim.Memory, 10) {
+		t.Fatalf("the spare's memory limit is %q", b)
+	}
+	if second.pids != "" {
+		if b, _ := os.ReadFile(filepath.Join(second.pids, "pids.max")); strings.TrimSpace(string(b)) != strconv.FormatUint(lim.Pids, 10) {
+			t.Fatalf("the spare's pids.max is %q", b)
+		}
+	}
+	cg.release(first)
+	cg.release(second)
+	cg.sp.bg.Wait()
+	for _, d := range []string{first.mem, second.mem, first.dir, second.dir} {
+		if _, err := os.Stat(d); d != "" && !os.IsNotExist(err) {
+			t.Errorf("%s is still there after its action: %v", d, err)
+		}
+	}
+	// A broker that dies leaves its spare; the next one removes it.
+	left, _ := filepath.Glob(filepath.Join(cg.mem, "spare-*"))
+	if len(left) != 1 {
+		t.Fatalf("spares before the restart: %v", left)
+	}
+	next, err := DetectCgroups(scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := next.EndLeftovers()
+	if err != nil || len(found) != 0 {
+		t.Fatalf("a spare was reported as a survivor: %+v %v", found, err)
+	}
+	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+		t.Fatalf("the dead broker's spare %s is still there: %v", left[0], err)
+	}
+	cg.Remove()
+	if spares, _ := filepath.Glob(filepath.Join(cg.mem, "spare-*")); len(spares) != 0 {
+		t.Fatalf("spares left after Remove: %v", spares)
+	}
+}

@@ -59,8 +59,8 @@ func BecomeSubreaper() error {
 }
 
 // setup creates the action's cgroups, with the profile's memory and
-// process-count limits, when the broker has cgroups; undo removes them
-// once the action is over.
+// process-count limits, when the broker has cgroups; undo removes them,
+// in the background, once the action is over and its counters were read.
 func (s *supervisor) setup() (undo func(), err error) {
 	if s.spec.Cgroup == nil {
 		return func() {}, nil
@@ -71,7 +71,7 @@ func (s *supervisor) setup() (undo func(), err error) {
 	}
 	s.cg = cg
 	s.r.Enforced = s.spec.Cgroup.enf
-	return cg.remove, nil
+	return func() { s.spec.Cgroup.release(cg) }, nil
 }
 
 // place puts the launcher into the action's cgroup v1 directories before

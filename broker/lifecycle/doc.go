@@ -69,6 +69,13 @@
 //     (a reused pid is not signalled), repeated until none is listed,
 //     which confirms the end.
 //
+// Two costs are kept off an action's path (spare_linux.go): its cgroup v1
+// directories are a spare set made ahead, in the background, for the
+// same limits (renamed to the handle; cgroup v2 allows no rename, so the
+// v2 directory is made for the action), and its directories are removed
+// in the background once it has ended. A spare holds no process, ever;
+// one a dead broker left is removed by the next, as an empty leftover.
+//
 // At the end the counters are read before the directories are removed:
 // oom_kill (memory.events, memory.oom_control), the memory peak,
 // pids.events max and pids.peak. A risen oom_kill is the kernel's

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,7 @@ func (s *syncBuffer) String() string {
 }
 
 type run struct {
+	id             string // the action's id, unique in this process like a handle
 	res            Result
 	stdout, stderr *syncBuffer
 	events         []Event
@@ -71,6 +73,9 @@ func (r *run) kinds() string {
 	}
 	return strings.Join(k, ",")
 }
+
+// runs numbers the test actions.
+var runs atomic.Int64
 
 // launch runs "sh -c script" through the fake launcher with limits lim.
 func launch(t *testing.T, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string) *run {
@@ -86,10 +91,10 @@ func launchIn(t *testing.T, cg *Cgroups, script string, lim profile.Limits, canc
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	r := &run{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	r := &run{id: fmt.Sprintf("t%d", runs.Add(1)), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	var mu sync.Mutex
 	spec := Spec{
-		ID: "t", Launcher: fakeLauncher, Workspace: ws, Limits: lim, Cgroup: cg,
+		ID: r.id, Launcher: fakeLauncher, Workspace: ws, Limits: lim, Cgroup: cg,
 		Stdout: r.stdout, Stderr: r.stderr, Cancel: cancel,
 		OnEvent: func(e Event) { mu.Lock(); r.events = append(r.events, e); mu.Unlock() },
 		Request: &wire.SpawnRequest{
@@ -264,7 +269,8 @@ func TestCgroupConfirmsTheEnd(t *testing.T) {
 	if alive(t, r.stdout.String()) {
 		t.Fatal("the grandchild outlived the action")
 	}
-	if _, err := os.Stat(filepath.Join(cg.Dir(), "t")); !os.IsNotExist(err) {
+	cg.quiesce() // the removal runs in the background
+	if _, err := os.Stat(filepath.Join(cg.Dir(), r.id)); !os.IsNotExist(err) {
 		t.Fatalf("the action's cgroup is still there after the action: %v", err)
 	}
 }

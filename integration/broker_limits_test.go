@@ -336,7 +336,8 @@ func TestBrokerRestartEndsTheSurvivor(t *testing.T) {
 }
 
 // removeScopeCgroups removes the (empty) cgroup directories a daemon on
-// state made in each hierarchy, which a SIGKILLed daemon leaves behind;
+// state made in each hierarchy, and its spares, which a SIGKILLed daemon
+// leaves behind;
 // a directory that still holds an action's cgroup stays for the next
 // daemon on state, and "warrant" directories other daemons share are
 // left alone.
@@ -358,7 +359,12 @@ func removeScopeCgroups(state string) {
 			mnt = "/sys/fs/cgroup/" + f[1]
 		}
 		for _, base := range []string{filepath.Join(mnt, f[2]), mnt} {
-			os.Remove(filepath.Join(base, "warrant", scope))
+			dir := filepath.Join(base, "warrant", scope)
+			spares, _ := filepath.Glob(filepath.Join(dir, "spare-*")) // made ahead, never used
+			for _, sp := range spares {
+				os.Remove(sp)
+			}
+			os.Remove(dir)
 		}
 	}
 }

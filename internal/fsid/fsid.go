@@ -27,12 +27,18 @@ func File(fd int, path string) (wire.FileIdentity, error) {
 	if err != nil {
 		return id, err
 	}
+	return id, Digest(fd, &id)
+}
+
+// Digest sets id.SHA256 to the SHA-256 of the content of the file open at
+// fd, read with pread; the content must be exactly id.Size bytes.
+func Digest(fd int, id *wire.FileIdentity) error {
 	h := sha256.New()
 	if err := CopyExact(h, fd, int64(id.Size)); err != nil {
-		return id, fmt.Errorf("hash %s: %w", path, err)
+		return fmt.Errorf("hash %s: %w", id.Path, err)
 	}
 	id.SHA256 = h.Sum(nil)
-	return id, nil
+	return nil
 }
 
 // Stat returns the identity of the regular file open at fd without its

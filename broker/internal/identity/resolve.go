@@ -211,14 +211,18 @@ func identify(requested string) (*identified, *Shebang, error) {
 
 // measure identifies the program file f, opened without following
 // symlinks at its canonical path reached through chain: its fstat
-// identity and bounded digest, stable while it was read, and its "#!"
-// line, if it has one. It closes f on error.
+// identity and bounded digest (remembered for files only root can change:
+// digests), stable while it was read, and its "#!" line, if it has one.
+// It closes f on error.
 func measure(f *os.File, canonical string, chain []string) (*identified, *Shebang, error) {
 	var err error
 	out := &identified{f: f, chain: chain}
 	fd := int(f.Fd())
 	takeReadLease(fd) // before hashing: see Leased
-	if out.id, err = fsid.File(fd, canonical); err != nil {
+	if out.id, err = fsid.Stat(fd, canonical); err == nil {
+		err = digests.digest(fd, &out.id, os.Geteuid(), fsid.Digest)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, fsid.ErrTooLarge) {
 			return nil, nil, wire.Errorf(wire.CodeArgumentsInvalid, "%s is larger than 512 MiB; warrant does not hash or run files that large", canonical)

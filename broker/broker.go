@@ -88,8 +88,10 @@ type Broker struct {
 	protected *identity.Protected
 	withheld  *policy.Withheld
 
+	reqs requesters // who waits for each pending approval request (requesters.go)
+
 	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced whenever an action changes state
+	changed    chan struct{} // closed and replaced whenever an action or approval request changes state
 	capability *probe.Report // decided at Open; submits are refused unless verified
 	prober     probe.Prober  // the configured Executor, when it can run the probe
 	limiter    limiter       // the configured Executor, when it applies cgroup limits
@@ -177,6 +179,16 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
+	}
+	// A request pending from before has no requester left: the previous
+	// broker's connections ended with it (requesters.go).
+	expired, err := j.ExpirePending(ctx, reasonBrokerStopped)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
+	}
+	for _, id := range expired {
+		cfg.Logf("approval request %s expired: %s", id, reasonBrokerStopped)
 	}
 	b.journalSurvivors(ctx, finder, unknown)
 	if _, err := b.EnsureCapability(ctx, cfg.Reprobe); err != nil {

@@ -31,7 +31,7 @@ func callOf(s *wire.Submit, goal string) (*journal.Call, error) {
 // goal's current revision; its denial. It answers nil, nil when the
 // submit goes on through the pipeline: the call id is unused, or its
 // approval request was approved (the checkpoint then binds the action to
-// it) or can no longer be approved.
+// it) or can no longer be approved (expired, or its goal moved on).
 func (b *Broker) repeated(ctx context.Context, c *journal.Call) (wire.Message, error) {
 	if c == nil {
 		return nil, nil
@@ -48,6 +48,7 @@ func (b *Broker) repeated(ctx context.Context, c *journal.Call) (wire.Message, e
 	case bound.Pending != nil:
 		v := bound.Pending
 		if g, err := b.j.Goal(ctx, v.Goal); err == nil && g.State == wire.GoalActive && g.Revision == v.GoalRevision {
+			b.hold(ctx, v.ID) // a repeat waits for it too (requesters.go)
 			return &wire.ApprovalRequired{Request: *v}, nil
 		}
 	}

@@ -27,7 +27,7 @@ func (b *Broker) Serve(ctx context.Context) error {
 }
 
 // HandleAgent answers one request from agent.sock: submit, query, wait,
-// cancel and goals. Errors come back as *wire.Error replies.
+// cancel, goals and approval_wait. Errors come back as *wire.Error replies.
 func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error
@@ -44,6 +44,8 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 		reply, err = goalReply(b.j.CreateGoal(ctx, m.Title))
 	case *wire.GoalRevise:
 		reply, err = goalReply(b.j.ReviseGoal(ctx, m.Goal))
+	case *wire.ApprovalWait:
+		reply, err = b.ApprovalWait(ctx, m.RequestID, time.Duration(m.BudgetMs)*time.Millisecond)
 	default:
 		panic(fmt.Sprintf("broker: internal error: %s on the agent channel", m.Type()))
 	}
@@ -60,9 +62,13 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		var l *wire.LeaseView
 		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, pinBinding(m.Binding)); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
+			b.settled(m.RequestID)
 		}
 	case *wire.Deny:
-		reply, err = &wire.OK{}, b.j.Deny(ctx, m.RequestID, m.Reason)
+		if err = b.j.Deny(ctx, m.RequestID, m.Reason); err == nil {
+			reply = &wire.OK{}
+			b.settled(m.RequestID)
+		}
 	case *wire.Revoke:
 		reply, err = &wire.OK{}, b.j.Revoke(ctx, m.LeaseID)
 	case *wire.List:
@@ -90,6 +96,12 @@ func pinBinding(b wire.Binding) func(*wire.CommandIdentity) ([]byte, error) {
 	}
 }
 
+// settled tells those waiting that request id was decided.
+func (b *Broker) settled(id string) {
+	b.decided(id)
+	b.notify()
+}
+
 func (b *Broker) answer(reply wire.Message, err error) wire.Message {
 	if err != nil {
 		return b.asWireError(err)
@@ -109,7 +121,7 @@ func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
 	var err error
 	switch m.Kind {
 	case wire.ListApprovals:
-		l.Approvals, err = b.j.PendingApprovals(ctx, maxList)
+		l.Approvals, err = b.j.Approvals(ctx, maxList)
 	case wire.ListLeases:
 		l.Leases, err = b.j.Leases(ctx, maxList)
 	case wire.ListActions:

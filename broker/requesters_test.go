@@ -9,17 +9,20 @@ import (
 	"warrant/wire"
 )
 
-// pendingIDs lists the ids of the requests still pending.
-func (r *rig) pendingIDs() map[string]bool {
+// listed returns the approval requests the operator is shown, by id.
+func (r *rig) listed() map[string]wire.ApprovalView {
 	r.t.Helper()
 	l, err := r.cl.List(wire.ListApprovals, false)
 	must(r.t, err)
-	ids := map[string]bool{}
+	ids := map[string]wire.ApprovalView{}
 	for _, a := range l.Approvals {
-		ids[a.ID] = true
+		ids[a.ID] = a
 	}
 	return ids
 }
+
+// pending reports whether request id is listed as pending.
+func (r *rig) pending(id string) bool { return r.listed()[id].State == wire.RequestPending }
 
 // A request whose requester disconnected while it was pending expires
 // and says why; approving it is refused with that sentence.
@@ -33,17 +36,20 @@ func TestApprovalExpiresWhenRequesterGoesAway(t *testing.T) {
 		t.Fatalf("accepted %s without approval", s.Handle)
 	}
 	id := s.Approval.ID
-	if !r.pendingIDs()[id] {
+	if !r.pending(id) {
 		t.Fatalf("request %s is not pending while its requester is connected", id)
 	}
 	requester.Close()
 	// The broker learns of the disconnect asynchronously; the bound only
 	// stops a broken broker from hanging the test.
-	for deadline := time.Now().Add(10 * time.Second); r.pendingIDs()[id]; {
+	for deadline := time.Now().Add(10 * time.Second); r.pending(id); {
 		if time.Now().After(deadline) {
 			t.Fatalf("request %s is still pending after its requester went away", id)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if v := r.listed()[id]; v.State != wire.RequestExpired || v.Reason != "its requester went away" {
+		t.Fatalf("request %s is listed %s (%q), want expired because its requester went away", id, v.State, v.Reason)
 	}
 	_, err = r.cl.Approve(id, 1, time.Hour)
 	wantCode(t, err, wire.CodeArgumentsInvalid)
@@ -54,5 +60,106 @@ func TestApprovalExpiresWhenRequesterGoesAway(t *testing.T) {
 	must(t, err)
 	if len(l.Leases) != 0 {
 		t.Fatalf("a lease exists for the expired request: %+v", l.Leases)
+	}
+}
+
+// A requester that stays connected keeps its request pending, however
+// long it is idle: the idle timeout does not close a connection a
+// pending request depends on.
+func TestApprovalPendingWhileRequesterStays(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.IdleTimeout = 50 * time.Millisecond })
+	requester, err := client.Dial(r.state)
+	must(t, err)
+	defer requester.Close()
+	other, err := client.Dial(r.state)
+	must(t, err)
+	s, err := requester.Submit(r.workspace, r.request("stay"))
+	must(t, err)
+	id := s.Approval.ID
+	// A second requester of the same request, which then leaves.
+	if s2, err := other.Submit(r.workspace, r.request("stay")); err != nil || s2.Approval == nil || s2.Approval.ID != id {
+		t.Fatalf("the same submit on another connection: %+v, %v; want request %s again", s2, err, id)
+	}
+	other.Close()
+	time.Sleep(20 * 50 * time.Millisecond) // many idle timeouts
+	if !r.pending(id) {
+		t.Fatalf("request %s is %s while a requester is still connected", id, r.listed()[id].State)
+	}
+	l, err := r.cl.Approve(id, 1, time.Hour)
+	must(t, err)
+	st, err := requester.ApprovalWait(id, time.Minute)
+	must(t, err)
+	if st.State != wire.RequestApproved || st.LeaseID != l.ID {
+		t.Fatalf("approval_wait after the approval: %+v, want lease %s", st, l.ID)
+	}
+	// Decided, the request no longer holds the connection open: it is idle
+	// again and the broker closes it; the lease is unaffected.
+	if s, err := requester.Submit(r.workspace, r.request("stay")); err != nil || s.Handle == "" {
+		t.Fatalf("submit after the approval: %+v, %v; want accepted on lease %s", s, err, l.ID)
+	}
+}
+
+// A denial that approval_wait answered has been reported to its
+// requester: the next submit of the same action asks anew, at once.
+func TestApprovalDenialReportedByWaitAsksAnew(t *testing.T) {
+	r := newRig(t)
+	v := r.wantApproval(r.request("x"))
+	must(t, r.cl.Deny(v.ID, "not today"))
+	st, err := r.cl.ApprovalWait(v.ID, time.Minute)
+	must(t, err)
+	if st.State != wire.RequestDenied || st.Reason != "not today" {
+		t.Fatalf("approval_wait after the denial: %+v", st)
+	}
+	next := r.wantApproval(r.request("x"))
+	if next.ID == v.ID {
+		t.Fatal("the denied request was offered again")
+	}
+	if got := r.listed(); got[v.ID].State != wire.RequestDenied || got[next.ID].State != wire.RequestPending || len(got) != 2 {
+		t.Fatalf("want %s denied and %s pending, listed %+v", v.ID, next.ID, got)
+	}
+}
+
+// approval_wait notices a decision made while it waits.
+func TestApprovalWaitNoticesDecision(t *testing.T) {
+	r := newRig(t)
+	requester, err := client.Dial(r.state)
+	must(t, err)
+	defer requester.Close()
+	s, err := requester.Submit(r.workspace, r.request("w"))
+	must(t, err)
+	got := make(chan *wire.ApprovalState, 1)
+	go func() {
+		st, err := requester.ApprovalWait(s.Approval.ID, time.Hour)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- st
+	}()
+	if st, err := r.cl.ApprovalWait(s.Approval.ID, 0); err != nil || st.State != wire.RequestPending {
+		t.Fatalf("approval_wait with no budget: %+v, %v; want pending", st, err)
+	}
+	must(t, r.cl.Deny(s.Approval.ID, "no"))
+	if st := <-got; st == nil || st.State != wire.RequestDenied || st.Reason != "no" {
+		t.Fatalf("approval_wait across the denial: %+v", st)
+	}
+}
+
+// An expired request is not offered again, and a broker that opens finds
+// no request pending from before: the requesters' connections ended with
+// the previous broker.
+func TestApprovalExpiredIsNotReused(t *testing.T) {
+	r := newRig(t)
+	requester, err := client.Dial(r.state)
+	must(t, err)
+	s, err := requester.Submit(r.workspace, r.request("e"))
+	must(t, err)
+	requester.Close()
+	for deadline := time.Now().Add(10 * time.Second); r.pending(s.Approval.ID); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("never expired")
+		}
+	}
+	if next := r.wantApproval(r.request("e")); next.ID == s.Approval.ID {
+		t.Fatalf("the expired request %s was offered again", next.ID)
 	}
 }

@@ -95,6 +95,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		if err != nil {
 			return b.raced(ctx, call, err)
 		}
+		b.hold(ctx, view.ID) // it lives while its requester waits (requesters.go)
 		return &wire.ApprovalRequired{Request: *view}, nil
 	}
 	if b.cfg.Executor == nil {

@@ -4,9 +4,13 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"warrant/wire"
 )
@@ -59,7 +63,7 @@ func (r *promptRig) pending(t *testing.T, id string) bool {
 		t.Fatal(err)
 	}
 	for _, a := range l.Approvals {
-		if a.ID == id {
+		if a.ID == id && a.State == wire.RequestPending {
 			return true
 		}
 	}
@@ -191,5 +195,57 @@ func TestPromptDenyThenRunAsksAnew(t *testing.T) {
 	}
 	again.typeKeys("\x04")
 	again.wait()
+	r.noMarker(t)
+	l, err := r.d.dial().List(wire.ListApprovals, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]wire.RequestState{}
+	for _, a := range l.Approvals {
+		asked[a.ID] = a.State
+	}
+	if len(asked) != 2 || asked[first] != wire.RequestDenied || asked[second] != wire.RequestDenied {
+		t.Fatalf("want two requests, %s and %s, both denied; the broker lists %v", first, second, asked)
+	}
+}
+
+// A `broker run` interrupted while it waits for approval (no terminal:
+// it printed the approve command) leaves no approvable request behind:
+// its requester went away, so the request expires and says so, in
+// `broker approvals` and to `broker approve`.
+func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
+	r := newPromptRig(t)
+	cmd := exec.Command(bins.broker, "run", "--state", r.d.State, "--workspace", r.ws, "--", "/bin/sh", "-c", "echo ran > marker")
+	cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id := ""
+	for deadline := time.Now().Add(daemonSafety); id == ""; time.Sleep(10 * time.Millisecond) {
+		if m := regexp.MustCompile(`approval required: request (ar-[0-9a-f]+)`).FindStringSubmatch(stderr.String()); m != nil {
+			id = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("broker run never asked for approval:\n%s", stderr)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != exitInterrupted {
+		t.Fatalf("interrupted broker run: %v, want exit %d:\n%s", err, exitInterrupted, stderr)
+	}
+	for deadline := time.Now().Add(daemonSafety); r.pending(t, id); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("request %s is still pending after its requester went away", id)
+		}
+	}
+	if out, _ := r.d.CLI("approvals"); !regexp.MustCompile(id + `\s+expired\s+.*: its requester went away`).MatchString(out) {
+		t.Fatalf("broker approvals does not show %s expired because its requester went away:\n%s", id, out)
+	}
+	approve := exec.Command(bins.broker, "approve", id, "--state", r.d.State)
+	out, _ := approve.CombinedOutput()
+	if approve.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "expired because its requester went away") {
+		t.Fatalf("broker approve %s of the expired request: exit %d\n%s", id, approve.ProcessState.ExitCode(), out)
+	}
 	r.noMarker(t)
 }

@@ -64,12 +64,24 @@ type GoalRevise struct {
 	Goal string `cbor:"goal"`
 }
 
+// ApprovalWait asks for the state of an approval request once it is no
+// longer pending, or after at most BudgetMs milliseconds (then the reply
+// says pending, which is not a failure). It is how a requester learns a
+// decision made elsewhere; a denial it answers counts as reported to the
+// requester.
+type ApprovalWait struct {
+	RequestID string `cbor:"request_id"`
+	BudgetMs  uint32 `cbor:"budget_ms"`
+}
+
 func (*Submit) Type() MsgType     { return TypeSubmit }
 func (*Query) Type() MsgType      { return TypeQuery }
 func (*Wait) Type() MsgType       { return TypeWait }
 func (*Cancel) Type() MsgType     { return TypeCancel }
 func (*GoalCreate) Type() MsgType { return TypeGoalCreate }
 func (*GoalRevise) Type() MsgType { return TypeGoalRevise }
+
+func (*ApprovalWait) Type() MsgType { return TypeApprovalWait }
 
 func (m *Submit) validate() error {
 	return firstErr(checkAbs("workspace", m.Workspace), m.Request.validate(), checkText("call_id", m.CallID, maxName))
@@ -81,3 +93,6 @@ func (m *Cancel) validate() error {
 }
 func (m *GoalCreate) validate() error { return checkText("title", m.Title, maxText) }
 func (m *GoalRevise) validate() error { return checkName("goal", m.Goal) }
+func (m *ApprovalWait) validate() error {
+	return checkName("request_id", m.RequestID)
+}

@@ -43,6 +43,7 @@ var enumRules = []struct {
 	{"profile", profileNames}, {"capability-state", capabilityNames}, {"binding", bindingNames},
 	{"action-state", actionStateNames}, {"cancel-result", cancelResultNames},
 	{"classification", classificationNames}, {"list-kind", listKindNames}, {"goal-state", goalStateNames},
+	{"request-state", requestStateNames},
 }
 
 // TestCDDLEnums checks that each enum rule lists exactly the Go names, in

@@ -74,8 +74,9 @@ func TestEnums(t *testing.T) {
 	checkEnumType[Classification](t, classificationNames)
 	checkEnumType[ListKind](t, listKindNames)
 	checkEnumType[GoalState](t, goalStateNames)
-	if len(enumRules) != 11 {
-		t.Errorf("TestEnums covers 11 enums, enumRules lists %d", len(enumRules))
+	checkEnumType[RequestState](t, requestStateNames)
+	if len(enumRules) != 12 {
+		t.Errorf("TestEnums covers 12 enums, enumRules lists %d", len(enumRules))
 	}
 }
 

@@ -178,6 +178,28 @@ func (c *Classification) UnmarshalText(text []byte) error {
 	return closed.Unmarshal(classificationNames, text, c)
 }
 
+// RequestState is the state of an approval request (docs/architecture.md
+// §2.3): pending until the operator approves or denies it, or until it
+// expires because its requester went away.
+type RequestState uint8
+
+// The request states.
+const (
+	RequestPending RequestState = iota + 1
+	RequestApproved
+	RequestDenied
+	RequestExpired
+)
+
+var requestStateNames = []string{"", "pending", "approved", "denied", "expired"}
+
+func (s RequestState) names() []string              { return requestStateNames }
+func (s RequestState) String() string               { return closed.String(requestStateNames, s) }
+func (s RequestState) MarshalText() ([]byte, error) { return closed.Marshal(requestStateNames, s) }
+func (s *RequestState) UnmarshalText(text []byte) error {
+	return closed.Unmarshal(requestStateNames, text, s)
+}
+
 // ListKind selects what an operator List request lists.
 type ListKind uint8
 

@@ -14,7 +14,8 @@ type ApprovalRequired struct {
 }
 
 // ApprovalView is an approval request as the operator sees it: the whole
-// identity, its fingerprint and the plain limitations text.
+// identity, its fingerprint and the plain limitations text, and its state
+// with the reason it ended (a denial's, or why it expired).
 type ApprovalView struct {
 	ID           string          `cbor:"id"`
 	Goal         string          `cbor:"goal"`
@@ -24,10 +25,12 @@ type ApprovalView struct {
 	Fingerprint  []byte          `cbor:"fingerprint"`
 	Limitations  string          `cbor:"limitations"`
 	CreatedUnix  int64           `cbor:"created_unix"`
+	State        RequestState    `cbor:"state"`
+	Reason       string          `cbor:"reason,omitempty"`
 }
 
 func (a *ApprovalView) validate() error {
-	return firstErr(checkName("id", a.ID), checkText("goal", a.Goal, maxName),
+	return firstErr(checkName("id", a.ID), checkEnum(a.State), checkText("reason", a.Reason, maxText), checkText("goal", a.Goal, maxName),
 		checkText("session", a.Session, maxName), a.Identity.validate(),
 		checkDigest("fingerprint", a.Fingerprint), checkText("limitations", a.Limitations, maxText))
 }
@@ -174,6 +177,16 @@ type GoalReply struct {
 // OK acknowledges a request that has nothing else to say.
 type OK struct{}
 
+// ApprovalState answers approval_wait: the request's state, pending when
+// the budget ran out first, the reason it ended (a denial's, or why it
+// expired) and, once approved, its lease.
+type ApprovalState struct {
+	RequestID string       `cbor:"request_id"`
+	State     RequestState `cbor:"state"`
+	Reason    string       `cbor:"reason,omitempty"`
+	LeaseID   string       `cbor:"lease_id,omitempty"` // the lease the approval granted
+}
+
 func (*Accepted) Type() MsgType         { return TypeAccepted }
 func (*ApprovalRequired) Type() MsgType { return TypeApprovalRequired }
 func (*Status) Type() MsgType           { return TypeStatus }
@@ -183,6 +196,7 @@ func (*LeaseGranted) Type() MsgType     { return TypeLeaseGranted }
 func (*Listing) Type() MsgType          { return TypeListing }
 func (*GoalReply) Type() MsgType        { return TypeGoalReply }
 func (*OK) Type() MsgType               { return TypeOK }
+func (*ApprovalState) Type() MsgType    { return TypeApprovalState }
 
 func (m *Accepted) validate() error         { return checkName("handle", m.Handle) }
 func (m *ApprovalRequired) validate() error { return m.Request.validate() }
@@ -221,3 +235,7 @@ func (m *GoalReply) validate() error {
 	return firstErr(checkName("goal", m.Goal), checkEnum(m.State))
 }
 func (*OK) validate() error { return nil }
+func (m *ApprovalState) validate() error {
+	return firstErr(checkName("request_id", m.RequestID), checkEnum(m.State), checkText("reason", m.Reason, maxText),
+		checkText("lease_id", m.LeaseID, maxName))
+}

@@ -56,7 +56,7 @@ func sampleIdentity(interp bool) CommandIdentity {
 func sampleApproval(interp bool) ApprovalView {
 	return ApprovalView{ID: "apr-1", Goal: "g-1", GoalRevision: 2, Session: "s-1",
 		Identity: sampleIdentity(interp), Fingerprint: digest(0xdd),
-		Limitations: "The target runs as your user; the network is closed.", CreatedUnix: 1700000000}
+		Limitations: "The target runs as your user; the network is closed.", CreatedUnix: 1700000000, State: RequestPending}
 }
 
 func sampleLease() LeaseView {
@@ -138,6 +138,7 @@ func samples() []namedSample {
 		{"cancel-reason", &Cancel{Handle: "act-1", Reason: "taking too long"}},
 		{"goal-create", &GoalCreate{Title: "make the tests pass"}},
 		{"goal-revise", &GoalRevise{Goal: "g-1"}},
+		{"approval-wait", &ApprovalWait{RequestID: "apr-1", BudgetMs: 5000}},
 		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
 		{"approve-binding", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, Binding: InPlace}},
 		{"deny", &Deny{RequestID: "apr-1"}},
@@ -166,6 +167,9 @@ func samples() []namedSample {
 			}}},
 		{"goal", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive}},
 		{"ok", &OK{}},
+		{"approval-state", &ApprovalState{RequestID: "apr-1", State: RequestPending}},
+		{"approval-state-approved", &ApprovalState{RequestID: "apr-1", State: RequestApproved, LeaseID: "lease-1"}},
+		{"approval-state-expired", &ApprovalState{RequestID: "apr-1", State: RequestExpired, Reason: "its requester went away"}},
 		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
 		{"error-workspace-aliased", Errorf(CodeWorkspaceAliased, "1 file in the workspace is a hard link to a file outside it: \"notes.txt\"")},
 		{"spawn-request", sampleSpawn(false)},

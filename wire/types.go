@@ -18,6 +18,7 @@ const (
 	TypeCancel
 	TypeGoalCreate
 	TypeGoalRevise
+	TypeApprovalWait
 
 	// Operator → broker (operator.sock).
 	TypeApprove
@@ -37,6 +38,7 @@ const (
 	TypeListing
 	TypeGoalReply
 	TypeOK
+	TypeApprovalState
 	TypeError
 
 	// Broker → launcher.
@@ -49,10 +51,10 @@ const (
 )
 
 var msgTypeNames = []string{"",
-	"submit", "query", "wait", "cancel", "goal_create", "goal_revise",
+	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait",
 	"approve", "deny", "revoke", "list", "resolve", "goal_set_state",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
-	"lease_granted", "listing", "goal", "ok", "error",
+	"lease_granted", "listing", "goal", "ok", "approval_state", "error",
 	"spawn_request",
 	"ready", "refused", "exec_failed",
 }
@@ -70,6 +72,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeCancel:           reflect.TypeFor[Cancel](),
 	TypeGoalCreate:       reflect.TypeFor[GoalCreate](),
 	TypeGoalRevise:       reflect.TypeFor[GoalRevise](),
+	TypeApprovalWait:     reflect.TypeFor[ApprovalWait](),
 	TypeApprove:          reflect.TypeFor[Approve](),
 	TypeDeny:             reflect.TypeFor[Deny](),
 	TypeRevoke:           reflect.TypeFor[Revoke](),
@@ -85,6 +88,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeListing:          reflect.TypeFor[Listing](),
 	TypeGoalReply:        reflect.TypeFor[GoalReply](),
 	TypeOK:               reflect.TypeFor[OK](),
+	TypeApprovalState:    reflect.TypeFor[ApprovalState](),
 	TypeError:            reflect.TypeFor[Error](),
 	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
 	TypeReady:            reflect.TypeFor[Ready](),
@@ -112,7 +116,7 @@ func (c Channel) String() string { return closed.String(channelNames, c) }
 func (c Channel) allows(t MsgType) bool {
 	switch c {
 	case AgentChannel:
-		return t >= TypeSubmit && t <= TypeGoalRevise
+		return t >= TypeSubmit && t <= TypeApprovalWait
 	case OperatorChannel:
 		return t >= TypeApprove && t <= TypeGoalSetState
 	case ReplyChannel:

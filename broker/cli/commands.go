@@ -22,11 +22,25 @@ func runApprovals(e *env, args []string) error {
 	if e.json {
 		return e.printJSON(nonNil(l.Approvals))
 	}
-	if len(l.Approvals) == 0 {
+	pending := 0
+	for i := range l.Approvals {
+		if v := &l.Approvals[i]; v.State == wire.RequestPending {
+			writeCard(e.stdout, v)
+			pending++
+		}
+	}
+	if pending == 0 {
 		fmt.Fprintln(e.stdout, "No approval requests are pending.")
 	}
-	for i := range l.Approvals {
-		writeCard(e.stdout, &l.Approvals[i])
+	if pending < len(l.Approvals) {
+		fmt.Fprintln(e.stdout, "Ended last:")
+	}
+	for _, v := range l.Approvals[pending:] {
+		line := fmt.Sprintf("  %s  %-8s  %s", v.ID, v.State, strconv.Quote(v.Identity.Executable.Requested))
+		if v.Reason != "" {
+			line += ": " + v.Reason
+		}
+		fmt.Fprintln(e.stdout, line)
 	}
 	return nil
 }

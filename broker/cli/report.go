@@ -11,10 +11,12 @@ import (
 func exitCode(r *view.Ending) int {
 	res := r.Result()
 	if res == nil {
-		if e := r.WireErr(); e != nil && e.Code == wire.CodeExecutableNotFound {
+		switch e := r.WireErr(); {
+		case e != nil && e.Code == wire.CodeExecutableNotFound:
 			return exitNotFound
-		}
-		if r.LostSight() {
+		case e != nil && e.Code == wire.CodeCancelled:
+			return exitCancelled // interrupted before anything ran
+		case r.LostSight():
 			return exitUnknown
 		}
 		return exitNotExecuted

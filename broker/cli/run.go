@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -103,12 +100,13 @@ func runRun(e *env, args []string) error {
 
 // submitApproved submits req until it is accepted, asking for approval as
 // docs/architecture.md §3.2 says: --approve grants one use through the operator
-// channel; on a terminal the card is shown and the operator asked;
-// otherwise the exact approve command is printed and the submit retried
-// until someone approves or denies it. With a call id, a call that
-// already started its action is followed, not run again, and says so.
+// channel; on a terminal the card is shown and the operator asked, while
+// a decision made elsewhere is waited for too (prompt.go); otherwise the
+// exact approve command is printed and the decision waited for. Once
+// the request is approved, req is submitted again, on its lease. With a
+// call id, a call that already started its action is followed, not run
+// again, and says so.
 func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool) (string, error) {
-	told := ""
 	for {
 		s, err := cl.SubmitCall(ws, req, callID)
 		if err != nil {
@@ -135,30 +133,33 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			}
 			approve = false // one grant per run; a second request means the identity moved
 			continue
-		case told != id && isTerminal(os.Stdin):
-			writeCard(e.stderr, s.Approval)
-			yes, err := ask(os.Stdin, e.stderr, "Approve one run of exactly this command? [y/N] ")
-			if err != nil {
+		case isTerminal(os.Stdin):
+			if err := e.prompt(ctx, cl, s.Approval); err != nil {
 				return "", err
 			}
-			if !yes {
-				if err := cl.Deny(id, "denied at the broker run prompt"); err != nil {
-					return "", err
-				}
-				return "", wire.Errorf(wire.CodeApprovalDenied, "approval request %s was denied", id)
-			}
-			if _, err := cl.Approve(id, 1, 10*time.Minute); err != nil {
-				return "", err
-			}
-		case told != id:
+		default:
 			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s --state %s\n  to deny:    broker deny %s --state %s\nwaiting…\n",
 				id, id, e.state, id, e.state)
+			if err := e.awaitApproval(ctx, cl, id); err != nil {
+				return "", err
+			}
 		}
-		told = id
-		select {
-		case <-ctx.Done():
-			return "", wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s", id)
-		case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// awaitApproval waits for request id to be decided elsewhere, or for an
+// interrupt: then the run stops, and the request, left without its
+// requester, expires.
+func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string) error {
+	for {
+		st, err := cl.ApprovalWait(id, decisionBudget)
+		switch {
+		case err != nil:
+			return err
+		case st.State != wire.RequestPending:
+			return e.decided(st, "elsewhere")
+		case ctx.Err() != nil:
+			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s; nothing ran", id)
 		}
 	}
 }
@@ -179,16 +180,4 @@ func waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Statu
 			}
 		}
 	}
-}
-
-// ask reads a yes/no answer from in.
-func ask(in io.Reader, out io.Writer, prompt string) (bool, error) {
-	fmt.Fprint(out, prompt)
-	var line [64]byte
-	n, err := in.Read(line[:])
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	a := strings.ToLower(strings.TrimSpace(string(line[:n])))
-	return a == "y" || a == "yes", nil
 }

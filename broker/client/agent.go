@@ -51,6 +51,11 @@ func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID stri
 	return Submitted{}, err
 }
 
+// budgetMs is a wait budget on the wire, at most 2³²-1 ms.
+func budgetMs(budget time.Duration) uint32 {
+	return uint32(min(max(budget.Milliseconds(), 0), 1<<32-1))
+}
+
 // Query returns the state of an action.
 func (a *Agent) Query(handle string) (*wire.Status, error) {
 	return expect[*wire.Status](a.sock.roundTrip(&wire.Query{Handle: handle}))
@@ -60,11 +65,7 @@ func (a *Agent) Query(handle string) (*wire.Status, error) {
 // budget runs out first it returns nil and the state at that moment: a
 // timeout of the wait is not a failure of the action.
 func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
-	ms := budget.Milliseconds()
-	if ms > 1<<32-1 {
-		ms = 1<<32 - 1
-	}
-	reply, err := a.sock.roundTrip(&wire.Wait{Handle: handle, BudgetMs: uint32(ms)})
+	reply, err := a.sock.roundTrip(&wire.Wait{Handle: handle, BudgetMs: budgetMs(budget)})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -76,6 +77,16 @@ func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.Ac
 		return nil, 0, err
 	}
 	return st, st.State, nil
+}
+
+// ApprovalWait returns the state of approval request id once it is no
+// longer pending (approved, denied or expired) with the reason it ended,
+// or pending when the budget runs out first. While it waits, this
+// connection is a requester of the request: should it end while the
+// request is pending, the request expires. A denial it returns counts as
+// reported, so the next submit of the same action asks anew.
+func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {
+	return expect[*wire.ApprovalState](a.sock.roundTrip(&wire.ApprovalWait{RequestID: id, BudgetMs: budgetMs(budget)}))
 }
 
 // Cancel asks the broker to end an action. Nothing is undone.

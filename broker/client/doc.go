@@ -1,6 +1,6 @@
 // Package client is the Go client of a warrant broker, for agents and for
 // the broker's own CLI. It speaks the wire protocol over the state
-// directory's agent.sock (submit, query, wait, cancel, goals) and
+// directory's agent.sock (submit, query, wait, cancel, goals, approval_wait) and
 // operator.sock (approve, deny, revoke, list, resolve, goal state).
 //
 // Every refusal comes back as a *wire.Error (use errors.As), carrying a

@@ -16,11 +16,16 @@ const (
 	MaxLeaseTTL  = 30 * 24 * time.Hour
 )
 
+// recentlyEnded is how many of the requests decided or expired last
+// Approvals lists after the pending ones.
+const recentlyEnded = 16
+
 // RequestApproval returns the approval request a human must decide for
 // exactly this (goal, revision, fingerprint). A pending request is reused,
 // so an agent that submits the same action again sees the same request id
-// instead of flooding the operator. If the latest request for it was
-// denied, the denial is reported once, as APPROVAL_DENIED, and marked
+// instead of flooding the operator; an expired one is not. If the latest
+// request for it was denied and the denial was not reported yet (by
+// Decision), it is reported now, once, as APPROVAL_DENIED, and marked
 // reported: nothing of it is reusable, and the next submit asks anew.
 // The request carries the identity, its fingerprint and the limitations
 // text the operator's card shows beside it. A call (nil for none) is
@@ -34,6 +39,7 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 		var rid, state, reason string
 		err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM approval_requests
 			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied')
+			AND id NOT IN (SELECT approval_id FROM approval_expiries)
 			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp).Scan(&rid, &state, &reason)
 		switch {
 		case err == nil && state == "denied":
@@ -54,7 +60,7 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			return err
 		}
 		view = &wire.ApprovalView{ID: NewID("ar-"), Goal: g.ID, GoalRevision: g.Revision, Session: session,
-			Identity: *id, Fingerprint: fp, Limitations: limitations, CreatedUnix: j.now().Unix()}
+			Identity: *id, Fingerprint: fp, Limitations: limitations, CreatedUnix: j.now().Unix(), State: wire.RequestPending}
 		blob, err := wire.Canonical(id)
 		if err != nil {
 			return err
@@ -91,16 +97,58 @@ func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView
 	if err := wire.DecodeCanonical(blob, &v.Identity); err != nil {
 		return nil, fmt.Errorf("decode approval request %s: %w", id, err)
 	}
+	if v.State, _, v.Reason, err = requestState(ctx, q, id); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
-// PendingApprovals lists the requests still waiting for a decision, oldest
-// first, at most limit of them.
-func (j *Journal) PendingApprovals(ctx context.Context, limit int) ([]wire.ApprovalView, error) {
-	ids, err := column[string](ctx, j.db, `SELECT id FROM approval_requests WHERE state = 'pending' ORDER BY created_unix, rowid LIMIT ?`, limit)
+// requestState returns the state of request id as the wire says it, the
+// state column it has in approval_requests, and the reason it ended: a
+// denial's, or why it expired (migration 5 keeps expiries beside it).
+func requestState(ctx context.Context, q querier, id string) (wire.RequestState, string, string, error) {
+	var column, reason string
+	var expiry sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT r.state, r.reason, e.reason FROM approval_requests r
+		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.id = ?`, id).Scan(&column, &reason, &expiry)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", "", wire.Errorf(wire.CodeArgumentsInvalid, "approval request %q does not exist", id)
+	}
+	if err != nil {
+		return 0, "", "", fmt.Errorf("read approval request %s: %w", id, err)
+	}
+	switch {
+	case expiry.Valid:
+		return wire.RequestExpired, column, expiry.String, nil
+	case column == "pending":
+		return wire.RequestPending, column, "", nil
+	case column == "approved":
+		return wire.RequestApproved, column, "", nil
+	}
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return wire.RequestDenied, column, reason, nil // denied or denial_reported
+}
+
+// Approvals lists the requests still waiting for a decision, oldest
+// first, at most limit of them, and then, while the limit allows, the
+// recentlyEnded requests decided or expired last, newest first, each
+// with its state and reason, so the operator sees what became of a
+// request that is no longer pending.
+func (j *Journal) Approvals(ctx context.Context, limit int) ([]wire.ApprovalView, error) {
+	ids, err := column[string](ctx, j.db, `SELECT id FROM approval_requests WHERE state = 'pending'
+		AND id NOT IN (SELECT approval_id FROM approval_expiries) ORDER BY created_unix, rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
+	ended, err := column[string](ctx, j.db, `SELECT r.id FROM approval_requests r
+		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.state != 'pending' OR e.approval_id IS NOT NULL
+		ORDER BY COALESCE(e.expired_unix, r.decided_unix) DESC, r.rowid DESC LIMIT ?`, min(recentlyEnded, limit-len(ids)))
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	ids = append(ids, ended...)
 	out := make([]wire.ApprovalView, 0, len(ids))
 	for _, id := range ids {
 		v, err := readApproval(ctx, j.db, id)
@@ -186,19 +234,83 @@ func (j *Journal) Deny(ctx context.Context, requestID, reason string) error {
 
 // decidable returns request id if it is still pending.
 func decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, error) {
-	var state string
-	err := tx.QueryRowContext(ctx, `SELECT state FROM approval_requests WHERE id = ?`, id).Scan(&state)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %q does not exist", id)
-	}
-	if err != nil {
+	state, _, reason, err := requestState(ctx, tx, id)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if state != "pending" {
-		if state == "denial_reported" {
-			state = "denied"
-		}
+	case state == wire.RequestExpired:
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid,
+			"approval request %s expired because %s; nothing was approved, and submitting the command again asks anew", id, reason)
+	case state == wire.RequestDenied:
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s is already denied (%s)", id, reason)
+	case state != wire.RequestPending:
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s is already %s", id, state)
 	}
 	return readApproval(ctx, tx, id)
+}
+
+// Expire ends request id, if it is still pending, because no one will act
+// on its decision any more (reason says why: its requester went away). It
+// can then be neither approved nor denied, and the next submit of the
+// same action asks anew. It reports whether the request expired now.
+func (j *Journal) Expire(ctx context.Context, id, reason string) (bool, error) {
+	expired := false
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		state, _, _, err := requestState(ctx, tx, id)
+		if err != nil || state != wire.RequestPending {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approval_expiries (approval_id, reason, expired_unix) VALUES (?, ?, ?)`,
+			id, reason, j.now().Unix())
+		expired = err == nil
+		return err
+	})
+	return expired, wrapUnlessCoded("expire approval request", err)
+}
+
+// ExpirePending expires every pending request for reason and returns
+// their ids: at start, a request from before has no requester left.
+func (j *Journal) ExpirePending(ctx context.Context, reason string) ([]string, error) {
+	var ids []string
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if ids, err = column[string](ctx, tx, `SELECT id FROM approval_requests WHERE state = 'pending'
+			AND id NOT IN (SELECT approval_id FROM approval_expiries) ORDER BY rowid`); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approval_expiries (approval_id, reason, expired_unix)
+			SELECT id, ?, ? FROM approval_requests WHERE state = 'pending' AND id NOT IN (SELECT approval_id FROM approval_expiries)`,
+			reason, j.now().Unix())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("expire pending approval requests: %w", err)
+	}
+	return ids, nil
+}
+
+// Decision returns the state of request id, the reason it ended and,
+// once approved, its lease, for its requester. A denial it returns counts
+// as reported to the requester and is marked so: the next submit of the
+// same action asks anew.
+func (j *Journal) Decision(ctx context.Context, id string) (*wire.ApprovalState, error) {
+	d := &wire.ApprovalState{RequestID: id}
+	err := j.tx(ctx, func(tx *sql.Tx) error {
+		var column string
+		var err error
+		if d.State, column, d.Reason, err = requestState(ctx, tx, id); err != nil {
+			return err
+		}
+		switch column {
+		case "approved":
+			return tx.QueryRowContext(ctx, `SELECT id FROM leases WHERE approval_id = ?`, id).Scan(&d.LeaseID)
+		case "denied":
+			_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, wrapUnlessCoded("read approval request", err)
+	}
+	return d, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"warrant/wire"
 )
@@ -21,7 +20,8 @@ type Call struct {
 
 // Bound is what a call id already stands for: the action it started, or
 // else the latest approval request it raised — still pending, denied, or
-// (neither field set) approved.
+// (neither field set) approved or expired, when the submit goes on (and
+// an expired request's submit asks anew).
 type Bound struct {
 	Handle  string             // the action, once one was started
 	Pending *wire.ApprovalView // its approval request, while pending
@@ -79,17 +79,13 @@ func readCall(ctx context.Context, q querier, c *Call) (*Bound, error) {
 		return &Bound{Handle: handle.String}, nil
 	}
 	id, b := approval.String, &Bound{}
-	var state, reason string
-	if err := q.QueryRowContext(ctx, `SELECT state, reason FROM approval_requests WHERE id = ?`, id).Scan(&state, &reason); err != nil {
-		return nil, fmt.Errorf("read approval request %s: %w", id, err)
-	}
-	switch state {
-	case "pending":
+	state, _, reason, err := requestState(ctx, q, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case state == wire.RequestPending:
 		b.Pending, err = readApproval(ctx, q, id)
-	case "denied", "denial_reported":
-		if reason == "" {
-			reason = "no reason given"
-		}
+	case state == wire.RequestDenied:
 		b.denied = id
 		b.Denial = wire.Errorf(wire.CodeApprovalDenied, "call_id %q: the operator denied its approval request %s (%s); "+
 			"nothing ran, and nothing will under this call_id: a new call_id asks anew", c.ID, id, reason)

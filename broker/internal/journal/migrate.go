@@ -192,6 +192,32 @@ CREATE TRIGGER submit_calls_bound BEFORE UPDATE ON submit_calls
 CREATE TRIGGER submit_calls_kept BEFORE DELETE ON submit_calls
 	BEGIN SELECT RAISE(ABORT, 'call ids are never forgotten'); END;
 `,
+	// 7: approval requests that expired while pending (Expire): their
+	// requester went away. SQLite cannot change the CHECK of
+	// approval_requests.state, and rebuilding that table would mean
+	// dropping it under the leases and actions that reference it, so an
+	// expiry is a row of its own; an expired request keeps state
+	// 'pending' in approval_requests and the triggers make it final.
+	`
+CREATE TABLE approval_expiries (
+	approval_id  TEXT PRIMARY KEY REFERENCES approval_requests(id),
+	reason       TEXT NOT NULL CHECK (reason != ''),
+	expired_unix INTEGER NOT NULL
+);
+CREATE TRIGGER approval_expiries_pending_only BEFORE INSERT ON approval_expiries
+	WHEN (SELECT state FROM approval_requests WHERE id = NEW.approval_id) IS NOT 'pending'
+	BEGIN SELECT RAISE(ABORT, 'only a pending approval request expires'); END;
+CREATE TRIGGER approval_expiries_final BEFORE UPDATE ON approval_expiries
+	BEGIN SELECT RAISE(ABORT, 'an expiry is never changed'); END;
+CREATE TRIGGER approval_expiries_kept BEFORE DELETE ON approval_expiries
+	BEGIN SELECT RAISE(ABORT, 'an expiry is never removed'); END;
+CREATE TRIGGER approval_requests_expired_final BEFORE UPDATE OF state ON approval_requests
+	WHEN EXISTS (SELECT 1 FROM approval_expiries WHERE approval_id = OLD.id)
+	BEGIN SELECT RAISE(ABORT, 'an expired approval request is never decided'); END;
+CREATE TRIGGER leases_not_for_expired BEFORE INSERT ON leases
+	WHEN EXISTS (SELECT 1 FROM approval_expiries WHERE approval_id = NEW.approval_id)
+	BEGIN SELECT RAISE(ABORT, 'an expired approval request grants no lease'); END;
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

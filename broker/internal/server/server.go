@@ -158,9 +158,11 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel
 		s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
 		return
 	}
-	r := &countingReader{r: c}
+	pc := &Conn{nc: c, idle: s.o.IdleTimeout}
+	defer func() { pc.end(ctx.Err() != nil) }()
+	r := &countingReader{r: c, began: pc.frameBegan}
 	for {
-		c.SetReadDeadline(time.Now().Add(s.o.IdleTimeout))
+		pc.awaitFrame()
 		r.n = 0
 		m, err := wire.ReadFrame(r, wire.MaxAgentFrame, ch)
 		if err != nil {
@@ -173,7 +175,7 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		reply := s.call(ctx, h, m)
+		reply := s.call(context.WithValue(ctx, connKey{}, pc), h, m)
 		c.SetWriteDeadline(time.Now().Add(s.o.IdleTimeout))
 		if err := wire.WriteFrame(c, reply); err != nil {
 			return
@@ -193,12 +195,16 @@ func (s *server) call(ctx context.Context, h Handler, m wire.Message) (reply wir
 }
 
 type countingReader struct {
-	r io.Reader
-	n int
+	r     io.Reader
+	n     int
+	began func() // when the first bytes of a frame arrive
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if c.n == 0 && n > 0 {
+		c.began()
+	}
 	c.n += n
 	return n, err
 }

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/broker/client"
+	"warrant/wire"
+)
+
+// decisionBudget is how long one approval_wait may block. A decision is
+// answered at once whatever the budget; the budget only bounds how long
+// an interrupt waits for the call in flight.
+const decisionBudget = time.Second
+
+// Reasons `broker run` gives the broker for a denial it makes.
+const (
+	reasonPromptDenied = "denied at the broker run prompt"
+	reasonCancelled    = "requester cancelled"
+)
+
+// decision is what the broker answered about a request: its state
+// (never pending) or why it could not say.
+type decision struct {
+	st  *wire.ApprovalState
+	err error
+}
+
+// awaitDecision waits, through the broker (approval_wait), until request
+// id is no longer pending, the broker fails, or quit is closed (then it
+// returns a nil state and error).
+func awaitDecision(cl *client.Client, id string, quit <-chan struct{}) decision {
+	for {
+		st, err := cl.ApprovalWait(id, decisionBudget)
+		if err != nil || st.State != wire.RequestPending {
+			return decision{st, err}
+		}
+		select {
+		case <-quit:
+			return decision{}
+		default:
+		}
+	}
+}
+
+// prompt shows the card of request v on the terminal and asks whether to
+// approve one run, while waiting for a decision made elsewhere: whichever
+// comes first decides. It returns nil once the request is approved (the
+// caller submits again, on its lease), or why nothing may run: denied
+// here (n, an empty line or Ctrl-D) or elsewhere, expired, or withdrawn
+// because the run was interrupted (Ctrl-C: denied as "requester
+// cancelled", CANCELLED). What it prints is what the broker answered.
+func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalView) error {
+	id := v.ID
+	writeCard(e.stderr, v)
+	fmt.Fprint(e.stderr, "Approve one run of exactly this command? [y/N] ")
+	quit := make(chan struct{})
+	defer close(quit)
+	decided := make(chan decision, 1)
+	go func() { decided <- awaitDecision(cl, id, quit) }()
+	answered := make(chan answer, 1)
+	go func() { answered <- readAnswer(os.Stdin, quit) }()
+
+	by := "elsewhere"
+	var d decision
+	select {
+	case d = <-decided:
+		fmt.Fprintln(e.stderr) // the question stays unanswered: end its line
+	case a := <-answered:
+		if a.err != nil {
+			return a.err
+		}
+		if a.eof {
+			fmt.Fprintln(e.stderr) // Ctrl-D ends no line of its own
+		}
+		var err error
+		if a.yes {
+			_, err = cl.Approve(id, 1, 10*time.Minute)
+		} else {
+			err = cl.Deny(id, reasonPromptDenied)
+		}
+		if err == nil {
+			by = "at the prompt"
+		}
+		d = <-decided // decided here, or elsewhere just before
+	case <-ctx.Done():
+		fmt.Fprintln(e.stderr)
+		if err := cl.Deny(id, reasonCancelled); err != nil {
+			return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt; withdrawing approval request %s failed: %v", id, err)
+		}
+		if d = <-decided; d.err == nil && d.st.State == wire.RequestApproved {
+			return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt; approval request %s had just been approved elsewhere "+
+				"(lease %s, unused): nothing ran", id, d.st.LeaseID)
+		}
+		return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt: approval request %s was withdrawn (denied: %s); nothing ran", id, reasonCancelled)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	return e.decided(d.st, by)
+}
+
+// decided says what became of a request that is no longer pending and
+// returns nil if it was approved.
+func (e *env) decided(st *wire.ApprovalState, by string) error {
+	switch st.State {
+	case wire.RequestApproved:
+		fmt.Fprintf(e.stderr, "warrant: approval request %s was approved %s: lease %s\n", st.RequestID, by, st.LeaseID)
+		return nil
+	case wire.RequestDenied:
+		return wire.Errorf(wire.CodeApprovalDenied, "approval request %s was denied %s (%s)", st.RequestID, by, st.Reason)
+	}
+	return wire.Errorf(wire.CodeIOFailed, "approval request %s expired: %s", st.RequestID, st.Reason)
+}
+
+// answer is one line typed at the prompt.
+type answer struct {
+	yes, eof bool
+	err      error
+}
+
+// readAnswer reads one line from the terminal f: y or yes approves,
+// anything else denies, and end of file (Ctrl-D) denies. It polls, so
+// that it stops without having consumed anything once quit is closed.
+func readAnswer(f *os.File, quit <-chan struct{}) answer {
+	fd := int(f.Fd())
+	for {
+		select {
+		case <-quit:
+			return answer{err: errors.New("the prompt was closed")}
+		default:
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 100)
+		if errors.Is(err, unix.EINTR) || err == nil && n == 0 {
+			continue
+		}
+		if err != nil {
+			return answer{err: fmt.Errorf("read the answer: %w", err)}
+		}
+		var line [256]byte
+		k, err := f.Read(line[:])
+		if k == 0 {
+			return answer{eof: true}
+		}
+		if err != nil {
+			return answer{err: fmt.Errorf("read the answer: %w", err)}
+		}
+		a := strings.ToLower(strings.TrimSpace(string(line[:k])))
+		return answer{yes: a == "y" || a == "yes"}
+	}
+}

@@ -1,0 +1,90 @@
+package journal
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+// requested opens a journal with n pending requests, each for its own
+// fingerprint.
+func requested(t *testing.T, n int) (*Journal, []string) {
+	t.Helper()
+	ctx := context.Background()
+	j, err := Open(ctx, filepath.Join(t.TempDir(), "journal.db"), time.Now)
+	must(t, err)
+	t.Cleanup(func() { j.Close() })
+	g, err := j.Goal(ctx, DefaultGoal)
+	must(t, err)
+	var ids []string
+	for i := range n {
+		id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
+			Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
+		fp := []byte(strings.Repeat(string(rune('a'+i)), 32))
+		ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits", nil)
+		must(t, err)
+		ids = append(ids, ar.ID)
+	}
+	return j, ids
+}
+
+// An expired request is final: it cannot be approved or denied, by the
+// journal's code or by SQL, and its expiry is never changed.
+func TestExpiredRequestIsFinal(t *testing.T) {
+	j, ids := requested(t, 3)
+	ctx := context.Background()
+	if ok, err := j.Expire(ctx, ids[0], "its requester went away"); err != nil || !ok {
+		t.Fatalf("expire a pending request: %v, %v", ok, err)
+	}
+	if ok, err := j.Expire(ctx, ids[0], "again"); err != nil || ok {
+		t.Fatalf("expire it again: %v, %v; want no change", ok, err)
+	}
+	_, err := j.Approve(ctx, ids[0], 1, time.Hour, nil)
+	if err == nil || !strings.Contains(err.Error(), "expired because its requester went away") {
+		t.Fatalf("approve the expired request: %v", err)
+	}
+	if err := j.Deny(ctx, ids[0], "x"); err == nil {
+		t.Fatal("denied an expired request")
+	}
+	must(t, j.Deny(ctx, ids[1], "no"))
+	if ok, err := j.Expire(ctx, ids[1], "its requester went away"); err != nil || ok {
+		t.Fatalf("expire a denied request: %v, %v; want no change", ok, err)
+	}
+	for name, q := range map[string]string{
+		"decide an expired request": `UPDATE approval_requests SET state = 'approved' WHERE id = '` + ids[0] + `'`,
+		"edit an expiry":            `UPDATE approval_expiries SET reason = 'x'`,
+		"remove an expiry":          `DELETE FROM approval_expiries`,
+		"expire a decided request":  `INSERT INTO approval_expiries VALUES ('` + ids[1] + `', 'x', 0)`,
+		"lease an expired request":  `INSERT INTO leases SELECT 'l-x', '` + ids[0] + `', 'default', 1, 1, 2, 3, fingerprint, 0, 9, 1, 1, NULL, '' FROM approval_requests WHERE id = '` + ids[0] + `'`,
+		"expire without saying why": `INSERT INTO approval_expiries VALUES ('` + ids[2] + `', '', 0)`,
+		"expire an unknown request": `INSERT INTO approval_expiries VALUES ('ar-none', 'x', 0)`,
+	} {
+		if _, err := j.db.ExecContext(ctx, q); err == nil {
+			t.Errorf("the journal let SQL %s", name)
+		}
+	}
+	d, err := j.Decision(ctx, ids[0])
+	if err != nil || d.State != wire.RequestExpired || d.Reason != "its requester went away" {
+		t.Fatalf("decision of the expired request: %+v %v", d, err)
+	}
+	got, err := j.ExpirePending(ctx, "the broker stopped while it was pending")
+	if err != nil || len(got) != 1 || got[0] != ids[2] {
+		t.Fatalf("expire the pending ones: %v, %v; want only %s", got, err, ids[2])
+	}
+	l, err := j.Approvals(ctx, 10)
+	must(t, err)
+	states := map[string]wire.RequestState{}
+	for _, v := range l {
+		states[v.ID] = v.State
+	}
+	if states[ids[0]] != wire.RequestExpired || states[ids[1]] != wire.RequestDenied || states[ids[2]] != wire.RequestExpired {
+		t.Fatalf("listed %v", states)
+	}
+	if v, err := j.IntegrityCheck(ctx); err != nil || v != "ok" {
+		t.Fatalf("integrity %q %v", v, err)
+	}
+}

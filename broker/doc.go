@@ -17,7 +17,8 @@
 //	                           sealing (evidence.go, receipts.go), the state-directory layout
 //	                           and keys (statedir.go, keys.go), the places no workspace
 //	                           may overlap (authority.go), read-only readers
-//	                           (receipts_read.go)
+//	                           (receipts_read.go), who waits for each pending approval
+//	                           request and approval_wait (requesters.go)
 //	broker/internal/identity   admission of the closed shape, the workspace's overlap with
 //	                           the protected places, resolution to a sealed Resolved,
 //	                           shebang, fingerprint
@@ -132,8 +133,21 @@
 //   - Pausing or cancelling a goal revokes its leases for good; resuming
 //     does not revive them. Revising it leaves them unmatched.
 //   - A pending approval request is reused for an identical submit; a
-//     denial is reported once as APPROVAL_DENIED and the next submit asks
-//     anew. Lease error codes (LEASE_EXPIRED, LEASE_EXHAUSTED,
+//     denial is reported once — by approval_wait to a requester waiting
+//     for it (the `broker run` prompt), or else as APPROVAL_DENIED to the
+//     next submit — and after that the next submit asks anew.
+//   - A pending request lives only while someone waits for its decision
+//     (requesters.go): its requesters are the socket connections that
+//     submitted it or wait on it (approval_wait). A watched connection is
+//     not closed for idleness (broker/internal/server); when the last of
+//     them ends while the request is pending, it expires with the reason
+//     "its requester went away" ("the broker stopped while it was
+//     pending" when the broker was shutting down), can no longer be
+//     approved or denied (`broker approve` says it expired and why), and
+//     the next submit asks anew. At Open every request still pending
+//     expires the same way: the previous broker's connections ended with
+//     it. An in-process caller (no connection) is not tracked. Lease
+//     error codes (LEASE_EXPIRED, LEASE_EXHAUSTED,
 //     LEASE_REVOKED, GOAL_REVISION_MISMATCH, GOAL_INACTIVE) come from the
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.

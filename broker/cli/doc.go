@@ -23,8 +23,22 @@
 // once the action has ended. An interrupt cancels the action and keeps
 // waiting for its end: cancel is not abandon. Its exit status is the
 // target's, or one of the codes in run.go (124 timeout, 125 not executed,
-// 123 unknown, …) so that exit code, signal, timeout, cancel and refusal
-// stay distinct.
+// 123 unknown, 130 interrupted, …) so that exit code, signal, timeout,
+// cancel and refusal stay distinct.
+//
+// When approval is needed on a terminal, `run` shows the card and asks
+// [y/N] while it waits, through the broker (approval_wait), for a decision
+// made elsewhere (prompt.go): whichever comes first decides, and it
+// prints what the broker answered. Approved (here or by `broker approve`
+// elsewhere): it names the lease and submits again, on it. Denied (n, an
+// empty line, Ctrl-D — which first ends the prompt's line — or `broker
+// deny` elsewhere): APPROVAL_DENIED, exit 125, and since the denial has
+// been reported the next run asks anew. Ctrl-C: the request is withdrawn
+// (denied, reason "requester cancelled"), nothing runs, CANCELLED, exit
+// 130. The terminal is read by poll, so a decision made elsewhere leaves
+// nothing half-read. Without a terminal `run` prints the approve command
+// and waits the same way; interrupted, it exits 130 and the request,
+// left without its requester, expires.
 //
 // With --call-id ID the submit is idempotent in its session (the broker
 // package doc, "Call ids"): run again with the same ID and command, it

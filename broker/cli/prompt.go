@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,7 +62,8 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 	writeCard(e.stderr, v)
 	fmt.Fprint(e.stderr, "Approve one run of exactly this command? [y/N] ")
 	quit := make(chan struct{})
-	defer close(quit)
+	stop := sync.OnceFunc(func() { close(quit) })
+	defer stop()
 	decided := make(chan decision, 1)
 	go func() { decided <- awaitDecision(cl, id, quit) }()
 	answered := make(chan answer, 1)
@@ -87,8 +89,12 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		}
 		if err == nil {
 			by = "at the prompt"
+		} else {
+			stop() // refused here: the broker says whether it was decided elsewhere just before
 		}
-		d = <-decided // decided here, or elsewhere just before
+		if d = <-decided; d.st == nil && d.err == nil {
+			return err // still pending, and this answer was refused (an inactive goal, …)
+		}
 	case <-ctx.Done():
 		fmt.Fprintln(e.stderr)
 		if err := cl.Deny(id, reasonCancelled); err != nil {

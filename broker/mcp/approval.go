@@ -18,8 +18,8 @@ import (
 // of the same command finds it again).
 const maxPending = 64
 
-// poll is how often wait submits an approved-pending request again: the
-// agent socket has no other way to learn a human's decision.
+// poll is how often wait submits a pending request again: the submit that
+// finds the lease is what turns an approval into an action.
 const poll = 500 * time.Millisecond
 
 // asked is a run that needs approval: what to submit again once a human

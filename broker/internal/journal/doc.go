@@ -35,6 +35,15 @@
 //     checkpoint over the new log are written in one transaction (LogTx),
 //     so a terminal status always names its receipt and the stored log
 //     never has an unanchored tail.
+//   - An approval request is pending, approved, denied (denial_reported
+//     once the denial was told to its requester) or expired. An expiry is
+//     a row of approval_expiries (migration 6: SQLite cannot change the
+//     CHECK of approval_requests.state, and rebuilding that table under
+//     the leases and actions that reference it is not worth the risk); an
+//     expired request keeps state 'pending' in approval_requests, and
+//     triggers make it final: only a pending request expires, an expiry
+//     is never changed or removed, an expired request is never decided
+//     and gets no lease. requestState is the one reading of the two.
 //   - Actions found executing or running at start become unknown with
 //     their uses spent and are never re-run (RecoverInterrupted); the
 //     operator's classification is a statement (Resolve), never a result.

@@ -15,6 +15,13 @@
 // closed; a panicking handler is answered with INTERNAL and the daemon
 // keeps serving. The sockets' directory is 0700 and each socket 0600.
 //
+// A handler learns the connection its request arrived on (ConnOf) and may
+// watch it (conn.go): while a watch is in force the connection is not
+// closed for being idle (a frame that begins must still complete within
+// the idle timeout), and the watch is told once the connection ends,
+// whether the peer went away or the server shut down. The broker watches
+// the requesters of pending approval requests this way.
+//
 // # Socket activation
 //
 // Started by systemd with its sockets (sd_listen_fds(3): LISTEN_PID is

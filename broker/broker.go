@@ -325,6 +325,26 @@ func (b *Broker) changes() <-chan struct{} {
 	return b.changed
 }
 
+// await calls check now and after every change until it reports done,
+// and reports false if budget runs out first.
+func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (bool, error)) (bool, error) {
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	for {
+		changed := b.changes()
+		if done, err := check(); done || err != nil {
+			return done, err
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, wire.Errorf(wire.CodeIOFailed, "the broker is shutting down")
+		}
+	}
+}
+
 // actionDirs creates the private HOME and TMPDIR of an action.
 func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
 	dir := filepath.Join(b.dirs.actions, handle)

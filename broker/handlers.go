@@ -135,25 +135,19 @@ func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
 // Wait answers the action's state once it is terminal or unknown, or
 // WaitTimeout (not a failure) when the budget runs out first.
 func (b *Broker) Wait(ctx context.Context, handle string, budget time.Duration) (wire.Message, error) {
-	timer := time.NewTimer(budget)
-	defer timer.Stop()
-	for {
-		changed := b.changes()
-		st, err := b.j.Status(ctx, handle)
-		if err != nil {
-			return nil, err
-		}
-		if st.State == wire.StateTerminal || st.State == wire.StateUnknown {
-			return st, nil
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			return &wire.WaitTimeout{Handle: handle, State: st.State}, nil
-		case <-ctx.Done():
-			return nil, wire.Errorf(wire.CodeIOFailed, "the broker is shutting down")
-		}
+	var st *wire.Status
+	ended, err := b.await(ctx, budget, func() (bool, error) {
+		var err error
+		st, err = b.j.Status(ctx, handle)
+		return err == nil && (st.State == wire.StateTerminal || st.State == wire.StateUnknown), err
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !ended:
+		return &wire.WaitTimeout{Handle: handle, State: st.State}, nil
 	}
+	return st, nil
 }
 
 // Cancel asks the executor to end an action in flight. Cancel is not stop

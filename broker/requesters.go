@@ -92,25 +92,20 @@ func (b *Broker) decided(id string) {
 // failure). Its caller becomes a requester of it (hold); a denial it
 // answers is reported (journal.Decision).
 func (b *Broker) ApprovalWait(ctx context.Context, id string, budget time.Duration) (wire.Message, error) {
-	timer := time.NewTimer(budget)
-	defer timer.Stop()
-	for {
-		changed := b.changes()
-		d, err := b.j.Decision(ctx, id)
-		switch {
-		case err != nil:
-			return nil, err
-		case d.State != wire.RequestPending:
-			b.decided(id)
-			return d, nil
+	var d *wire.ApprovalState
+	_, err := b.await(ctx, budget, func() (bool, error) {
+		var err error
+		if d, err = b.j.Decision(ctx, id); err != nil || d.State != wire.RequestPending {
+			return true, err
 		}
 		b.hold(ctx, id)
-		select {
-		case <-changed:
-		case <-timer.C:
-			return &wire.ApprovalState{RequestID: id, State: wire.RequestPending}, nil
-		case <-ctx.Done():
-			return nil, wire.Errorf(wire.CodeIOFailed, "the broker is shutting down")
-		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if d.State != wire.RequestPending {
+		b.decided(id)
+	}
+	return d, nil
 }

@@ -24,34 +24,47 @@ func (r *rig) listed() map[string]wire.ApprovalView {
 // pending reports whether request id is listed as pending.
 func (r *rig) pending(id string) bool { return r.listed()[id].State == wire.RequestPending }
 
+// requester submits req on a connection of its own and returns the
+// client and the approval request it raised.
+func (r *rig) requester(req wire.ActionRequest) (*client.Client, *wire.ApprovalView) {
+	r.t.Helper()
+	cl, err := client.Dial(r.state)
+	must(r.t, err)
+	s, err := cl.Submit(r.workspace, req)
+	must(r.t, err)
+	if s.Approval == nil {
+		r.t.Fatalf("accepted %s without approval", s.Handle)
+	}
+	return cl, s.Approval
+}
+
+// awaitEnded waits until request id is no longer pending. The broker
+// learns of a disconnect asynchronously; the bound only stops a broken
+// broker from hanging the test.
+func (r *rig) awaitEnded(id string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); r.pending(id); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("request %s is still pending after its requester went away", id)
+		}
+	}
+}
+
 // A request whose requester disconnected while it was pending expires
 // and says why; approving it is refused with that sentence.
 func TestApprovalExpiresWhenRequesterGoesAway(t *testing.T) {
 	r := newRig(t)
-	requester, err := client.Dial(r.state)
-	must(t, err)
-	s, err := requester.Submit(r.workspace, r.request("gone"))
-	must(t, err)
-	if s.Approval == nil {
-		t.Fatalf("accepted %s without approval", s.Handle)
-	}
-	id := s.Approval.ID
+	requester, v := r.requester(r.request("gone"))
+	id := v.ID
 	if !r.pending(id) {
 		t.Fatalf("request %s is not pending while its requester is connected", id)
 	}
 	requester.Close()
-	// The broker learns of the disconnect asynchronously; the bound only
-	// stops a broken broker from hanging the test.
-	for deadline := time.Now().Add(10 * time.Second); r.pending(id); {
-		if time.Now().After(deadline) {
-			t.Fatalf("request %s is still pending after its requester went away", id)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	r.awaitEnded(id)
 	if v := r.listed()[id]; v.State != wire.RequestExpired || v.Reason != "its requester went away" {
 		t.Fatalf("request %s is listed %s (%q), want expired because its requester went away", id, v.State, v.Reason)
 	}
-	_, err = r.cl.Approve(id, 1, time.Hour)
+	_, err := r.cl.Approve(id, 1, time.Hour)
 	wantCode(t, err, wire.CodeArgumentsInvalid)
 	if !strings.Contains(err.Error(), "expired because its requester went away") {
 		t.Fatalf("approving the expired request: %v", err)
@@ -68,19 +81,15 @@ func TestApprovalExpiresWhenRequesterGoesAway(t *testing.T) {
 // pending request depends on.
 func TestApprovalPendingWhileRequesterStays(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.IdleTimeout = 50 * time.Millisecond })
-	requester, err := client.Dial(r.state)
-	must(t, err)
+	requester, v := r.requester(r.request("stay"))
 	defer requester.Close()
-	other, err := client.Dial(r.state)
-	must(t, err)
-	s, err := requester.Submit(r.workspace, r.request("stay"))
-	must(t, err)
-	id := s.Approval.ID
+	id := v.ID
 	// A second requester of the same request, which then leaves.
-	if s2, err := other.Submit(r.workspace, r.request("stay")); err != nil || s2.Approval == nil || s2.Approval.ID != id {
-		t.Fatalf("the same submit on another connection: %+v, %v; want request %s again", s2, err, id)
+	if other, v2 := r.requester(r.request("stay")); v2.ID != id {
+		t.Fatalf("the same submit on another connection raised %s, want request %s again", v2.ID, id)
+	} else {
+		other.Close()
 	}
-	other.Close()
 	time.Sleep(20 * 50 * time.Millisecond) // many idle timeouts
 	if !r.pending(id) {
 		t.Fatalf("request %s is %s while a requester is still connected", id, r.listed()[id].State)
@@ -122,44 +131,32 @@ func TestApprovalDenialReportedByWaitAsksAnew(t *testing.T) {
 // approval_wait notices a decision made while it waits.
 func TestApprovalWaitNoticesDecision(t *testing.T) {
 	r := newRig(t)
-	requester, err := client.Dial(r.state)
-	must(t, err)
+	requester, v := r.requester(r.request("w"))
 	defer requester.Close()
-	s, err := requester.Submit(r.workspace, r.request("w"))
-	must(t, err)
 	got := make(chan *wire.ApprovalState, 1)
 	go func() {
-		st, err := requester.ApprovalWait(s.Approval.ID, time.Hour)
+		st, err := requester.ApprovalWait(v.ID, time.Hour)
 		if err != nil {
 			t.Error(err)
 		}
 		got <- st
 	}()
-	if st, err := r.cl.ApprovalWait(s.Approval.ID, 0); err != nil || st.State != wire.RequestPending {
+	if st, err := r.cl.ApprovalWait(v.ID, 0); err != nil || st.State != wire.RequestPending {
 		t.Fatalf("approval_wait with no budget: %+v, %v; want pending", st, err)
 	}
-	must(t, r.cl.Deny(s.Approval.ID, "no"))
+	must(t, r.cl.Deny(v.ID, "no"))
 	if st := <-got; st == nil || st.State != wire.RequestDenied || st.Reason != "no" {
 		t.Fatalf("approval_wait across the denial: %+v", st)
 	}
 }
 
-// An expired request is not offered again, and a broker that opens finds
-// no request pending from before: the requesters' connections ended with
-// the previous broker.
+// An expired request is not offered again: the same submit asks anew.
 func TestApprovalExpiredIsNotReused(t *testing.T) {
 	r := newRig(t)
-	requester, err := client.Dial(r.state)
-	must(t, err)
-	s, err := requester.Submit(r.workspace, r.request("e"))
-	must(t, err)
+	requester, v := r.requester(r.request("e"))
 	requester.Close()
-	for deadline := time.Now().Add(10 * time.Second); r.pending(s.Approval.ID); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("never expired")
-		}
-	}
-	if next := r.wantApproval(r.request("e")); next.ID == s.Approval.ID {
+	r.awaitEnded(v.ID)
+	if next := r.wantApproval(r.request("e")); next.ID == v.ID {
 		t.Fatalf("the expired request %s was offered again", next.ID)
 	}
 }

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,14 +56,33 @@ func (r *promptRig) noMarker(t *testing.T) {
 	}
 }
 
-// pending reports whether request id is still waiting for a decision.
-func (r *promptRig) pending(t *testing.T, id string) bool {
+// refuse answers the prompt of a run with keys, which must make it exit
+// with want before anything ran; it returns the run and its request.
+func (r *promptRig) refuse(t *testing.T, keys string, want int) (*ptyRun, string) {
 	t.Helper()
-	l, err := r.d.dial().List(wire.ListApprovals, false)
+	p := r.run(t)
+	id := p.prompted()
+	p.typeKeys(keys)
+	p.wantExit(want, fmt.Sprintf("after typing %q at the prompt", keys))
+	r.noMarker(t)
+	return p, id
+}
+
+// listApprovals is what `broker approvals` lists: the pending requests,
+// then those that ended last.
+func (d *brokerd) listApprovals(t *testing.T) []wire.ApprovalView {
+	t.Helper()
+	l, err := d.dial().List(wire.ListApprovals, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range l.Approvals {
+	return l.Approvals
+}
+
+// pending reports whether request id is still waiting for a decision.
+func (r *promptRig) pending(t *testing.T, id string) bool {
+	t.Helper()
+	for _, a := range r.d.listApprovals(t) {
 		if a.ID == id && a.State == wire.RequestPending {
 			return true
 		}
@@ -79,9 +99,7 @@ func TestPromptNoticesApprovalElsewhere(t *testing.T) {
 	if out, code := r.d.CLI("approve", id); code != 0 {
 		t.Fatalf("broker approve %s: exit %d\n%s", id, code, out)
 	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("broker run: exit %d after the approval elsewhere:\n%s", code, p.out)
-	}
+	p.wantExit(0, "after the approval elsewhere")
 	b, err := os.ReadFile(r.marker)
 	if err != nil || string(b) != "ran\n" {
 		t.Fatalf("marker %q, %v; want the command's output", b, err)
@@ -93,7 +111,7 @@ func TestPromptNoticesApprovalElsewhere(t *testing.T) {
 	if len(l.Leases) != 1 || l.Leases[0].ApprovalID != id || l.Leases[0].UsesLeft != 0 {
 		t.Fatalf("want exactly the one lease granted for %s, used once: %+v", id, l.Leases)
 	}
-	after := p.out.String()[strings.LastIndex(p.out.String(), promptText):]
+	after := p.afterPrompt()
 	if !strings.Contains(after, "approved elsewhere") || !strings.Contains(after, l.Leases[0].ID) {
 		t.Fatalf("the prompt did not say what happened (approved elsewhere, lease %s):\n%s", l.Leases[0].ID, after)
 	}
@@ -109,9 +127,7 @@ func TestPromptNoticesApprovalElsewhereEmbedded(t *testing.T) {
 	if out, code := r.d.CLI("approve", id); code != 0 {
 		t.Fatalf("broker approve %s: exit %d\n%s", id, code, out)
 	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("broker run: exit %d after the approval elsewhere:\n%s", code, p.out)
-	}
+	p.wantExit(0, "after the approval elsewhere")
 	if b, err := os.ReadFile(r.marker); err != nil || string(b) != "ran\n" {
 		t.Fatalf("marker %q, %v; want the command's output", b, err)
 	}
@@ -125,11 +141,9 @@ func TestPromptNoticesDenialElsewhere(t *testing.T) {
 	if out, code := r.d.CLI("deny", id, "--reason", "not now"); code != 0 {
 		t.Fatalf("broker deny %s: exit %d\n%s", id, code, out)
 	}
-	if code := p.wait(); code != exitNotExecuted {
-		t.Fatalf("broker run: exit %d after the denial elsewhere, want %d:\n%s", code, exitNotExecuted, p.out)
-	}
+	p.wantExit(exitNotExecuted, "after the denial elsewhere")
 	r.noMarker(t)
-	if after := p.out.String()[strings.LastIndex(p.out.String(), promptText):]; !strings.Contains(after, "denied elsewhere") ||
+	if after := p.afterPrompt(); !strings.Contains(after, "denied elsewhere") ||
 		!strings.Contains(after, "not now") {
 		t.Fatalf("the prompt did not say it was denied elsewhere, and why:\n%s", after)
 	}
@@ -139,13 +153,7 @@ func TestPromptNoticesDenialElsewhere(t *testing.T) {
 // is no longer pending, and the exit status is 130 (interrupted).
 func TestPromptInterruptWithdrawsRequest(t *testing.T) {
 	r := newPromptRig(t)
-	p := r.run(t)
-	id := p.prompted()
-	p.typeKeys("\x03")
-	if code := p.wait(); code != exitInterrupted {
-		t.Fatalf("broker run: exit %d after Ctrl-C at the prompt, want %d:\n%s", code, exitInterrupted, p.out)
-	}
-	r.noMarker(t)
+	p, id := r.refuse(t, "\x03", exitInterrupted)
 	if r.pending(t, id) {
 		t.Fatalf("request %s is still pending after Ctrl-C:\n%s", id, p.out)
 	}
@@ -160,17 +168,9 @@ func TestPromptInterruptWithdrawsRequest(t *testing.T) {
 // Ctrl-D at the prompt denies, on a line of its own.
 func TestPromptEOFDenies(t *testing.T) {
 	r := newPromptRig(t)
-	p := r.run(t)
-	id := p.prompted()
-	p.typeKeys("\x04")
-	if code := p.wait(); code != exitNotExecuted {
-		t.Fatalf("broker run: exit %d after Ctrl-D at the prompt, want %d:\n%s", code, exitNotExecuted, p.out)
-	}
-	r.noMarker(t)
-	out := p.out.String()
-	after := out[strings.LastIndex(out, promptText)+len(promptText):]
-	if !strings.HasPrefix(after, "\r\n") || !strings.HasSuffix(out, "\n") {
-		t.Fatalf("after Ctrl-D the prompt's line was not ended first (%q):\n%s", after, out)
+	p, id := r.refuse(t, "\x04", exitNotExecuted)
+	if after := p.afterPrompt(); !strings.HasPrefix(after, promptText+"\r\n") || !strings.HasSuffix(after, "\n") {
+		t.Fatalf("after Ctrl-D the prompt's line was not ended first (%q):\n%s", after, p.out)
 	}
 	if r.pending(t, id) {
 		t.Fatalf("request %s is still pending after Ctrl-D", id)
@@ -182,12 +182,7 @@ func TestPromptEOFDenies(t *testing.T) {
 // refused with the denial the first run already reported.
 func TestPromptDenyThenRunAsksAnew(t *testing.T) {
 	r := newPromptRig(t)
-	p := r.run(t)
-	first := p.prompted()
-	p.typeKeys("n\n")
-	if code := p.wait(); code != exitNotExecuted {
-		t.Fatalf("broker run: exit %d after answering n, want %d:\n%s", code, exitNotExecuted, p.out)
-	}
+	_, first := r.refuse(t, "n\n", exitNotExecuted)
 	again := r.run(t)
 	second := again.prompted()
 	if second == first {
@@ -196,12 +191,8 @@ func TestPromptDenyThenRunAsksAnew(t *testing.T) {
 	again.typeKeys("\x04")
 	again.wait()
 	r.noMarker(t)
-	l, err := r.d.dial().List(wire.ListApprovals, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	asked := map[string]wire.RequestState{}
-	for _, a := range l.Approvals {
+	for _, a := range r.d.listApprovals(t) {
 		asked[a.ID] = a.State
 	}
 	if len(asked) != 2 || asked[first] != wire.RequestDenied || asked[second] != wire.RequestDenied {
@@ -248,4 +239,33 @@ func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
 		t.Fatalf("broker approve %s of the expired request: exit %d\n%s", id, approve.ProcessState.ExitCode(), out)
 	}
 	r.noMarker(t)
+}
+
+// A request pending when the broker was killed has no requester left
+// once a broker opens the state directory again: it is expired at start
+// and says why.
+func TestRequestExpiresAcrossRestart(t *testing.T) {
+	r := newPromptRig(t)
+	s, err := r.d.dial().Submit(r.ws, wire.ActionRequest{Executable: "/bin/true", Cwd: ".", Profile: wire.ProfileShort})
+	if err != nil || s.Approval == nil {
+		t.Fatalf("submit: %+v, %v", s, err)
+	}
+	r.d.kill() // SIGKILL: no connection is ended in order
+	r.d = startBroker(t, r.d.State)
+	listed := false
+	for _, a := range r.d.listApprovals(t) {
+		if a.ID != s.Approval.ID {
+			continue
+		}
+		listed = true
+		if a.State != wire.RequestExpired || a.Reason != "the broker stopped while it was pending" {
+			t.Fatalf("after the restart request %s is %s (%q), want expired because the broker stopped", a.ID, a.State, a.Reason)
+		}
+	}
+	if !listed {
+		t.Fatalf("request %s is not listed after the restart", s.Approval.ID)
+	}
+	if out, code := r.d.CLI("approve", s.Approval.ID); code == 0 {
+		t.Fatalf("the request from before the restart could be approved:\n%s", out)
+	}
 }

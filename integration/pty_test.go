@@ -141,6 +141,21 @@ func (p *ptyRun) typeKeys(s string) {
 	}
 }
 
+// wantExit waits for the command to exit with status want, after what
+// the test did.
+func (p *ptyRun) wantExit(want int, after string) {
+	p.t.Helper()
+	if code := p.wait(); code != want {
+		p.t.Fatalf("broker run: exit %d %s, want %d:\n%s", code, after, want, p.out)
+	}
+}
+
+// afterPrompt is what the terminal showed from the last prompt on.
+func (p *ptyRun) afterPrompt() string {
+	s := p.out.String()
+	return s[max(strings.LastIndex(s, promptText), 0):]
+}
+
 // wait waits for the command to exit and everything it wrote to be read,
 // and returns its exit status.
 func (p *ptyRun) wait() int {

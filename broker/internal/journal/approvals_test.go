@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +14,9 @@ import (
 func requested(t *testing.T, n int) (*Journal, []string) {
 	t.Helper()
 	ctx := context.Background()
-	j, err := Open(ctx, filepath.Join(t.TempDir(), "journal.db"), time.Now)
-	must(t, err)
-	t.Cleanup(func() { j.Close() })
-	g, err := j.Goal(ctx, DefaultGoal)
-	must(t, err)
+	j, g, id := opened(t)
 	var ids []string
 	for i := range n {
-		id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
-			Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
 		fp := []byte(strings.Repeat(string(rune('a'+i)), 32))
 		ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits", nil)
 		must(t, err)

@@ -30,9 +30,9 @@ func checkpointed(t *testing.T) (*Journal, string, string) {
 	return j, h, l.ID()
 }
 
-// leased opens a journal and approves one identity for uses uses; it
-// returns the matched lease.
-func leased(tb testing.TB, uses uint32) (*Journal, *Lease, *wire.CommandIdentity) {
+// opened opens a fresh journal and returns it with its default goal and
+// an identity to ask approval for.
+func opened(tb testing.TB) (*Journal, Goal, *wire.CommandIdentity) {
 	tb.Helper()
 	ctx := context.Background()
 	j, err := Open(ctx, filepath.Join(tb.TempDir(), "journal.db"), time.Now)
@@ -40,8 +40,16 @@ func leased(tb testing.TB, uses uint32) (*Journal, *Lease, *wire.CommandIdentity
 	tb.Cleanup(func() { j.Close() })
 	g, err := j.Goal(ctx, DefaultGoal)
 	must(tb, err)
-	id := &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
+	return j, g, &wire.CommandIdentity{Executable: wire.Executable{Requested: "true"}, Argv: []string{"x"},
 		Workspace: wire.DirIdentity{Path: "/ws", Dev: 1, Ino: 2, MntID: 3}, Profile: wire.ProfileShort}
+}
+
+// leased opens a journal and approves one identity for uses uses; it
+// returns the matched lease.
+func leased(tb testing.TB, uses uint32) (*Journal, *Lease, *wire.CommandIdentity) {
+	tb.Helper()
+	ctx := context.Background()
+	j, g, id := opened(tb)
 	fp := []byte("0123456789abcdef0123456789abcdef")
 	ar, err := j.RequestApproval(ctx, g, "s", id, fp, "limits", nil)
 	must(tb, err)

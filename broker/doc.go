@@ -184,7 +184,7 @@
 //     approved, the repeat goes through the pipeline: a matching lease
 //     starts the action and binds it to the call, a lease that no
 //     longer matches raises a new request, which the call then stands
-//     for. A refusal before an approval request or an action exists
+//     for; so does a request that expired. A refusal before an approval request or an action exists
 //     (BUSY, PATH_INVALID, WORKSPACE_ALIASED, …) binds nothing: the
 //     repeat is judged afresh. Concurrent repeats are settled in the
 //     checkpoint's transaction: one starts the action, the others

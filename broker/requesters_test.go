@@ -160,3 +160,23 @@ func TestApprovalExpiredIsNotReused(t *testing.T) {
 		t.Fatalf("the expired request %s was offered again", next.ID)
 	}
 }
+
+// A call id whose request expired stands for a new request on its next
+// repeat: nothing of the expired one is offered again.
+func TestApprovalExpiredUnderCallID(t *testing.T) {
+	r := newRig(t)
+	requester, err := client.Dial(r.state)
+	must(t, err)
+	s, err := requester.SubmitCall(r.workspace, r.request("c"), "call-1")
+	must(t, err)
+	requester.Close()
+	r.awaitEnded(s.Approval.ID)
+	again, err := r.cl.SubmitCall(r.workspace, r.request("c"), "call-1")
+	must(t, err)
+	if again.Approval == nil || again.Approval.ID == s.Approval.ID {
+		t.Fatalf("a repeat of the call after its request %s expired: %+v", s.Approval.ID, again)
+	}
+	if !r.pending(again.Approval.ID) {
+		t.Fatalf("the call's new request %s is not pending", again.Approval.ID)
+	}
+}

@@ -37,7 +37,7 @@
 //     never has an unanchored tail.
 //   - An approval request is pending, approved, denied (denial_reported
 //     once the denial was told to its requester) or expired. An expiry is
-//     a row of approval_expiries (migration 6: SQLite cannot change the
+//     a row of approval_expiries (migration 7: SQLite cannot change the
 //     CHECK of approval_requests.state, and rebuilding that table under
 //     the leases and actions that reference it is not worth the risk); an
 //     expired request keeps state 'pending' in approval_requests, and

@@ -93,6 +93,7 @@ func (r *promptRig) pending(t *testing.T, id string) bool {
 // An approval made from another terminal while the prompt waits: the
 // prompt notices it, says so and runs the command on that lease.
 func TestPromptNoticesApprovalElsewhere(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	p := r.run(t)
 	id := p.prompted()
@@ -120,6 +121,7 @@ func TestPromptNoticesApprovalElsewhere(t *testing.T) {
 // The same against the broker `broker run` embeds when no daemon
 // answers: `broker approve` from another process reaches it.
 func TestPromptNoticesApprovalElsewhereEmbedded(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	r.d.kill() // its verified capability report stays: the embedded broker does not probe again
 	p := r.run(t)
@@ -135,6 +137,7 @@ func TestPromptNoticesApprovalElsewhereEmbedded(t *testing.T) {
 
 // A denial made elsewhere ends the prompt: nothing runs.
 func TestPromptNoticesDenialElsewhere(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	p := r.run(t)
 	id := p.prompted()
@@ -152,6 +155,7 @@ func TestPromptNoticesDenialElsewhere(t *testing.T) {
 // Ctrl-C at the prompt withdraws the request: nothing runs, the request
 // is no longer pending, and the exit status is 130 (interrupted).
 func TestPromptInterruptWithdrawsRequest(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	p, id := r.refuse(t, "\x03", exitInterrupted)
 	if r.pending(t, id) {
@@ -167,6 +171,7 @@ func TestPromptInterruptWithdrawsRequest(t *testing.T) {
 
 // Ctrl-D at the prompt denies, on a line of its own.
 func TestPromptEOFDenies(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	p, id := r.refuse(t, "\x04", exitNotExecuted)
 	if after := p.afterPrompt(); !strings.HasPrefix(after, promptText+"\r\n") || !strings.HasSuffix(after, "\n") {
@@ -181,6 +186,7 @@ func TestPromptEOFDenies(t *testing.T) {
 // asks anew (a new request, its card on the terminal) instead of being
 // refused with the denial the first run already reported.
 func TestPromptDenyThenRunAsksAnew(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	_, first := r.refuse(t, "n\n", exitNotExecuted)
 	again := r.run(t)
@@ -205,6 +211,7 @@ func TestPromptDenyThenRunAsksAnew(t *testing.T) {
 // its requester went away, so the request expires and says so, in
 // `broker approvals` and to `broker approve`.
 func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	cmd := exec.Command(bins.broker, "run", "--state", r.d.State, "--workspace", r.ws, "--", "/bin/sh", "-c", "echo ran > marker")
 	cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher)
@@ -245,6 +252,7 @@ func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
 // once a broker opens the state directory again: it is expired at start
 // and says why.
 func TestRequestExpiresAcrossRestart(t *testing.T) {
+	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
 	s, err := r.d.dial().Submit(r.ws, wire.ActionRequest{Executable: "/bin/true", Cwd: ".", Profile: wire.ProfileShort})
 	if err != nil || s.Approval == nil {

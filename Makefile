@@ -12,11 +12,12 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/launcher ./cmd/launcher
 
 # Unit tests, integration tests (they build their own binaries) and every
-# fuzz target's seed corpus; then the recorder again on the frozen FIPS
+# fuzz target's seed corpus (go test's 10-minute default per package is
+# too close for the integration package on a loaded 2-core machine); then the recorder again on the frozen FIPS
 # module, whose SHA-256 cannot copy its state (the retained digest's
 # fallback).
 test:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	GOFIPS140=v1.0.0 $(GO) test -count=1 -run '^TestRecorder' ./receipt
 
 integration:

@@ -34,8 +34,9 @@
 // table of byte pairs, two adjacent ones per literal chosen by an
 // estimate of how rare they are in ordinary text, checked at every second
 // position (a hit is confirmed against the literal itself); text with no
-// literal is released at once, except the last few bytes a literal could
-// still start in. A candidate is decided only when W bytes past it have
+// literal is released at once, except a last few bytes that are the
+// start of some literal (so a line, or a prompt, reaches a live follower
+// as soon as it is written). A candidate is decided only when W bytes past it have
 // arrived or the stream ended, so the output is the same however the
 // stream was cut: streaming redaction equals whole-buffer redaction (a
 // fuzz target checks it). A token longer

@@ -236,7 +236,7 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 		}
 		safe := n
 		if !eof {
-			safe = n - (rs.maxLit - 1)
+			safe = rs.pending(buf, n-(rs.maxLit-1))
 		}
 		p := rs.pre.candidate(buf, c)
 		if p < 0 || p >= safe {
@@ -278,6 +278,25 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 		emit(buf[r:c], c-r, true)
 	}
 	return c
+}
+
+// pending returns the first position from from on at which the bytes to
+// the end of buf are a proper prefix of some rule's literal, or len(buf).
+// Every match starts with a literal, so no match can begin before it that
+// more bytes would complete: what comes before it is decided even though
+// the stream goes on. Only those bytes are held back, so output that ends
+// in ordinary text (a line, a prompt) is released as soon as it is
+// written, for a live follower, instead of waiting for more output.
+func (rs *Ruleset) pending(buf []byte, from int) int {
+	for p := max(from, 0); p < len(buf); p++ {
+		rest := buf[p:]
+		for _, lr := range rs.byFirst[buf[p]] {
+			if len(lr.lit) > len(rest) && lr.lit[:len(rest)] == string(rest) {
+				return p
+			}
+		}
+	}
+	return len(buf)
 }
 
 // startingAt lists, in priority order, the rules with a literal at p.

@@ -237,3 +237,43 @@ func TestRedactorFailureBlocks(t *testing.T) {
 		t.Fatalf("raw bytes passed a failed redactor: %q", out)
 	}
 }
+
+// Output that cannot be the start of a secret is released as soon as it
+// is written, so a live follower sees a line while the stream goes on;
+// only a possible start of a secret is held, and no byte of a secret
+// written in pieces is ever released.
+func TestRedactReleasesDecidedOutput(t *testing.T) {
+	rs := testRules(t)
+	var out []byte
+	r := rs.NewRedactor(func(b []byte) { out = append(out, b...) })
+	step := func(in, want string) {
+		t.Helper()
+		if _, err := r.Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != want {
+			t.Fatalf("after writing %q: released %q, want %q", in, out, want)
+		}
+	}
+	step("ready\n", "ready\n")
+	step("token: gh", "ready\ntoken: ") // "gh" may begin "ghp_"
+	step("p_"+strings.Repeat("aB3", 12)+"\n", "ready\ntoken: ")
+	if _, err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := rs.Redact([]byte("ready\ntoken: ghp_" + strings.Repeat("aB3", 12) + "\n"))
+	if !bytes.Equal(out, want) || bytes.Contains(out, []byte("aB3aB3")) {
+		t.Fatalf("at the end: %q, want %q", out, want)
+	}
+	// An exact secret written in pieces: its start is held, never released.
+	out = nil
+	r = rs.NewRedactor(func(b []byte) { out = append(out, b...) })
+	step("pw hunter2-corr", "pw ")
+	step("ect-horse", "pw [REDACTED:exact-secret]")
+	if _, err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("hunter")) {
+		t.Fatalf("the exact secret survived: %q", out)
+	}
+}

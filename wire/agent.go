@@ -54,6 +54,16 @@ type Cancel struct {
 	Reason string `cbor:"reason,omitempty"`
 }
 
+// Follow asks for the redacted output of a handle as the broker releases
+// it. It is the one request answered by several frames: any number of
+// OutputChunk frames, then the handle's final Status (terminal or
+// unknown), or an Error. The broker never lets a slow follower hold up
+// the action: what does not fit its bounded queue is counted and reported
+// as an OutputChunk's NotStreamed instead (broker/internal/follow).
+type Follow struct {
+	Handle string `cbor:"handle"`
+}
+
 // GoalCreate opens a new goal at revision 1.
 type GoalCreate struct {
 	Title string `cbor:"title"`
@@ -78,6 +88,7 @@ func (*Submit) Type() MsgType     { return TypeSubmit }
 func (*Query) Type() MsgType      { return TypeQuery }
 func (*Wait) Type() MsgType       { return TypeWait }
 func (*Cancel) Type() MsgType     { return TypeCancel }
+func (*Follow) Type() MsgType     { return TypeFollow }
 func (*GoalCreate) Type() MsgType { return TypeGoalCreate }
 func (*GoalRevise) Type() MsgType { return TypeGoalRevise }
 
@@ -91,6 +102,7 @@ func (m *Wait) validate() error  { return checkName("handle", m.Handle) }
 func (m *Cancel) validate() error {
 	return firstErr(checkName("handle", m.Handle), checkText("reason", m.Reason, maxText))
 }
+func (m *Follow) validate() error     { return checkName("handle", m.Handle) }
 func (m *GoalCreate) validate() error { return checkText("title", m.Title, maxText) }
 func (m *GoalRevise) validate() error { return checkName("goal", m.Goal) }
 func (m *ApprovalWait) validate() error {

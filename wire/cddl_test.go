@@ -44,6 +44,7 @@ var enumRules = []struct {
 	{"action-state", actionStateNames}, {"cancel-result", cancelResultNames},
 	{"classification", classificationNames}, {"list-kind", listKindNames}, {"goal-state", goalStateNames},
 	{"request-state", requestStateNames},
+	{"output-stream", outputStreamNames},
 }
 
 // TestCDDLEnums checks that each enum rule lists exactly the Go names, in

@@ -75,8 +75,9 @@ func TestEnums(t *testing.T) {
 	checkEnumType[ListKind](t, listKindNames)
 	checkEnumType[GoalState](t, goalStateNames)
 	checkEnumType[RequestState](t, requestStateNames)
-	if len(enumRules) != 12 {
-		t.Errorf("TestEnums covers 12 enums, enumRules lists %d", len(enumRules))
+	checkEnumType[OutputStream](t, outputStreamNames)
+	if len(enumRules) != 13 {
+		t.Errorf("TestEnums covers 13 enums, enumRules lists %d", len(enumRules))
 	}
 }
 

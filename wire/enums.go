@@ -217,6 +217,24 @@ func (k ListKind) String() string                   { return closed.String(listK
 func (k ListKind) MarshalText() ([]byte, error)     { return closed.Marshal(listKindNames, k) }
 func (k *ListKind) UnmarshalText(text []byte) error { return closed.Unmarshal(listKindNames, text, k) }
 
+// OutputStream names one output stream of an action in an OutputChunk.
+type OutputStream uint8
+
+// The output streams.
+const (
+	Stdout OutputStream = iota + 1
+	Stderr
+)
+
+var outputStreamNames = []string{"", "stdout", "stderr"}
+
+func (s OutputStream) names() []string              { return outputStreamNames }
+func (s OutputStream) String() string               { return closed.String(outputStreamNames, s) }
+func (s OutputStream) MarshalText() ([]byte, error) { return closed.Marshal(outputStreamNames, s) }
+func (s *OutputStream) UnmarshalText(text []byte) error {
+	return closed.Unmarshal(outputStreamNames, text, s)
+}
+
 // GoalState is the lifecycle state of a goal. Only an active goal can have
 // its leases used.
 type GoalState uint8

@@ -122,7 +122,8 @@ func TestDecodeRejectsZeroEnum(t *testing.T) {
 		env := envelopeOf(s.msg)
 		body := env["body"].(map[any]any)
 		for _, f := range cborFields(rt) {
-			if !f.typ.Implements(namer) || body[f.key] == nil || (s.name == "approve-binding" && f.key == "binding") {
+			if !f.typ.Implements(namer) || body[f.key] == nil || (s.name == "approve-binding" && f.key == "binding") ||
+				(s.msg.Type() == TypeOutputChunk && f.key == "stream") {
 				continue
 			}
 			v := body[f.key]
@@ -133,6 +134,8 @@ func TestDecodeRejectsZeroEnum(t *testing.T) {
 	}
 	mustAccept(t, "action without outcome", mustEncode(&Listing{Actions: []ActionView{
 		{Handle: "a", Executable: "x", Fingerprint: digest(1), State: StateRunning}}}), ReplyChannel)
+	mustReject(t, "output chunk: data without a stream", enc(map[any]any{"type": "output_chunk", "body": map[any]any{"handle": "a", "data": []byte("x")}}),
+		ReplyChannel, `data or not_streamed without a stream$`)
 	mustAccept(t, "approve without binding", mustEncode(&Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}), OperatorChannel)
 }
 

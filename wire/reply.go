@@ -54,13 +54,23 @@ func (l *LeaseView) validate() error {
 
 // Stream is the agent-facing projection of one output stream: redacted,
 // invalid UTF-8 replaced, control characters escaped, bounded, with the
-// truncation facts beside it.
+// truncation facts beside it. Three byte counts describe three different
+// things, all in the redacted stream of RedactedBytes bytes (what a live
+// follower is sent): Text shows its first TextHeadBytes and its last
+// TextTailBytes, with one marker line between them counting the bytes
+// left out; the receipt retains its first RetainedHeadBytes and its last
+// RetainedBytes-RetainedHeadBytes (`broker output` shows them). The new
+// counts are absent (zero) in results recorded before they existed.
 type Stream struct {
-	Text          string `cbor:"text"`
-	ObservedBytes uint64 `cbor:"observed_bytes"`
-	RetainedBytes uint64 `cbor:"retained_bytes"`
-	DroppedBytes  uint64 `cbor:"dropped_bytes"`
-	Truncated     bool   `cbor:"truncated,omitempty"`
+	Text              string `cbor:"text"`
+	ObservedBytes     uint64 `cbor:"observed_bytes"`
+	RedactedBytes     uint64 `cbor:"redacted_bytes,omitempty"`
+	TextHeadBytes     uint64 `cbor:"text_head_bytes,omitempty"`
+	TextTailBytes     uint64 `cbor:"text_tail_bytes,omitempty"`
+	RetainedHeadBytes uint64 `cbor:"retained_head_bytes,omitempty"`
+	RetainedBytes     uint64 `cbor:"retained_bytes"`
+	DroppedBytes      uint64 `cbor:"dropped_bytes"`
+	Truncated         bool   `cbor:"truncated,omitempty"`
 }
 
 // Result is how a terminal (or unknown) action ended, from observed facts.
@@ -174,6 +184,24 @@ type GoalReply struct {
 	State    GoalState `cbor:"state"`
 }
 
+// OutputChunk is one frame of the answer to Follow: Data, redacted
+// output of Stream as the broker released it, in order; or NotStreamed,
+// the number of bytes of Stream released at this point that this
+// follower was not sent (its queue was full, or it attached after they
+// were released and they were no longer held), which `broker output`
+// may still show from the receipt. A chunk with no stream is a heartbeat,
+// sent when the action has been quiet for a second, so that a follower
+// can tell a silent action from a broker that stopped answering.
+type OutputChunk struct {
+	Handle      string       `cbor:"handle"`
+	Stream      OutputStream `cbor:"stream,omitzero"`
+	Data        []byte       `cbor:"data,omitempty"`
+	NotStreamed uint64       `cbor:"not_streamed,omitempty"`
+}
+
+// MaxChunkData bounds the data of one OutputChunk.
+const MaxChunkData = 64 << 10
+
 // OK acknowledges a request that has nothing else to say.
 type OK struct{}
 
@@ -197,6 +225,7 @@ func (*Listing) Type() MsgType          { return TypeListing }
 func (*GoalReply) Type() MsgType        { return TypeGoalReply }
 func (*OK) Type() MsgType               { return TypeOK }
 func (*ApprovalState) Type() MsgType    { return TypeApprovalState }
+func (*OutputChunk) Type() MsgType      { return TypeOutputChunk }
 
 func (m *Accepted) validate() error         { return checkName("handle", m.Handle) }
 func (m *ApprovalRequired) validate() error { return m.Request.validate() }
@@ -238,4 +267,20 @@ func (*OK) validate() error { return nil }
 func (m *ApprovalState) validate() error {
 	return firstErr(checkName("request_id", m.RequestID), checkEnum(m.State), checkText("reason", m.Reason, maxText),
 		checkText("lease_id", m.LeaseID, maxName))
+}
+func (m *OutputChunk) validate() error {
+	err := checkName("handle", m.Handle)
+	switch {
+	case err != nil:
+	case m.Stream == 0 && (len(m.Data) > 0 || m.NotStreamed > 0):
+		err = fmt.Errorf("output_chunk: data or not_streamed without a stream")
+	case m.Stream != 0 && (len(m.Data) > 0) == (m.NotStreamed > 0):
+		err = fmt.Errorf("output_chunk: a chunk of a stream carries either data or not_streamed")
+	case m.Stream != 0:
+		err = checkEnum(m.Stream)
+	}
+	if err == nil && len(m.Data) > MaxChunkData {
+		err = fmt.Errorf("output_chunk: data: %d bytes exceeds the cap of %d", len(m.Data), MaxChunkData)
+	}
+	return err
 }

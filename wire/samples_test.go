@@ -67,8 +67,10 @@ func sampleLease() LeaseView {
 func sampleResult() *Result {
 	code := int32(0)
 	return &Result{Outcome: Exited, ExitCode: &code, GroupGone: true,
-		Stdout:    Stream{Text: "ok\n", ObservedBytes: 3, RetainedBytes: 3},
-		Stderr:    Stream{Text: "…\\x1b[0m", ObservedBytes: 70000, RetainedBytes: 65536, DroppedBytes: 4464, Truncated: true},
+		Stdout: Stream{Text: "ok\n", ObservedBytes: 3, RedactedBytes: 3, TextHeadBytes: 3,
+			RetainedHeadBytes: 3, RetainedBytes: 3},
+		Stderr: Stream{Text: "…\\x1b[0m", ObservedBytes: 70000, RedactedBytes: 70000, TextHeadBytes: 16384,
+			TextTailBytes: 16384, RetainedHeadBytes: 32768, RetainedBytes: 65536, DroppedBytes: 4464, Truncated: true},
 		ReceiptID: "rcpt-1",
 		ProtectedChanges: []ProtectedChange{{Path: ".git/hooks/pre-commit", Before: "absent",
 			After: "sha256:" + strings.Repeat("ab", 32) + " mode:0755"}}}
@@ -139,6 +141,7 @@ func samples() []namedSample {
 		{"goal-create", &GoalCreate{Title: "make the tests pass"}},
 		{"goal-revise", &GoalRevise{Goal: "g-1"}},
 		{"approval-wait", &ApprovalWait{RequestID: "apr-1", BudgetMs: 5000}},
+		{"follow", &Follow{Handle: "act-1"}},
 		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
 		{"approve-binding", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, Binding: InPlace}},
 		{"deny", &Deny{RequestID: "apr-1"}},
@@ -170,6 +173,9 @@ func samples() []namedSample {
 		{"approval-state", &ApprovalState{RequestID: "apr-1", State: RequestPending}},
 		{"approval-state-approved", &ApprovalState{RequestID: "apr-1", State: RequestApproved, LeaseID: "lease-1"}},
 		{"approval-state-expired", &ApprovalState{RequestID: "apr-1", State: RequestExpired, Reason: "its requester went away"}},
+		{"output-chunk", &OutputChunk{Handle: "act-1", Stream: Stderr, Data: []byte("warning: \x1b[1mbold\xff\n")}},
+		{"output-chunk-not-streamed", &OutputChunk{Handle: "act-1", Stream: Stdout, NotStreamed: 70000}},
+		{"output-chunk-heartbeat", &OutputChunk{Handle: "act-1"}},
 		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
 		{"error-workspace-aliased", Errorf(CodeWorkspaceAliased, "1 file in the workspace is a hard link to a file outside it: \"notes.txt\"")},
 		{"spawn-request", sampleSpawn(false)},

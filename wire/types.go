@@ -19,6 +19,7 @@ const (
 	TypeGoalCreate
 	TypeGoalRevise
 	TypeApprovalWait
+	TypeFollow
 
 	// Operator → broker (operator.sock).
 	TypeApprove
@@ -39,6 +40,7 @@ const (
 	TypeGoalReply
 	TypeOK
 	TypeApprovalState
+	TypeOutputChunk
 	TypeError
 
 	// Broker → launcher.
@@ -51,10 +53,10 @@ const (
 )
 
 var msgTypeNames = []string{"",
-	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait",
+	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait", "follow",
 	"approve", "deny", "revoke", "list", "resolve", "goal_set_state",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
-	"lease_granted", "listing", "goal", "ok", "approval_state", "error",
+	"lease_granted", "listing", "goal", "ok", "approval_state", "output_chunk", "error",
 	"spawn_request",
 	"ready", "refused", "exec_failed",
 }
@@ -73,6 +75,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeGoalCreate:       reflect.TypeFor[GoalCreate](),
 	TypeGoalRevise:       reflect.TypeFor[GoalRevise](),
 	TypeApprovalWait:     reflect.TypeFor[ApprovalWait](),
+	TypeFollow:           reflect.TypeFor[Follow](),
 	TypeApprove:          reflect.TypeFor[Approve](),
 	TypeDeny:             reflect.TypeFor[Deny](),
 	TypeRevoke:           reflect.TypeFor[Revoke](),
@@ -89,6 +92,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeGoalReply:        reflect.TypeFor[GoalReply](),
 	TypeOK:               reflect.TypeFor[OK](),
 	TypeApprovalState:    reflect.TypeFor[ApprovalState](),
+	TypeOutputChunk:      reflect.TypeFor[OutputChunk](),
 	TypeError:            reflect.TypeFor[Error](),
 	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
 	TypeReady:            reflect.TypeFor[Ready](),
@@ -116,7 +120,7 @@ func (c Channel) String() string { return closed.String(channelNames, c) }
 func (c Channel) allows(t MsgType) bool {
 	switch c {
 	case AgentChannel:
-		return t >= TypeSubmit && t <= TypeApprovalWait
+		return t >= TypeSubmit && t <= TypeFollow
 	case OperatorChannel:
 		return t >= TypeApprove && t <= TypeGoalSetState
 	case ReplyChannel:

@@ -16,6 +16,14 @@ const (
 
 var streamNames = []string{"", "stdout", "stderr"}
 
+// Wire is the stream's name on the wire (an OutputChunk's stream).
+func (s StreamName) Wire() wire.OutputStream {
+	if s == Stderr {
+		return wire.Stderr
+	}
+	return wire.Stdout
+}
+
 func (s StreamName) String() string               { return closed.String(streamNames, s) }
 func (s StreamName) MarshalText() ([]byte, error) { return closed.Marshal(streamNames, s) }
 func (s *StreamName) UnmarshalText(b []byte) error {

@@ -15,8 +15,11 @@ const DefaultProjectChars = 64 << 10
 
 // Project returns the agent-facing, deterministic projection of c:
 //
-//   - the retained head, then — if anything was left out — one marker line
-//     saying how many bytes were omitted, then the retained tail;
+//   - the start of the retained head, then — if anything was left out —
+//     the omission marker (OmissionMarker) counting every byte of the
+//     redacted stream the text does not show (and any withheld raw
+//     bytes), with the stream's truncation reason when those are exactly
+//     the bytes the receipt left out, then the end of the retained tail;
 //   - invalid UTF-8 (including a sequence cut by the retention boundary)
 //     becomes U+FFFD;
 //   - control characters other than newline and tab, DEL, C1 controls,
@@ -26,7 +29,10 @@ const DefaultProjectChars = 64 << 10
 //   - at most maxChars characters, counting an escape as its length, taken
 //     half from the start of the head and half from the end of the tail.
 //
-// Truncated is set whenever the text is not the whole redacted stream.
+// TextHeadBytes and TextTailBytes say exactly which bytes of the redacted
+// stream the text shows; RetainedHeadBytes and RetainedBytes which the
+// receipt keeps. Truncated is set whenever the text is not the whole
+// redacted stream.
 func Project(c *Captured, maxChars int) wire.Stream {
 	ev := &c.Evidence
 	half := maxChars / 2
@@ -39,28 +45,40 @@ func Project(c *Captured, maxChars int) wire.Stream {
 	case tailChars < maxChars-half:
 		half = maxChars - tailChars
 	}
-	var sb strings.Builder
-	cut := writeHead(&sb, c.Head, half)
-	omitted := ev.DroppedBytes + ev.WithheldBytes
-	marked := omitted > 0 || cut > 0 || tailChars > maxChars-half
-	if marked {
-		fmt.Fprintf(&sb, "\n[… %d bytes omitted", omitted)
-		if skipped := cut + max(0, tailChars-(maxChars-half)); skipped > 0 {
-			fmt.Fprintf(&sb, ", %d characters not shown", skipped)
+	var head, tail strings.Builder
+	headBytes := writeHead(&head, c.Head, half)
+	tailBytes := writeTail(&tail, c.Tail, maxChars-half)
+	omitted := ev.RedactedBytes - uint64(headBytes+tailBytes) + ev.WithheldBytes
+	if omitted > 0 {
+		why := ev.Truncation // why the receipt left bytes out: only said when the text shows all it kept
+		if omitted != ev.DroppedBytes+ev.WithheldBytes {
+			why = 0
 		}
-		if ev.Truncation != 0 {
-			fmt.Fprintf(&sb, " (%s)", ev.Truncation)
-		}
-		sb.WriteString(" …]\n")
+		head.WriteString(OmissionMarker(omitted, why))
 	}
-	writeTail(&sb, c.Tail, maxChars-half)
+	head.WriteString(tail.String())
 	return wire.Stream{
-		Text:          sb.String(),
-		ObservedBytes: ev.ObservedBytes,
-		RetainedBytes: ev.RetainedBytes,
-		DroppedBytes:  omitted,
-		Truncated:     ev.Truncation != 0 || marked,
+		Text:              head.String(),
+		ObservedBytes:     ev.ObservedBytes,
+		RedactedBytes:     ev.RedactedBytes,
+		TextHeadBytes:     uint64(headBytes),
+		TextTailBytes:     uint64(tailBytes),
+		RetainedHeadBytes: ev.Head.End,
+		RetainedBytes:     ev.RetainedBytes,
+		DroppedBytes:      ev.DroppedBytes + ev.WithheldBytes,
+		Truncated:         ev.Truncation != 0 || omitted > 0,
 	}
+}
+
+// OmissionMarker is the line put where omitted bytes were: between a
+// projection's head and tail, and between the retained head and tail that
+// `broker output` prints.
+func OmissionMarker(omitted uint64, why Truncation) string {
+	reason := ""
+	if why != 0 {
+		reason = " (" + why.String() + ")"
+	}
+	return fmt.Sprintf("\n[… %d bytes omitted%s …]\n", omitted, reason)
 }
 
 // unit decodes the next output unit of b: one character or its escape.
@@ -92,32 +110,35 @@ func chars(b []byte) int {
 }
 
 // writeHead writes the first units of b up to limit characters and returns
-// how many characters it left out.
+// how many bytes of b they are.
 func writeHead(sb *strings.Builder, b []byte, limit int) int {
-	for len(b) > 0 {
-		t, size := unit(b)
+	done := 0
+	for done < len(b) {
+		t, size := unit(b[done:])
 		n := utf8.RuneCountInString(t)
 		if n > limit {
-			return chars(b)
+			break
 		}
 		sb.WriteString(t)
 		limit -= n
-		b = b[size:]
+		done += size
 	}
-	return 0
+	return done
 }
 
-// writeTail writes the last units of b that fit in limit characters.
-func writeTail(sb *strings.Builder, b []byte, limit int) {
+// writeTail writes the last units of b that fit in limit characters and
+// returns how many bytes of b they are.
+func writeTail(sb *strings.Builder, b []byte, limit int) int {
 	skip := chars(b) - limit
 	for len(b) > 0 && skip > 0 {
 		t, size := unit(b)
 		skip -= utf8.RuneCountInString(t)
 		b = b[size:]
 	}
-	for len(b) > 0 {
-		t, size := unit(b)
+	for rest := b; len(rest) > 0; {
+		t, size := unit(rest)
 		sb.WriteString(t)
-		b = b[size:]
+		rest = rest[size:]
 	}
+	return len(b)
 }

@@ -164,15 +164,22 @@ func TestProject(t *testing.T) {
 	c := record(t, newTestRecorder(t, 8, 1<<30), []byte("ab\x1b[31mc\xffd\u202eZ 0123456789 end\r\n"), 3)
 	s := Project(c, 1000)
 	want := "ab\\x1b[31mc\n[… 15 bytes omitted (retention_limit) …]\n89 end\\x0d\n"
-	if s.Text != want || !s.Truncated || s.ObservedBytes != 31 || s.DroppedBytes != 15 || s.RetainedBytes != 16 {
+	if s.Text != want || !s.Truncated || s.ObservedBytes != 31 || s.DroppedBytes != 15 || s.RetainedBytes != 16 ||
+		s.RedactedBytes != 31 || s.TextHeadBytes != 8 || s.TextTailBytes != 8 || s.RetainedHeadBytes != 8 {
 		t.Fatalf("projection %q %+v", s.Text, s)
 	}
 	whole := record(t, newTestRecorder(t, 100, 1<<30), []byte("x\xffy\u202e"), 64)
 	if s := Project(whole, 1000); s.Text != "x\uFFFDy\\u202e" || s.Truncated {
 		t.Fatalf("projection %q %+v", s.Text, s)
 	}
-	if s := Project(whole, 2); s.Text != "x\uFFFD\n[… 0 bytes omitted, 7 characters not shown …]\n" || !s.Truncated {
-		t.Fatalf("bounded projection %q", s.Text)
+	// Bounded below what is retained: the text says how many bytes it
+	// leaves out, and its counts say which it shows.
+	if s := Project(whole, 2); s.Text != "x\uFFFD\n[… 4 bytes omitted …]\n" || !s.Truncated ||
+		s.TextHeadBytes != 2 || s.TextTailBytes != 0 || s.RetainedBytes != 6 {
+		t.Fatalf("bounded projection %q %+v", s.Text, s)
+	}
+	if s := Project(whole, 3); s.Text != "x\uFFFDy\n[… 3 bytes omitted …]\n" || s.TextHeadBytes != 3 || s.TextTailBytes != 0 {
+		t.Fatalf("bounded projection %q %+v", s.Text, s)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"warrant/broker/internal/caches"
+	"warrant/broker/internal/follow"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
@@ -58,6 +59,11 @@ type Config struct {
 	// signed checkpoint is copied (`serve --witness`, witness.go); "":
 	// none.
 	Witness string
+
+	// Output is where the Executor's live output is published
+	// (runner.Options.Live → Output.Publish), for the agent socket's
+	// Follow; a new, empty hub when nil.
+	Output *follow.Hub
 
 	// Socket limits; defaults when zero.
 	MaxConns    int           // concurrent connections per socket (64)
@@ -110,6 +116,9 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 64
+	}
+	if cfg.Output == nil {
+		cfg.Output = follow.New()
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 30 * time.Second

@@ -60,6 +60,7 @@ func (o *observer) Event(e lifecycle.Event) {
 func (o *observer) End(obs *runner.Observation) {
 	ctx := context.Background()
 	b := o.b
+	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	if obs.Result.Outcome != wire.OutcomeUnknown {
 		b.removeActionDirs(o.handle)
 	}

@@ -23,11 +23,13 @@ func (b *Broker) Serve(ctx context.Context) error {
 	agent, operator := client.SocketPaths(b.dirs.root)
 	return server.Serve(ctx, server.Options{AgentPath: agent, OperatorPath: operator,
 		Agent: b.HandleAgent, Operator: b.HandleOperator,
+		Streams:  map[wire.MsgType]server.StreamHandler{wire.TypeFollow: b.HandleFollow},
 		MaxConns: b.cfg.MaxConns, IdleTimeout: b.cfg.IdleTimeout, Logf: b.cfg.Logf})
 }
 
 // HandleAgent answers one request from agent.sock: submit, query, wait,
-// cancel, goals and approval_wait. Errors come back as *wire.Error replies.
+// cancel, goals and approval_wait (follow is HandleFollow's). Errors come
+// back as *wire.Error replies.
 func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error

@@ -3,7 +3,10 @@
 // frames (wire.ReadFrame, wire.WriteFrame), each answered by its own
 // handler. The channel decides which message types are allowed
 // (wire.AgentChannel, wire.OperatorChannel), so an agent can never reach
-// an operator verb by framing.
+// an operator verb by framing. A request type listed in Options.Streams
+// (the agent's Follow) is answered by several frames and then a final
+// reply; each frame, like every reply, must be taken by the peer within
+// the idle timeout, or the connection is closed.
 //
 // # Threat model
 //

@@ -16,13 +16,21 @@ import (
 // Handler answers one decoded request; errors are *wire.Error replies.
 type Handler func(context.Context, wire.Message) wire.Message
 
+// StreamHandler answers one request with any number of frames, each given
+// to send (which fails once the peer is gone or too slow), and then its
+// final reply. It must stop and return soon after send fails.
+type StreamHandler func(ctx context.Context, m wire.Message, send func(wire.Message) error) wire.Message
+
 // Options configure Serve.
 type Options struct {
 	AgentPath, OperatorPath string // the two sockets, in a 0700 directory
 	Agent, Operator         Handler
-	MaxConns                int           // concurrent connections per socket
-	IdleTimeout             time.Duration // a connection must complete its next frame within this
-	Logf                    func(string, ...any)
+	// Streams answer the request types that are answered by several
+	// frames (wire.Follow), on whichever channel admits them.
+	Streams     map[wire.MsgType]StreamHandler
+	MaxConns    int           // concurrent connections per socket
+	IdleTimeout time.Duration // a connection must complete its next frame within this
+	Logf        func(string, ...any)
 }
 
 // Serve listens on the agent and operator sockets (or takes them from
@@ -175,12 +183,25 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		reply := s.call(context.WithValue(ctx, connKey{}, pc), h, m)
-		c.SetWriteDeadline(time.Now().Add(s.o.IdleTimeout))
-		if err := wire.WriteFrame(c, reply); err != nil {
+		ctx := context.WithValue(ctx, connKey{}, pc)
+		var reply wire.Message
+		if sh, ok := s.o.Streams[m.Type()]; ok {
+			reply = s.call(ctx, func(ctx context.Context, m wire.Message) wire.Message {
+				return sh(ctx, m, func(f wire.Message) error { return s.write(c, f) })
+			}, m)
+		} else {
+			reply = s.call(ctx, h, m)
+		}
+		if err := s.write(c, reply); err != nil {
 			return
 		}
 	}
+}
+
+// write sends one frame, which must be taken within the idle timeout.
+func (s *server) write(c net.Conn, m wire.Message) error {
+	c.SetWriteDeadline(time.Now().Add(s.o.IdleTimeout))
+	return wire.WriteFrame(c, m)
 }
 
 // call runs one handler, turning a panic into an INTERNAL reply.

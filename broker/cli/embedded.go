@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"warrant/broker/client"
@@ -68,68 +67,4 @@ func (em *embedded) stop() {
 	em.cancel()
 	<-em.served
 	em.d.close()
-}
-
-// liveSink shows the redacted output of one action as it is released.
-// Output of an action that arrives before its handle is known is held
-// (bounded), then shown or dropped once the handle is.
-type liveSink struct {
-	out, errw io.Writer
-	on        bool
-
-	mu      sync.Mutex
-	want    string
-	pending map[string][]livePart
-	held    int
-}
-
-type livePart struct {
-	stream receipt.StreamName
-	data   []byte
-}
-
-const maxHeld = 1 << 20
-
-func newLiveSink(out, errw io.Writer, on bool) *liveSink {
-	return &liveSink{out: out, errw: errw, on: on, pending: map[string][]livePart{}}
-}
-
-func (l *liveSink) emit(s receipt.StreamName, p []byte) {
-	if s == receipt.Stderr {
-		l.errw.Write(p)
-	} else {
-		l.out.Write(p)
-	}
-}
-
-// write is the runner's Live callback.
-func (l *liveSink) write(handle string, s receipt.StreamName, p []byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case !l.on:
-	case l.want == handle:
-		l.emit(s, p)
-	case l.want == "" && l.held+len(p) <= maxHeld:
-		l.pending[handle] = append(l.pending[handle], livePart{s, append([]byte(nil), p...)})
-		l.held += len(p)
-	}
-}
-
-// follow shows handle's held output and everything it prints from now on.
-func (l *liveSink) follow(handle string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.want = handle
-	for _, part := range l.pending[handle] {
-		l.emit(part.stream, part.data)
-	}
-	l.pending, l.held = nil, 0
-}
-
-// done stops showing output.
-func (l *liveSink) done() {
-	l.mu.Lock()
-	l.on = false
-	l.mu.Unlock()
 }

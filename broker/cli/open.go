@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"warrant/broker"
+	"warrant/broker/internal/follow"
 	"warrant/broker/runner"
 	"warrant/internal/probeprog"
 	"warrant/receipt"
@@ -91,12 +92,19 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 		return nil, err
 	}
 	scope := sha256.Sum256([]byte(abs))
-	r, err := runner.New(runner.Options{Launcher: path, Live: live, Scope: hex.EncodeToString(scope[:8])}, logf)
+	hub := follow.New() // the agent socket's Follow reads what the runner publishes here
+	publish := func(handle string, s receipt.StreamName, p []byte) {
+		hub.Publish(handle, s.Wire(), p)
+		if live != nil {
+			live(handle, s, p)
+		}
+	}
+	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8])}, logf)
 	if err != nil {
 		return nil, err
 	}
 	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: o.readPaths,
-		Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe, Witness: o.witness,
+		Output: hub, Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe, Witness: o.witness,
 		ProbeTarget: []string{self, "probe", probeprog.Arg}, Binaries: []string{self, path}})
 	if err != nil {
 		r.Close()

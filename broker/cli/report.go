@@ -47,19 +47,25 @@ func exitCode(r *view.Ending) int {
 }
 
 // report prints what `broker run` learned and returns its exit status.
-// In human mode, output already shown live is not printed again.
-func (e *env) report(r view.Ending, shownLive bool) error {
+// In human mode, output printed live (printed: what of it) is not printed
+// again, and the summary says what was printed beside what the receipt
+// retains; otherwise the streams' text is printed and the summary says
+// what the text shows.
+func (e *env) report(r view.Ending, printed *[2]view.Printed) error {
 	if e.json {
 		if err := e.printJSON(r.Action()); err != nil {
 			return err
 		}
 		return exitStatus(exitCode(&r))
 	}
-	if res := r.Result(); res != nil && !shownLive {
+	a := r.Action()
+	summary := a.Summary()
+	if printed != nil {
+		summary = a.SummaryPrinted(*printed)
+	} else if res := r.Result(); res != nil {
 		fmt.Fprint(e.stdout, res.Stdout.Text)
 		fmt.Fprint(e.stderr, res.Stderr.Text)
 	}
-	a := r.Action()
-	fmt.Fprintln(e.stderr, "warrant: "+a.Summary())
+	fmt.Fprintln(e.stderr, "warrant: "+summary)
 	return exitStatus(exitCode(&r))
 }

@@ -77,8 +77,7 @@ func runRun(e *env, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	live := newLiveSink(e.stdout, e.stderr, !e.json)
-	cl, d, err := e.connect(ctx, o.embedded, live.write)
+	cl, d, err := e.connect(ctx, o.embedded, nil)
 	if err != nil {
 		return err
 	}
@@ -88,14 +87,21 @@ func runRun(e *env, args []string) error {
 			d.stop()
 		}
 	}()
-	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve)
+	prog := newProgress(e.stderr, e.json)
+	defer prog.end()
+	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve, prog)
 	if err != nil {
-		return e.report(view.Ending{Err: err}, d != nil)
+		prog.end()
+		return e.report(view.Ending{Err: err}, nil)
 	}
-	live.follow(handle)
-	st, err := waitEnd(ctx, cl, handle)
-	live.done()
-	return e.report(view.Ending{Handle: handle, Status: st, Err: err}, d != nil)
+	if e.json {
+		st, err := waitEnd(ctx, cl, handle)
+		return e.report(view.Ending{Handle: handle, Status: st, Err: err}, nil)
+	}
+	prog.set("running " + handle)
+	st, printed, err := e.follow(ctx, cl, handle, prog)
+	prog.end()
+	return e.report(view.Ending{Handle: handle, Status: st, Err: err}, &printed)
 }
 
 // submitApproved submits req until it is accepted, asking for approval as
@@ -105,8 +111,9 @@ func runRun(e *env, args []string) error {
 // exact approve command is printed and the decision waited for. Once
 // the request is approved, req is submitted again, on its lease. With a
 // call id, a call that already started its action is followed, not run
-// again, and says so.
-func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool) (string, error) {
+// again, and says so. While a decision is awaited off a terminal, the
+// progress line (prog) says so.
+func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (string, error) {
 	for {
 		s, err := cl.SubmitCall(ws, req, callID)
 		if err != nil {
@@ -119,6 +126,7 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			return s.Handle, nil
 		}
 		id := s.Approval.ID
+		prog.clear()
 		switch {
 		case approve:
 			if !e.json {
@@ -140,6 +148,7 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 		default:
 			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s --state %s\n  to deny:    broker deny %s --state %s\nwaiting…\n",
 				id, id, e.state, id, e.state)
+			prog.set("waiting for approval of " + id)
 			if err := e.awaitApproval(ctx, cl, id); err != nil {
 				return "", err
 			}

@@ -42,18 +42,33 @@ type Error struct {
 }
 
 // Stream is one output stream's redacted, bounded projection with its
-// exact counts.
+// exact counts (wire.Stream says what each one counts): Text shows the
+// first TextHeadBytes and the last TextTailBytes of the RedactedBytes of
+// the redacted stream, with one omission marker between them; the
+// receipt retains its first RetainedHeadBytes and its last
+// RetainedBytes-RetainedHeadBytes.
 type Stream struct {
-	Text          string `json:"text"`
-	ObservedBytes uint64 `json:"observed_bytes"`
-	RetainedBytes uint64 `json:"retained_bytes"`
-	DroppedBytes  uint64 `json:"dropped_bytes"`
-	Truncated     bool   `json:"truncated"`
+	Text              string `json:"text"`
+	ObservedBytes     uint64 `json:"observed_bytes"`
+	RedactedBytes     uint64 `json:"redacted_bytes"`
+	TextHeadBytes     uint64 `json:"text_head_bytes"`
+	TextTailBytes     uint64 `json:"text_tail_bytes"`
+	RetainedHeadBytes uint64 `json:"retained_head_bytes"`
+	RetainedBytes     uint64 `json:"retained_bytes"`
+	DroppedBytes      uint64 `json:"dropped_bytes"`
+	Truncated         bool   `json:"truncated"`
 }
 
 func streamOf(s wire.Stream) Stream {
-	return Stream{Text: s.Text, ObservedBytes: s.ObservedBytes, RetainedBytes: s.RetainedBytes,
-		DroppedBytes: s.DroppedBytes, Truncated: s.Truncated}
+	return Stream{Text: s.Text, ObservedBytes: s.ObservedBytes, RedactedBytes: s.RedactedBytes,
+		TextHeadBytes: s.TextHeadBytes, TextTailBytes: s.TextTailBytes, RetainedHeadBytes: s.RetainedHeadBytes,
+		RetainedBytes: s.RetainedBytes, DroppedBytes: s.DroppedBytes, Truncated: s.Truncated}
+}
+
+// Printed is what a client printed of one stream as it was followed live:
+// the bytes it printed and those it was told it was not sent.
+type Printed struct {
+	Bytes, NotStreamed uint64
 }
 
 func optional[T comparable](v T) *T {
@@ -121,9 +136,17 @@ func (r *Ending) WireErr() *wire.Error {
 }
 
 // Summary is the object in words: the outcome, the action and its
-// receipt, what was truncated, then the error and the protected paths
-// that changed, a line each.
-func (a *Action) Summary() string {
+// receipt, then what the text of each stream shows of it and what the
+// receipt retains when that is not the whole stream, then the error and
+// the protected paths that changed, a line each.
+func (a *Action) Summary() string { return a.summary(nil) }
+
+// SummaryPrinted is Summary for a client that printed the streams live
+// instead of their text: what it printed, beside what the receipt
+// retains, when that is not the whole stream.
+func (a *Action) SummaryPrinted(live [2]Printed) string { return a.summary(&live) }
+
+func (a *Action) summary(live *[2]Printed) string {
 	var b strings.Builder
 	b.WriteString(a.Outcome)
 	switch {
@@ -139,8 +162,12 @@ func (a *Action) Summary() string {
 		fmt.Fprintf(&b, " · receipt %s", *a.ReceiptID)
 	}
 	for i, s := range []Stream{a.Stdout, a.Stderr} {
-		if s.Truncated {
-			fmt.Fprintf(&b, " · %s truncated (%d of %d bytes kept)", [2]string{"stdout", "stderr"}[i], s.RetainedBytes, s.ObservedBytes)
+		var p *Printed
+		if live != nil {
+			p = &live[i]
+		}
+		if line := a.streamLine([2]string{"stdout", "stderr"}[i], s, p); line != "" {
+			b.WriteString("\n  " + line)
 		}
 	}
 	if a.Error != nil {
@@ -150,4 +177,32 @@ func (a *Action) Summary() string {
 		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
 	}
 	return b.String()
+}
+
+// streamLine says what was shown of one stream (its text, or what was
+// printed live) and what the receipt retains, when either is not the
+// whole redacted stream; "" when both are.
+func (a *Action) streamLine(name string, s Stream, p *Printed) string {
+	shown := fmt.Sprintf("text shows head %d + tail %d of %d bytes", s.TextHeadBytes, s.TextTailBytes, s.RedactedBytes)
+	whole := s.TextHeadBytes+s.TextTailBytes == s.RedactedBytes
+	if p != nil {
+		shown = fmt.Sprintf("printed live %d of %d bytes", p.Bytes, s.RedactedBytes)
+		if p.NotStreamed > 0 {
+			shown += fmt.Sprintf(" (%d not streamed)", p.NotStreamed)
+		}
+		whole = p.Bytes == s.RedactedBytes
+	}
+	kept := s.RetainedBytes == s.RedactedBytes && s.DroppedBytes == 0
+	switch {
+	case s.RedactedBytes == 0 && s.RetainedBytes > 0: // recorded before the counts existed
+		return fmt.Sprintf("%s truncated (%d of %d bytes kept)", name, s.RetainedBytes, s.ObservedBytes)
+	case whole && kept && !s.Truncated:
+		return ""
+	}
+	line := fmt.Sprintf("%s: %s; retained for the receipt: head %d + tail %d of %d bytes", name, shown,
+		s.RetainedHeadBytes, s.RetainedBytes-s.RetainedHeadBytes, s.RedactedBytes)
+	if a.Handle != nil {
+		line += fmt.Sprintf(" (broker output %s --stream %s)", *a.Handle, name)
+	}
+	return line
 }

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"warrant/broker/client"
+	"warrant/broker/view"
+	"warrant/wire"
+)
+
+// follow prints handle's redacted output as the broker releases it, on
+// the daemon and on the embedded broker alike (both answer the agent
+// socket's Follow), and returns the final status and what was printed.
+// An interrupt cancels the action and keeps following it: cancel is not
+// abandon. If the stream fails, the end is learnt by waiting instead, and
+// what the stream did not deliver is left to `broker output`.
+func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
+	pr := &printer{out: e.stdout, errw: e.stderr, handle: handle, prog: prog}
+	stop := context.AfterFunc(ctx, func() { cl.Cancel(handle, "interrupted at the broker run prompt") })
+	defer stop()
+	st, err := cl.Follow(context.Background(), handle, pr.chunk)
+	if _, refused := err.(*wire.Error); err != nil && !refused {
+		prog.clear()
+		fmt.Fprintf(e.stderr, "warrant: live output of %s stopped (%v); waiting for its end\n", handle, err)
+		st, err = waitEnd(ctx, cl, handle)
+	}
+	prog.clear()
+	return st, pr.printed, err
+}
+
+// printer writes a followed action's chunks to stdout and stderr, and
+// counts them.
+type printer struct {
+	out, errw io.Writer
+	handle    string
+	prog      *progress
+	printed   [2]view.Printed
+}
+
+func (p *printer) chunk(c *wire.OutputChunk) {
+	if c.Stream == 0 {
+		return // a heartbeat
+	}
+	w, n := p.out, &p.printed[0]
+	if c.Stream == wire.Stderr {
+		w, n = p.errw, &p.printed[1]
+	}
+	if c.NotStreamed > 0 {
+		n.NotStreamed += c.NotStreamed
+		p.prog.write(w, fmt.Appendf(nil, "\n[… %d bytes not streamed: see `broker output %s --stream %s` …]\n",
+			c.NotStreamed, p.handle, c.Stream), 0)
+		return
+	}
+	n.Bytes += uint64(len(c.Data))
+	p.prog.write(w, c.Data, len(c.Data))
+}
+
+// progress is the one-line indicator `broker run` keeps on a terminal's
+// last line while it waits for approval or for the action: what it waits
+// for, the time elapsed and the bytes of output seen, redrawn in place
+// four times a second, erased before any output is printed and before the
+// summary. It is drawn only when stderr is a terminal and --json is not
+// given, and only while the cursor is at the start of a line (output
+// that ends mid-line is never overwritten). A nil *progress draws nothing.
+type progress struct {
+	tty  io.Writer
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu        sync.Mutex
+	what      string // "" while nothing is to be drawn
+	last      string // what since counts from
+	since     time.Time
+	bytes     uint64
+	shown     bool // the line is on the screen
+	lineStart bool // the cursor is at the start of a line
+}
+
+// newProgress returns the indicator for stderr, or nil when it must not
+// be drawn.
+func newProgress(stderr io.Writer, jsonOut bool) *progress {
+	f, ok := stderr.(*os.File)
+	if jsonOut || !ok || !isTerminal(f) {
+		return nil
+	}
+	p := &progress{tty: f, stop: make(chan struct{}), done: make(chan struct{}), lineStart: true}
+	go p.loop()
+	return p
+}
+
+// set says what is awaited from now on ("running", "waiting for approval
+// of ar-…"), restarting the clock when it changes.
+func (p *progress) set(what string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != what {
+		p.last, p.since = what, time.Now()
+	}
+	p.what = what
+}
+
+func (p *progress) loop() {
+	defer close(p.done)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		if p.what != "" && p.lineStart {
+			fmt.Fprintf(p.tty, "\r\x1b[Kwarrant: %s · %.1fs · %d bytes of output", p.what,
+				time.Since(p.since).Seconds(), p.bytes)
+			p.shown = true
+		}
+		p.mu.Unlock()
+	}
+}
+
+// write erases the line, writes b to w, counts output bytes of it and
+// notes where the cursor is.
+func (p *progress) write(w io.Writer, b []byte, output int) {
+	if p == nil {
+		w.Write(b)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.erase()
+	w.Write(b)
+	p.bytes += uint64(output)
+	if f, ok := w.(*os.File); ok && len(b) > 0 && isTerminal(f) {
+		p.lineStart = b[len(b)-1] == '\n'
+	}
+}
+
+// erase takes the line off the screen. p.mu is held.
+func (p *progress) erase() {
+	if p.shown {
+		fmt.Fprint(p.tty, "\r\x1b[K")
+		p.shown = false
+	}
+}
+
+// clear takes the line off the screen until the next set (of the same
+// thing, the clock goes on).
+func (p *progress) clear() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.erase()
+	p.what = ""
+}
+
+// end stops the indicator and erases it; it is not drawn again. It may be
+// called more than once.
+func (p *progress) end() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+	p.clear()
+}

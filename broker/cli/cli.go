@@ -43,6 +43,7 @@ var commands = map[string]command{
 	"status":    {"status [HANDLE] [--json]", runStatus},
 	"wait":      {"wait HANDLE [--timeout D] [--json]", runWait},
 	"cancel":    {"cancel HANDLE [--reason R] [--json]", runCancel},
+	"output":    {"output HANDLE [--stream stdout|stderr] [--json]", runOutput},
 	"mcp":       {"mcp [--workspace DIR] [--session S] [--goal G] [--launcher PATH]", runMCP},
 }
 

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"warrant/broker/view"
+)
+
+// outputJSON is the object `broker output --json` prints.
+type outputJSON struct {
+	Handle    string              `json:"handle"`
+	ReceiptID string              `json:"receipt_id"`
+	Streams   []view.RetainedText `json:"streams"`
+}
+
+// runOutput prints the retained head and tail of an action's streams from
+// its verified receipt, with the omission marker between them: raw
+// (redacted) bytes, stdout's to stdout and stderr's to stderr, or the one
+// stream asked for to stdout; with --json, their projection and counts.
+func runOutput(e *env, args []string) error {
+	var stream string
+	e.fs.StringVar(&stream, "stream", "", "stdout or stderr (default: both)")
+	l, pos, err := e.readLog(args, 1)
+	if err != nil {
+		return err
+	}
+	if stream != "" && stream != "stdout" && stream != "stderr" {
+		return usageError{fmt.Sprintf("--stream must be stdout or stderr, not %q", stream)}
+	}
+	s := view.FindReceipt(l.Entries, l.Verify, pos[0])
+	if s == nil {
+		return fmt.Errorf("no receipt has id or action %q (an action's output is kept in its receipt once it has ended: see `broker status %s`)", pos[0], pos[0])
+	}
+	streams, err := s.Output()
+	if err != nil {
+		return err
+	}
+	out := outputJSON{Handle: s.Receipt.Action, ReceiptID: s.Receipt.ID, Streams: []view.RetainedText{}}
+	for i := range streams {
+		r := &streams[i]
+		name := r.Captured.Evidence.Stream.String()
+		if stream != "" && name != stream {
+			continue
+		}
+		if e.json {
+			out.Streams = append(out.Streams, r.Text())
+			continue
+		}
+		w := e.stdout
+		if stream == "" && name == "stderr" {
+			w = e.stderr
+		}
+		writeRetained(w, r)
+		ev := &r.Captured.Evidence
+		fmt.Fprintf(e.stderr, "warrant: %s of %s: head %d + tail %d of %d bytes retained (receipt %s, verified)\n",
+			name, s.Receipt.Action, len(r.Captured.Head), len(r.Captured.Tail), ev.RedactedBytes, s.Receipt.ID)
+	}
+	if e.json {
+		return e.printJSON(out)
+	}
+	return nil
+}
+
+// writeRetained writes r's head, its marker and its tail.
+func writeRetained(w io.Writer, r *view.Retained) {
+	w.Write(r.Captured.Head)
+	io.WriteString(w, r.Marker())
+	w.Write(r.Captured.Tail)
+}

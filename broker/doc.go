@@ -36,6 +36,8 @@
 //	broker/internal/caches     the persistent per-workspace caches: made, listed, removed by
 //	                           descriptor
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
+//	broker/internal/follow     live output: the bounded fan-out of redacted chunks to
+//	                           the agent socket's followers
 //	broker/internal/seam       every test seam, none in a production build
 //	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
 //	broker/view                what a person or an agent is shown: `broker run --json`'s
@@ -61,11 +63,12 @@
 //	snapcache  → wire, internal/snapshot
 //	caches     → wire, internal/retry
 //	server     → wire
+//	follow     → wire
 //	seam       → runner
 //	root       → all of the above, client, receipt, wire, internal/{envpolicy,profile}
 //	view       → receipt, wire
 //	mcp        → root (the receipt log, read-only), client (its Agent half), view, receipt, wire
-//	cli        → root, client, view, mcp, policy, probe, runner, receipt, wire, internal/probeprog
+//	cli        → root, client, view, mcp, follow, policy, probe, runner, receipt, wire, internal/probeprog
 //
 // identity takes the environment and the policy as inputs (an Inputs
 // function of the workspace and the executable: the root's inputs.go

@@ -4,7 +4,9 @@
 // Two channels use it:
 //
 //   - agent/operator ↔ broker: length-prefixed frames on agent.sock and
-//     operator.sock (AgentRequest, OperatorRequest, BrokerReply);
+//     operator.sock (AgentRequest, OperatorRequest, BrokerReply); every
+//     request has one reply, except Follow, answered by OutputChunk frames
+//     and then the final Status;
 //   - broker → launcher: one SpawnRequest on an inherited SOCK_SEQPACKET
 //     socket, answered by exactly one LauncherReply (Ready, Refused or
 //     ExecFailed).

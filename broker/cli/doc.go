@@ -1,6 +1,7 @@
 // Package cli is the broker command's user interface (docs/architecture.md §3.2):
 // `serve` runs the daemon; `run` submits one action and waits for it;
-// `status`, `wait` and `cancel` follow an action; `approvals`, `approve`,
+// `status`, `wait` and `cancel` follow an action, `output` shows what its
+// receipt retained of its output; `approvals`, `approve`,
 // `deny`, `leases`, `revoke`, `actions` and `resolve` are the operator's;
 // they all talk to the daemon through the client package. `receipts`
 // reads the journal directly (read-only, without the state lock), except
@@ -17,14 +18,20 @@
 //
 // When no daemon answers on the state directory, `run` opens an embedded
 // broker there (it takes the state lock and serves the usual sockets, so
-// `broker approve` from another terminal reaches it), shows the action's
-// redacted output live, and closes the broker when the action has ended.
-// Against a daemon it prints the agent-facing projection of the output
-// once the action has ended. An interrupt cancels the action and keeps
-// waiting for its end: cancel is not abandon. Its exit status is the
-// target's, or one of the codes in run.go (124 timeout, 125 not executed,
-// 123 unknown, 130 interrupted, …) so that exit code, signal, timeout,
-// cancel and refusal stay distinct.
+// `broker approve` from another terminal reaches it) and closes it when
+// the action has ended. Either way it follows the action over the agent
+// socket (wire.Follow), so a daemon run and an embedded run print the
+// same: every redacted byte as it is released, a counted gap where a
+// byte was not streamed, and a summary saying what was printed beside
+// what the receipt retains (`broker output` shows the retained head and
+// tail). With --json nothing streams: the object's text and counts are
+// the agent-facing projection. On a terminal a one-line progress
+// indicator (follow.go) says what is awaited, for how long and how many
+// bytes were seen; it is erased before any output and the summary. An
+// interrupt cancels the action and keeps following it: cancel is not
+// abandon. Its exit status is the target's, or one of the codes in run.go
+// (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
+// signal, timeout, cancel and refusal stay distinct.
 //
 // When approval is needed on a terminal, `run` shows the card and asks
 // [y/N] while it waits, through the broker (approval_wait), for a decision

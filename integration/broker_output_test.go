@@ -14,9 +14,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -170,18 +172,7 @@ func TestBrokerRunOutputAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatalf("broker run --json: %v\n%s", err, errb.String())
 			}
-			var j struct {
-				Stdout struct {
-					Text              string
-					ObservedBytes     uint64 `json:"observed_bytes"`
-					RedactedBytes     uint64 `json:"redacted_bytes"`
-					TextHeadBytes     uint64 `json:"text_head_bytes"`
-					TextTailBytes     uint64 `json:"text_tail_bytes"`
-					RetainedHeadBytes uint64 `json:"retained_head_bytes"`
-					RetainedBytes     uint64 `json:"retained_bytes"`
-					Truncated         bool
-				}
-			}
+			var j struct{ Stdout view.Stream }
 			if err := json.Unmarshal(raw, &j); err != nil {
 				t.Fatalf("%v\n%s", err, raw)
 			}
@@ -359,5 +350,37 @@ func TestBrokerRunProgressLine(t *testing.T) {
 	drawn, err = drawOnPTY(t, cmd, nil, nil)
 	if err != nil || strings.Contains(drawn, "\x1b[K") || strings.Contains(drawn, "warrant: running") {
 		t.Fatalf("--json on a terminal drew a progress line (%v):\n%q", err, drawn)
+	}
+}
+
+// TestBrokerRunInterruptWhileFollowing: SIGINT to `broker run` while it
+// prints its action's output live cancels the action and keeps following
+// it to its end (cancel is not abandon): exit 130, cancelled_reaped.
+func TestBrokerRunInterruptWhileFollowing(t *testing.T) {
+	py := python(t)
+	for _, r := range brokerRunners {
+		t.Run(r.name, func(t *testing.T) {
+			cmd := brokerRun(r.state(t), workspace(t), wire.ProfileShort, nil, py, "-c", waitForGo)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			rd := bufio.NewReader(out)
+			if line, err := rd.ReadString('\n'); line != "ready\n" {
+				cmd.Wait()
+				t.Fatalf("first line %q (%v); stderr:\n%s", line, err, errb.String())
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			io.Copy(io.Discard, rd)
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errb.String(), "warrant: cancelled_reaped") {
+				t.Fatalf("after SIGINT: exit %d\n%s", code, errb.String())
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -289,7 +290,7 @@ func TestFollowNeverBlocksTheAction(t *testing.T) {
 // drawOnPTY runs cmd with stdout and stderr on a new pseudo-terminal, waits
 // for it and returns all it drew. Whenever more is drawn, until is called
 // with everything so far; once it returns true, then is called, once.
-func drawOnPTY(t *testing.T, cmd *exec.Cmd, until func(drawn string) bool, then func()) (string, error) {
+func drawOnPTY(t *testing.T, cmd *exec.Cmd, until func(drawn string) bool, then func(drawn string)) (string, error) {
 	t.Helper()
 	master, slave := openPTY(t)
 	t.Cleanup(func() { master.Close() })
@@ -306,7 +307,7 @@ func drawOnPTY(t *testing.T, cmd *exec.Cmd, until func(drawn string) bool, then 
 		drawn.Write(buf[:n])
 		if !triggered && until(drawn.String()) {
 			triggered = true
-			then()
+			then(drawn.String())
 		}
 		if err != nil {
 			break
@@ -328,7 +329,7 @@ func TestBrokerRunProgressLine(t *testing.T) {
 	drawn, err := drawOnPTY(t, cmd, func(drawn string) bool {
 		m := progressRE.FindAllStringSubmatch(drawn, -1)
 		return len(m) >= 2 && m[len(m)-1][1] == "6" // redrawn, after "ready\n"
-	}, func() { os.WriteFile(filepath.Join(ws, "go"), nil, 0o644) })
+	}, func(string) { os.WriteFile(filepath.Join(ws, "go"), nil, 0o644) })
 	if err != nil {
 		t.Fatalf("broker run: %v\n%q", err, drawn)
 	}
@@ -382,5 +383,87 @@ func TestBrokerRunInterruptWhileFollowing(t *testing.T) {
 				t.Fatalf("after SIGINT: exit %d\n%s", code, errb.String())
 			}
 		})
+	}
+}
+
+// TestBrokerRunSlowReaderIsToldOfTheGap: `broker run` whose stdout is
+// not read holds up neither the action nor the broker: the test reads
+// nothing until the target has written 8 MiB and said so in a file; what
+// `broker run` could not be sent is a marked gap in its stdout, and its
+// summary counts the bytes printed and not streamed, which add up.
+func TestBrokerRunSlowReaderIsToldOfTheGap(t *testing.T) {
+	py := python(t)
+	const size = 8 << 20
+	for _, r := range brokerRunners {
+		t.Run(r.name, func(t *testing.T) {
+			ws := workspace(t)
+			cmd := brokerRun(r.state(t), ws, wire.ProfileShort, nil, py, "-c",
+				fmt.Sprintf("import sys; sys.stdout.write('y'*%d); sys.stdout.flush(); open('done', 'w').close()", size))
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(daemonSafety)
+			for _, err := os.Stat(filepath.Join(ws, "done")); err != nil; _, err = os.Stat(filepath.Join(ws, "done")) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the target never finished writing while its output was not read\n%s", errb.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			got, _ := io.ReadAll(out)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("broker run: %v\n%s", err, errb.String())
+			}
+			markerRE := regexp.MustCompile("\n\\[… (\\d+) bytes not streamed: see `broker output (a-[0-9a-f]+) --stream stdout` …\\]\n")
+			markers := markerRE.FindAllSubmatch(got, -1)
+			gap := 0
+			for _, m := range markers {
+				var n int
+				fmt.Sscan(string(m[1]), &n)
+				gap += n
+			}
+			rest := markerRE.ReplaceAll(got, nil)
+			printed := len(rest)
+			if bytes.Count(rest, []byte("y")) != printed {
+				t.Fatalf("stdout holds more than the target's bytes and the markers:\n%q", bytes.ReplaceAll(rest, []byte("y"), nil))
+			}
+			m := regexp.MustCompile(`stdout: printed live (\d+) of 8388608 bytes \((\d+) not streamed\)`).FindStringSubmatch(errb.String())
+			if len(markers) == 0 || gap == 0 || printed+gap != size || m == nil || m[1] != fmt.Sprint(printed) || m[2] != fmt.Sprint(gap) {
+				t.Fatalf("printed %d, %d gap(s) of %d in all; the target wrote %d; summary:\n%s", printed, len(markers), gap, size, errb.String())
+			}
+			t.Logf("printed %d bytes live, %d not streamed, in %d gap(s)", printed, gap, len(markers))
+		})
+	}
+}
+
+// TestBrokerRunWaitingLine: waiting for an approval decided elsewhere,
+// `broker run` on a terminal says so on its progress line, with the
+// request it waits for; once approved from another process, it runs.
+func TestBrokerRunWaitingLine(t *testing.T) {
+	d := shared(t)
+	ws := workspace(t)
+	cmd := brokerRun(d.State, ws, wire.ProfileShort, nil, "/bin/echo", "approved elsewhere")
+	cmd.Args = slices.DeleteFunc(cmd.Args, func(a string) bool { return a == "--approve" })
+	waiting := regexp.MustCompile(`\r\x1b\[Kwarrant: waiting for approval of (ar-[0-9a-f]+) · [0-9.]+s · 0 bytes of output`)
+	approved := false
+	drawn, err := drawOnPTY(t, cmd, func(drawn string) bool { return len(waiting.FindAllString(drawn, -1)) >= 2 }, func(drawn string) {
+		id := waiting.FindStringSubmatch(drawn)[1]
+		if _, code := d.CLI("approve", id); code == 0 {
+			approved = true
+		}
+	})
+	if err != nil || !approved {
+		t.Fatalf("broker run: %v (approved %v)\n%q", err, approved, drawn)
+	}
+	last := waiting.FindAllStringIndex(drawn, -1)
+	rest := drawn[last[len(last)-1][1]:]
+	if !strings.HasPrefix(rest, "\r\x1b[K") || !strings.Contains(rest, "approved elsewhere\r\n") ||
+		!strings.Contains(rest, "warrant: exited (exit 0)") {
+		t.Fatalf("after the last waiting line:\n%q", rest)
 	}
 }

@@ -87,21 +87,8 @@ func TestBrokerRunStreamsLive(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			ws := workspace(t)
 			cmd := brokerRun(r.state(t), ws, wire.ProfileShort, nil, py, "-c", waitForGo)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			rd := bufio.NewReader(out)
-			line, err := rd.ReadString('\n')
-			if line != "ready\n" {
-				cmd.Wait()
-				t.Fatalf("first line %q (%v); stderr:\n%s", line, err, errb.String())
-			}
+			rd, errb := startPiped(t, cmd)
+			expectReady(t, cmd, rd, errb)
 			if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -110,6 +97,30 @@ func TestBrokerRunStreamsLive(t *testing.T) {
 				t.Fatalf("after the go file: %q, %v; stderr:\n%s", rest, err, errb.String())
 			}
 		})
+	}
+}
+
+// startPiped starts cmd with its stdout on a pipe and its stderr kept.
+func startPiped(t *testing.T, cmd *exec.Cmd) (*bufio.Reader, *bytes.Buffer) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errb := &bytes.Buffer{}
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return bufio.NewReader(out), errb
+}
+
+// expectReady requires that the first line cmd prints is waitForGo's.
+func expectReady(t *testing.T, cmd *exec.Cmd, rd *bufio.Reader, errb *bytes.Buffer) {
+	t.Helper()
+	if line, err := rd.ReadString('\n'); line != "ready\n" {
+		cmd.Wait()
+		t.Fatalf("first line %q (%v); stderr:\n%s", line, err, errb.String())
 	}
 }
 
@@ -362,20 +373,8 @@ func TestBrokerRunInterruptWhileFollowing(t *testing.T) {
 	for _, r := range brokerRunners {
 		t.Run(r.name, func(t *testing.T) {
 			cmd := brokerRun(r.state(t), workspace(t), wire.ProfileShort, nil, py, "-c", waitForGo)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			rd := bufio.NewReader(out)
-			if line, err := rd.ReadString('\n'); line != "ready\n" {
-				cmd.Wait()
-				t.Fatalf("first line %q (%v); stderr:\n%s", line, err, errb.String())
-			}
+			rd, errb := startPiped(t, cmd)
+			expectReady(t, cmd, rd, errb)
 			cmd.Process.Signal(syscall.SIGINT)
 			io.Copy(io.Discard, rd)
 			cmd.Wait()
@@ -399,15 +398,7 @@ func TestBrokerRunSlowReaderIsToldOfTheGap(t *testing.T) {
 			ws := workspace(t)
 			cmd := brokerRun(r.state(t), ws, wire.ProfileShort, nil, py, "-c",
 				fmt.Sprintf("import sys; sys.stdout.write('y'*%d); sys.stdout.flush(); open('done', 'w').close()", size))
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out, errb := startPiped(t, cmd)
 			deadline := time.Now().Add(daemonSafety)
 			for _, err := os.Stat(filepath.Join(ws, "done")); err != nil; _, err = os.Stat(filepath.Join(ws, "done")) {
 				if time.Now().After(deadline) {

@@ -149,7 +149,7 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s --state %s\n  to deny:    broker deny %s --state %s\nwaiting…\n",
 				id, id, e.state, id, e.state)
 			prog.set("waiting for approval of " + id)
-			if err := e.awaitApproval(ctx, cl, id); err != nil {
+			if err := e.awaitApproval(ctx, cl, id, prog); err != nil {
 				return "", err
 			}
 		}
@@ -159,13 +159,14 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 // awaitApproval waits for request id to be decided elsewhere, or for an
 // interrupt: then the run stops, and the request, left without its
 // requester, expires.
-func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string) error {
+func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, prog *progress) error {
 	for {
 		st, err := cl.ApprovalWait(id, decisionBudget)
 		switch {
 		case err != nil:
 			return err
 		case st.State != wire.RequestPending:
+			prog.clear() // the waiting line is over: the decision is said on a line of its own
 			return e.decided(st, "elsewhere")
 		case ctx.Err() != nil:
 			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s; nothing ran", id)

@@ -93,6 +93,8 @@ type Broker struct {
 	// directories no program's own directory is granted as (authority.go).
 	protected *identity.Protected
 	withheld  *policy.Withheld
+	// recovered are the actions Open found in flight and made unknown.
+	recovered []string
 
 	reqs requesters // who waits for each pending approval request (requesters.go)
 
@@ -186,6 +188,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		b.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
+	b.recovered = unknown
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
 	}
@@ -206,6 +209,12 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	return b, nil
 }
+
+// Recovered returns the handles of the actions that Open found in flight,
+// left by a previous broker, and recorded as unknown: the next broker on
+// the state directory finds none of them in flight, so each is reported
+// once.
+func (b *Broker) Recovered() []string { return slices.Clone(b.recovered) }
 
 // applySeams applies every test seam in force (broker/internal/seam) —
 // none in a production build — and warns about them. It returns their

@@ -114,7 +114,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	obs.handle = launch.Handle
 	defer b.notify()
-	accepted := &wire.Accepted{Handle: launch.Handle}
+	accepted := &wire.Accepted{Handle: launch.Handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}
 	if launch.Home, launch.Tmp, err = b.actionDirs(launch.Handle); err != nil {
 		obs.protected.Release()
 		b.notStarted(ctx, launch.Handle, err)

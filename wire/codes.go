@@ -57,10 +57,14 @@ func (c Code) MarshalText() ([]byte, error)     { return closed.Marshal(codeName
 func (c *Code) UnmarshalText(text []byte) error { return closed.Unmarshal(codeNames, text, c) }
 
 // Error is a refusal or failure with a stable code and a human sentence.
-// It is both a Go error and a wire value.
+// It is both a Go error and a wire value. Message says in the user's words
+// what is wrong and how to fix it; Detail, when set, is the system's own
+// account of the cause (a Go error chain such as "openat2 x: no such file
+// or directory"), which the CLI shows only under --debug.
 type Error struct {
 	Code    Code   `cbor:"code"`
 	Message string `cbor:"message"`
+	Detail  string `cbor:"detail,omitempty"`
 }
 
 // Errorf returns an *Error with code c and a formatted sentence.
@@ -68,10 +72,20 @@ func Errorf(c Code, format string, args ...any) *Error {
 	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
 }
 
+// Explain returns an *Error with code c, a formatted sentence and cause
+// as its Detail.
+func Explain(c Code, cause error, format string, args ...any) *Error {
+	e := Errorf(c, format, args...)
+	if cause != nil {
+		e.Detail = cause.Error()
+	}
+	return e
+}
+
 func (e *Error) Error() string { return e.Code.String() + ": " + e.Message }
 
 func (e *Error) validate() error {
-	return firstErr(checkEnum(e.Code), checkText("message", e.Message, maxText))
+	return firstErr(checkEnum(e.Code), checkText("message", e.Message, maxText), checkText("detail", e.Detail, maxText))
 }
 
 // Type implements Message.

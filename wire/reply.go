@@ -1,11 +1,18 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Accepted means the action passed admission and holds a matching lease;
 // Handle names it from now on.
 type Accepted struct {
 	Handle string `cbor:"handle"`
+	// Lease is the lease whose use the checkpoint consumed, and UsesLeft
+	// what that lease had left right after.
+	Lease    string `cbor:"lease,omitempty"`
+	UsesLeft uint32 `cbor:"uses_left,omitempty"`
 }
 
 // ApprovalRequired means no lease matches; a human must decide Request.
@@ -45,11 +52,17 @@ type LeaseView struct {
 	ExpiresUnix  int64  `cbor:"expires_unix"`
 	UsesLeft     uint32 `cbor:"uses_left"`
 	Revoked      bool   `cbor:"revoked,omitempty"`
+	// Executable and Argv are the command the lease allows (the requested
+	// executable, the arguments after argv[0]), cut as ListedArgv says.
+	Executable    string   `cbor:"executable,omitempty"`
+	Argv          []string `cbor:"argv,omitempty"`
+	ArgvTruncated bool     `cbor:"argv_truncated,omitempty"`
 }
 
 func (l *LeaseView) validate() error {
 	return firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
-		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint))
+		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint),
+		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv))
 }
 
 // Stream is the agent-facing projection of one output stream: redacted,
@@ -157,16 +170,60 @@ type ActionView struct {
 	State       ActionState `cbor:"state"`
 	Outcome     Outcome     `cbor:"outcome,omitzero"` // zero (absent) until the action ends
 	CreatedUnix int64       `cbor:"created_unix"`
+	// Argv are the arguments after argv[0], cut as ListedArgv says;
+	// ExitCode and Signal are the result's, once it ended.
+	Argv          []string `cbor:"argv,omitempty"`
+	ArgvTruncated bool     `cbor:"argv_truncated,omitempty"`
+	ExitCode      *int32   `cbor:"exit_code,omitempty"`
+	Signal        uint8    `cbor:"signal,omitempty"`
 }
 
 func (a *ActionView) validate() error {
 	err := firstErr(checkName("handle", a.Handle), checkText("session", a.Session, maxName),
 		checkText("goal", a.Goal, maxName), checkText("executable", a.Executable, maxPath),
-		checkDigest("fingerprint", a.Fingerprint), checkEnum(a.State))
+		checkDigest("fingerprint", a.Fingerprint), checkEnum(a.State), checkListedArgv(a.Argv))
 	if err == nil && a.Outcome != 0 {
 		err = checkEnum(a.Outcome)
 	}
 	return err
+}
+
+// MaxListedArgv bounds the argv bytes one listed action or lease carries,
+// so that a listing of maxList entries stays far below MaxAgentFrame. The
+// whole argv is in the approval card and the receipt.
+const MaxListedArgv = 1024
+
+// ListedArgv is argv as a listing carries it: whole elements while they
+// fit in MaxListedArgv bytes, then the next one cut at a UTF-8 boundary;
+// truncated says whether anything was left out.
+func ListedArgv(argv []string) (listed []string, truncated bool) {
+	left := MaxListedArgv
+	for _, a := range argv {
+		if len(a) > left {
+			cut := left
+			for cut > 0 && !utf8.RuneStart(a[cut]) {
+				cut--
+			}
+			return append(listed, a[:cut]), true
+		}
+		listed = append(listed, a)
+		left -= len(a)
+	}
+	return listed, false
+}
+
+func checkListedArgv(argv []string) error {
+	if err := checkArgs("argv", argv, 1); err != nil {
+		return err
+	}
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	if n > MaxListedArgv {
+		return fmt.Errorf("argv: %d bytes in a listing exceeds the cap of %d", n, MaxListedArgv)
+	}
+	return nil
 }
 
 // Listing answers list; only the list that was asked for is present.
@@ -227,7 +284,9 @@ func (*OK) Type() MsgType               { return TypeOK }
 func (*ApprovalState) Type() MsgType    { return TypeApprovalState }
 func (*OutputChunk) Type() MsgType      { return TypeOutputChunk }
 
-func (m *Accepted) validate() error         { return checkName("handle", m.Handle) }
+func (m *Accepted) validate() error {
+	return firstErr(checkName("handle", m.Handle), checkText("lease", m.Lease, maxName))
+}
 func (m *ApprovalRequired) validate() error { return m.Request.validate() }
 func (m *Status) validate() error {
 	err := firstErr(checkName("handle", m.Handle), checkEnum(m.State))

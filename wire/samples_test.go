@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 )
 
@@ -61,7 +62,8 @@ func sampleApproval(interp bool) ApprovalView {
 
 func sampleLease() LeaseView {
 	return LeaseView{ID: "lease-1", ApprovalID: "apr-1", Goal: "g-1", GoalRevision: 2,
-		Fingerprint: digest(0xdd), ExpiresUnix: 1700003600, UsesLeft: 3, Revoked: true}
+		Fingerprint: digest(0xdd), ExpiresUnix: 1700003600, UsesLeft: 3, Revoked: true,
+		Executable: "go", Argv: []string{"test", "./..."}}
 }
 
 func sampleResult() *Result {
@@ -124,6 +126,7 @@ type namedSample struct {
 
 // samples returns the valid messages the golden vectors are made from.
 func samples() []namedSample {
+	three := int32(3)
 	full := sampleRequest()
 	full.Goal, full.Session = "g-1", "s-1"
 	full.Executable = "/usr/bin/env"
@@ -152,6 +155,7 @@ func samples() []namedSample {
 		{"resolve", &Resolve{Handle: "act-1", Classification: ClassStop, Note: "killed by hand"}},
 		{"goal-set-state", &GoalSetState{Goal: "g-1", State: GoalPaused}},
 		{"accepted", &Accepted{Handle: "act-1"}},
+		{"accepted-lease", &Accepted{Handle: "act-1", Lease: "lease-1", UsesLeft: 2}},
 		{"approval-required", &ApprovalRequired{Request: sampleApproval(false)}},
 		{"approval-required-script", &ApprovalRequired{Request: sampleApproval(true)}},
 		{"status-running", &Status{Handle: "act-1", State: StateRunning}},
@@ -167,6 +171,10 @@ func samples() []namedSample {
 				{Handle: "act-1", Executable: "make", Fingerprint: digest(0xdd), State: StateAccepted, CreatedUnix: 1},
 				{Handle: "act-2", Session: "s-1", Goal: "g-1", Executable: "/usr/bin/env", Fingerprint: digest(0xde),
 					State: StateUnknown, Outcome: OutcomeUnknown, CreatedUnix: -1},
+				{Handle: "act-3", Executable: "sh", Argv: []string{"-c", "exit 3"}, Fingerprint: digest(0xdf),
+					State: StateTerminal, Outcome: Exited, ExitCode: &three, CreatedUnix: 2},
+				{Handle: "act-4", Executable: "sleep", Argv: []string{"99"}, ArgvTruncated: true, Fingerprint: digest(0xe0),
+					State: StateTerminal, Outcome: Signaled, Signal: 9, CreatedUnix: 3},
 			}}},
 		{"goal", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive}},
 		{"ok", &OK{}},
@@ -177,6 +185,8 @@ func samples() []namedSample {
 		{"output-chunk-not-streamed", &OutputChunk{Handle: "act-1", Stream: Stdout, NotStreamed: 70000}},
 		{"output-chunk-heartbeat", &OutputChunk{Handle: "act-1"}},
 		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
+		{"error-detail", Explain(CodePathInvalid, errors.New("openat2 src: no such file or directory"),
+			"the cwd \"src\" does not exist in the workspace")},
 		{"error-workspace-aliased", Errorf(CodeWorkspaceAliased, "1 file in the workspace is a hard link to a file outside it: \"notes.txt\"")},
 		{"spawn-request", sampleSpawn(false)},
 		{"spawn-request-script", sampleSpawn(true)},

@@ -83,12 +83,26 @@ func CheckRelPath(p string) error {
 		return fmt.Errorf("cwd: empty (use \".\" for the workspace root)")
 	case path.IsAbs(p):
 		return fmt.Errorf("cwd: %q is absolute; it must be relative to the workspace", p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("cwd: %q is not clean", p)
 	case p == ".." || strings.HasPrefix(p, "../"):
-		return fmt.Errorf("cwd: %q escapes the workspace", p)
+		return fmt.Errorf("cwd: %q leaves the workspace; the cwd must be a directory inside it", p)
+	case path.Clean(p) != p:
+		if c := path.Clean(p); c != ".." && !strings.HasPrefix(c, "../") {
+			return fmt.Errorf("cwd: %q is not in its plain form (no \"//\", \".\" or \"..\" parts); write it as %q", p, c)
+		}
+		return fmt.Errorf("cwd: %q leaves the workspace; the cwd must be a directory inside it", p)
 	}
 	return nil
+}
+
+// TrimCwd drops the trailing slashes of a cwd ("sub/" is what shell
+// completion types, and names the same directory as "sub"), so that both
+// spellings are one identity. Nothing else is rewritten: "./sub", "a//b"
+// and "a/../b" stay as they are, for CheckRelPath to refuse.
+func TrimCwd(p string) string {
+	if t := strings.TrimRight(p, "/"); t != "" {
+		return t
+	}
+	return p
 }
 
 // WorkspaceExecutable reports whether a requested executable names a

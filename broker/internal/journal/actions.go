@@ -24,7 +24,7 @@ var actionStates = map[string]wire.ActionState{
 // unknown on restart, with its use still spent. A call (nil for none) is
 // bound to the new action in the same transaction (bindCall), first, so
 // a repeat of a call that already started an action is ErrCallStarted,
-// not BUSY.
+// not BUSY. Afterwards l.UsesLeft is what the lease has left.
 func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *wire.CommandIdentity, call *Call) (string, error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
@@ -48,6 +48,9 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("consume a use of lease %s: %d rows, %v", l.id, n, err)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT uses_left FROM leases WHERE id = ?`, l.id).Scan(&l.usesLeft); err != nil {
+			return err
 		}
 		now := j.now().Unix()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
@@ -151,8 +154,8 @@ func (j *Journal) Actions(ctx context.Context, unknownOnly bool, limit int) ([]w
 	if unknownOnly {
 		where = `WHERE state = 'unknown' AND classification = ''`
 	}
-	rows, err := j.db.QueryContext(ctx, `SELECT handle, session, goal, executable, fingerprint, state, outcome, created_unix
-		FROM actions `+where+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
+	rows, err := j.db.QueryContext(ctx, `SELECT handle, session, goal, executable, fingerprint, state, outcome, created_unix,
+		identity, result FROM actions `+where+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list actions: %w", err)
 	}
@@ -161,8 +164,21 @@ func (j *Journal) Actions(ctx context.Context, unknownOnly bool, limit int) ([]w
 	for rows.Next() {
 		var v wire.ActionView
 		var state, outcome string
-		if err := rows.Scan(&v.Handle, &v.Session, &v.Goal, &v.Executable, &v.Fingerprint, &state, &outcome, &v.CreatedUnix); err != nil {
+		var idBlob, resBlob []byte
+		if err := rows.Scan(&v.Handle, &v.Session, &v.Goal, &v.Executable, &v.Fingerprint, &state, &outcome, &v.CreatedUnix,
+			&idBlob, &resBlob); err != nil {
 			return nil, fmt.Errorf("list actions: %w", err)
+		}
+		var err error
+		if _, v.Argv, v.ArgvTruncated, err = listedCommand(idBlob); err != nil {
+			return nil, fmt.Errorf("list actions: %s: %w", v.Handle, err)
+		}
+		if resBlob != nil {
+			var r wire.Result
+			if err := wire.DecodeCanonical(resBlob, &r); err != nil {
+				return nil, fmt.Errorf("list actions: decode result of %s: %w", v.Handle, err)
+			}
+			v.ExitCode, v.Signal = r.ExitCode, r.Signal
 		}
 		v.State = actionStates[state]
 		if outcome != "" {

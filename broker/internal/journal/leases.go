@@ -16,10 +16,15 @@ type Lease struct {
 	goal           string
 	revision       uint64
 	fingerprint    []byte
+	usesLeft       uint32 // set by Checkpoint
 }
 
 // ID is the lease id.
 func (l *Lease) ID() string { return l.id }
+
+// UsesLeft is what the lease had left right after the Checkpoint that
+// consumed a use of it.
+func (l *Lease) UsesLeft() uint32 { return l.usesLeft }
 
 // MatchLease returns a usable lease for exactly this goal revision,
 // workspace and fingerprint, or nil when there is none. Matching is byte
@@ -58,10 +63,12 @@ func (j *Journal) Revoke(ctx context.Context, leaseID string) error {
 	return nil
 }
 
-// Leases lists leases, newest first, at most limit of them.
+// Leases lists leases, newest first, at most limit of them, each with the
+// command its approval request bound.
 func (j *Journal) Leases(ctx context.Context, limit int) ([]wire.LeaseView, error) {
-	rows, err := j.db.QueryContext(ctx, `SELECT id, approval_id, goal, goal_revision, fingerprint, expires_unix, uses_left,
-		revoked_unix IS NOT NULL FROM leases ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
+	rows, err := j.db.QueryContext(ctx, `SELECT l.id, l.approval_id, l.goal, l.goal_revision, l.fingerprint, l.expires_unix, l.uses_left,
+		l.revoked_unix IS NOT NULL, a.identity FROM leases l JOIN approval_requests a ON a.id = l.approval_id
+		ORDER BY l.created_unix DESC, l.rowid DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list leases: %w", err)
 	}
@@ -69,8 +76,13 @@ func (j *Journal) Leases(ctx context.Context, limit int) ([]wire.LeaseView, erro
 	var out []wire.LeaseView
 	for rows.Next() {
 		var v wire.LeaseView
-		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked); err != nil {
+		var idBlob []byte
+		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob); err != nil {
 			return nil, fmt.Errorf("list leases: %w", err)
+		}
+		var err error
+		if v.Executable, v.Argv, v.ArgvTruncated, err = listedCommand(idBlob); err != nil {
+			return nil, fmt.Errorf("list leases: %s: %w", v.ID, err)
 		}
 		out = append(out, v)
 	}
@@ -78,6 +90,17 @@ func (j *Journal) Leases(ctx context.Context, limit int) ([]wire.LeaseView, erro
 		return nil, fmt.Errorf("list leases: %w", err)
 	}
 	return out, nil
+}
+
+// listedCommand is the command an identity binds, as a listing carries it
+// (wire.ListedArgv).
+func listedCommand(identity []byte) (exe string, argv []string, truncated bool, err error) {
+	var id wire.CommandIdentity
+	if err := wire.DecodeCanonical(identity, &id); err != nil {
+		return "", nil, false, fmt.Errorf("decode identity: %w", err)
+	}
+	argv, truncated = wire.ListedArgv(id.Argv)
+	return id.Executable.Requested, argv, truncated, nil
 }
 
 // leaseUsable re-checks, inside the checkpoint transaction, everything

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"warrant/wire"
@@ -12,6 +15,8 @@ import (
 // a human must decide before submitting again.
 type Submitted struct {
 	Handle   string             // set when accepted, or when the call id already started it
+	Lease    string             // when accepted: the lease whose use it consumed
+	UsesLeft uint32             // when accepted: what that lease has left
 	Approval *wire.ApprovalView // set when approval is required
 	Repeat   *wire.Status       // set when the call id already started the action: its state now
 }
@@ -29,11 +34,11 @@ func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, err
 // call id with another request is refused (ARGUMENTS_INVALID).
 func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID string) (Submitted, error) {
 	ws, err := filepath.EvalSymlinks(workspace)
-	if err != nil {
-		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
+	if err == nil {
+		ws, err = filepath.Abs(ws)
 	}
-	if ws, err = filepath.Abs(ws); err != nil {
-		return Submitted{}, wire.Errorf(wire.CodePathInvalid, "cannot resolve the workspace: %v", err)
+	if err != nil {
+		return Submitted{}, workspaceError(workspace, err)
 	}
 	reply, err := a.sock.roundTrip(&wire.Submit{Workspace: ws, Request: req, CallID: callID})
 	if err != nil {
@@ -41,7 +46,7 @@ func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID stri
 	}
 	switch r := reply.(type) {
 	case *wire.Accepted:
-		return Submitted{Handle: r.Handle}, nil
+		return Submitted{Handle: r.Handle, Lease: r.Lease, UsesLeft: r.UsesLeft}, nil
 	case *wire.ApprovalRequired:
 		return Submitted{Approval: &r.Request}, nil
 	case *wire.Status:
@@ -54,6 +59,21 @@ func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID stri
 // budgetMs is a wait budget on the wire, at most 2³²-1 ms.
 func budgetMs(budget time.Duration) uint32 {
 	return uint32(min(max(budget.Milliseconds(), 0), 1<<32-1))
+}
+
+// workspaceError says why the workspace cannot be found, in the user's
+// words; the system's own account is the Detail.
+func workspaceError(ws string, err error) *wire.Error {
+	why := "cannot be found"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "does not exist"
+	case errors.Is(err, syscall.ENOTDIR):
+		why = "is not a directory (or a part of its path is not)"
+	case errors.Is(err, fs.ErrPermission):
+		why = "cannot be reached: permission denied on the way"
+	}
+	return wire.Explain(wire.CodePathInvalid, err, "the workspace %s %s; pass an existing directory with --workspace DIR, or run from inside the project", ws, why)
 }
 
 // Query returns the state of an action.

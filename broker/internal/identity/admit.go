@@ -21,8 +21,12 @@ const maxIDText = 256
 //
 // Argv elements are literal bytes. ";", "|", "$()", quotes and newlines
 // are ordinary characters here and everywhere after: there is no shell.
+//
+// Admit first drops the cwd's trailing slashes (wire.TrimCwd): "sub/" and
+// "sub" name one directory and bind one identity.
 func Admit(s *wire.Submit) error {
 	r := &s.Request
+	r.Cwd = wire.TrimCwd(r.Cwd)
 	if err := text("workspace", s.Workspace, 4096); err != "" {
 		return wire.Errorf(wire.CodePathInvalid, "%s", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"warrant/internal/envpolicy"
 	"warrant/internal/fsid"
@@ -85,7 +86,7 @@ func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, 
 	}()
 	id := &r.id
 	if r.workspace, err = openDirNoFollow(s.Workspace); err != nil {
-		return nil, wire.Errorf(wire.CodePathInvalid, "cannot open the workspace without following symlinks: %v", err)
+		return nil, wire.Explain(wire.CodePathInvalid, err, "the workspace %s %s; pass --workspace an existing directory", s.Workspace, pathProblem(err))
 	}
 	if id.Workspace, err = fsid.Dir(int(r.workspace.Fd()), s.Workspace); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the workspace: %v", err)
@@ -94,8 +95,8 @@ func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, 
 		return nil, err
 	}
 	if r.cwd, err = openBeneath(r.workspace, s.Request.Cwd); err != nil {
-		return nil, wire.Errorf(wire.CodePathInvalid,
-			"the cwd %q cannot be opened beneath the workspace without symlinks or mount crossings: %v", s.Request.Cwd, err)
+		return nil, wire.Explain(wire.CodePathInvalid, err,
+			"the cwd %q in the workspace %s %s; %s", s.Request.Cwd, s.Workspace, pathProblem(err), cwdFix(err))
 	}
 	if id.Cwd, err = fsid.Dir(int(r.cwd.Fd()), s.Request.Cwd); err != nil {
 		return nil, wire.Errorf(wire.CodePathInvalid, "cannot identify the cwd: %v", err)
@@ -200,7 +201,7 @@ func identify(requested string) (*identified, *Shebang, error) {
 	}
 	chain, canonical, err := resolveChain(p)
 	if err != nil {
-		return nil, nil, wire.Errorf(wire.CodeExecutableNotFound, "cannot resolve %s: %v", p, err)
+		return nil, nil, wire.Explain(wire.CodeExecutableNotFound, err, "%s %s", p, chainProblem(err))
 	}
 	f, err := openFileNoFollow(canonical)
 	if err != nil {
@@ -320,7 +321,7 @@ func resolveChain(p string) (chain []string, canonical string, err error) {
 			continue
 		}
 		if hops++; hops > maxHops {
-			return nil, "", &os.PathError{Op: "resolve", Path: p, Err: errors.New("too many levels of symbolic links")}
+			return nil, "", &os.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
 		}
 		target, err := os.Readlink(cur)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"warrant/wire"
 )
@@ -27,12 +28,13 @@ const modeSymlink = 0o120000
 func identifyInWorkspace(ws *os.File, wsPath, requested string) (*identified, *Shebang, error) {
 	chain, inside, outside, err := resolveBeneath(ws, wsPath, strings.TrimPrefix(requested, "./"))
 	if err != nil {
-		return nil, nil, wire.Errorf(wire.CodeExecutableNotFound, "cannot resolve the workspace executable %q beneath %s: %v", requested, wsPath, err)
+		return nil, nil, wire.Explain(wire.CodeExecutableNotFound, err, "the workspace executable %q %s beneath the workspace %s (it is relative to the workspace root, not to --cwd)",
+			requested, chainProblem(err), wsPath)
 	}
 	if outside != "" {
 		more, canonical, err := resolveChain(outside)
 		if err != nil {
-			return nil, nil, wire.Errorf(wire.CodeExecutableNotFound, "cannot resolve %s, where the workspace executable %q leads: %v", outside, requested, err)
+			return nil, nil, wire.Explain(wire.CodeExecutableNotFound, err, "the workspace executable %q leads to %s, which %s", requested, outside, chainProblem(err))
 		}
 		f, err := openFileNoFollow(canonical)
 		if err != nil {
@@ -79,7 +81,7 @@ func resolveBeneath(ws *os.File, wsPath, rel string) (chain []string, inside, ou
 			continue
 		}
 		if hops++; hops > maxHops {
-			return nil, "", "", &os.PathError{Op: "resolve", Path: rel, Err: errors.New("too many levels of symbolic links")}
+			return nil, "", "", &os.PathError{Op: "resolve", Path: rel, Err: syscall.ELOOP}
 		}
 		chain = append(chain, wsPath+"/"+cur)
 		if path.IsAbs(target) {

@@ -11,21 +11,12 @@ import (
 // cacheCommands are the subcommands of `broker caches`: list reads the
 // state directory without the lock, beside a running broker; prune needs
 // the directory to itself.
-var cacheCommands = map[string]func(e *env, args []string) error{
-	"list":  cachesList,
-	"prune": cachesPrune,
+var cacheCommands = map[string]subcommand{
+	"list":  {"caches list [--json]", cachesList},
+	"prune": {"caches prune --older-than D|--all [--json]", cachesPrune},
 }
 
-func runCaches(e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError{"which caches command?"}
-	}
-	sub, ok := cacheCommands[args[0]]
-	if !ok {
-		return usageError{fmt.Sprintf("unknown caches command %q", args[0])}
-	}
-	return sub(e, args[1:])
-}
+func runCaches(e *env, args []string) error { return e.runSub(cacheCommands, args) }
 
 func cachesList(e *env, args []string) error {
 	if _, err := e.parse(args, 0); err != nil {

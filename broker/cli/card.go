@@ -9,44 +9,75 @@ import (
 	"strings"
 	"time"
 
-	"warrant/broker/internal/policy"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
-// writeCard prints an approval request for a human to decide: everything
-// the approval binds, then the limitations, then how to decide.
-func writeCard(w io.Writer, v *wire.ApprovalView) {
+// writeCard prints an approval request for a human to decide: the
+// command, what runs and where, the limitations (the threat model in
+// words: what it can read, write and reach, its limits), then how to
+// decide. It fits in 20 lines for an ordinary command; --full adds every
+// number the approval binds (file and directory identities, environment
+// values, policy digest, fingerprint) and each argument on its own line.
+// Words are quoted (view.CommandLine, strconv.Quote) so that no byte of
+// the request reaches the terminal as is.
+func (e *env) writeCard(w io.Writer, v *wire.ApprovalView) {
 	id := &v.Identity
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	p("━━ Approval request %s ━━", v.ID)
-	p("  goal         %s (revision %d)", v.Goal, v.GoalRevision)
+	session := ""
 	if v.Session != "" {
-		p("  session      %s", v.Session)
+		session = ", session " + strconv.Quote(v.Session)
 	}
-	p("  requested    %s", time.Unix(v.CreatedUnix, 0).Format(time.RFC3339))
-	p("  executable   %s", strconv.Quote(id.Executable.Requested))
-	writeFile(p, "  ", &id.Executable.File, id.Executable.Chain)
+	p("━━ Approval request %s ━━ goal %s (revision %d)%s, requested %s", v.ID, v.Goal, v.GoalRevision, session,
+		time.Unix(v.CreatedUnix, 0).UTC().Format(time.RFC3339))
+	p("  command      %s", view.CommandLine(id.Executable.Requested, id.Argv))
+	p("  executable   %s", fileLine(&id.Executable.File, id.Executable.Chain))
 	if in := id.Executable.Interpreter; in != nil {
 		arg := ""
 		if in.Arg != "" {
-			arg = " with argument " + strconv.Quote(in.Arg)
+			arg = ", with argument " + strconv.Quote(in.Arg)
 		}
-		p("  interpreter  (from the #! line, pinned%s)", arg)
-		writeFile(p, "  ", &in.File, in.Chain)
+		p("  interpreter  %s (pinned from the #! line%s)", fileLine(&in.File, in.Chain), arg)
 	}
 	p("  binding      %s", bindingLine(id.Binding))
+	p("  where        cwd %s in the workspace %s, profile %s", strconv.Quote(id.Cwd.Path), id.Workspace.Path, id.Profile)
+	names := make([]string, 0, len(id.Env))
+	for _, kv := range id.Env {
+		names = append(names, kv.Name)
+	}
+	if e.full {
+		p("  environment  %s, plus a private HOME and TMPDIR", strings.Join(names, " "))
+		e.writeFullIdentity(p, v)
+	} else {
+		p("  environment  %s, plus a private HOME and TMPDIR (values: --full)", strings.Join(names, " "))
+	}
+	head := "limitations"
+	for line := range strings.SplitSeq(strings.TrimRight(v.Limitations, "\n"), "\n") {
+		p("  %-12s %s", head, line)
+		head = ""
+	}
+	st := stateFlag(e.state)
+	p("  decide       broker approve %s%s [--uses N] [--ttl D]   or   broker deny %s%s [--reason R]", v.ID, st, v.ID, st)
+	p("")
+}
+
+// writeFullIdentity prints the numbers the approval binds beyond what the
+// short card shows.
+func (e *env) writeFullIdentity(p func(string, ...any), v *wire.ApprovalView) {
+	id := &v.Identity
 	p("  argv         %d argument(s) after argv[0], each literal (no shell):", len(id.Argv))
 	for i, a := range id.Argv {
 		p("    [%d] %s", i+1, strconv.Quote(a))
 	}
+	writeFileNumbers(p, "executable", &id.Executable.File)
+	if in := id.Executable.Interpreter; in != nil {
+		writeFileNumbers(p, "interpreter", &in.File)
+	}
 	p("  cwd          %s  (dev %d, ino %d, mount %d)", strconv.Quote(id.Cwd.Path), id.Cwd.Dev, id.Cwd.Ino, id.Cwd.MntID)
 	p("  workspace    %s  (dev %d, ino %d, mount %d)", id.Workspace.Path, id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID)
-	p("  profile      %s: %s", id.Profile, policy.ProfileLimits(id.Profile))
-	names := make([]string, 0, len(id.Env))
 	for _, kv := range id.Env {
-		names = append(names, kv.Name+"="+strconv.Quote(kv.Value))
+		p("  env          %s=%s", kv.Name, strconv.Quote(kv.Value))
 	}
-	p("  environment  %s, plus a private HOME and TMPDIR", strings.Join(names, " "))
 	p("  read+exec    %s", strings.Join(id.Policy.ReadExec, " "))
 	rw := append([]string{id.Workspace.Path, "(private HOME and TMPDIR)"}, id.Policy.ReadWrite...)
 	p("  read+write   %s", strings.Join(rw, " "))
@@ -57,31 +88,33 @@ func writeCard(w io.Writer, v *wire.ApprovalView) {
 	p("  network      none")
 	p("  policy       sha256 %s, Landlock ABI >= %d", hex.EncodeToString(id.PolicyDigest), id.Policy.MinLandlockABI)
 	p("  fingerprint  %s", hex.EncodeToString(v.Fingerprint))
-	p("  limitations")
-	for line := range strings.SplitSeq(v.Limitations, "\n") {
-		p("    %s", line)
-	}
-	p("  decide       broker approve %s [--uses N] [--ttl D] [--binding sealed-snapshot|in-place]   or   broker deny %s [--reason R]", v.ID, v.ID)
-	p("")
+	p("  binding      approve --binding sealed-snapshot|in-place pins the other binding")
 }
 
-func writeFile(p func(string, ...any), indent string, f *wire.FileIdentity, chain []string) {
-	p("%s  resolved   %s", indent, f.Path)
-	for _, hop := range chain {
-		p("%s  via link   %s", indent, hop)
+// fileLine is a program file in one line: its canonical path, the links
+// that lead to it and its digest.
+func fileLine(f *wire.FileIdentity, chain []string) string {
+	via := ""
+	if len(chain) > 0 {
+		via = " (via " + strings.Join(chain, " → ") + ")"
 	}
-	p("%s  sha256     %s", indent, hex.EncodeToString(f.SHA256))
-	p("%s  file       %s uid %d, %d bytes, dev %d ino %d, mtime %s", indent, fs.FileMode(f.Mode&0o777), f.UID, f.Size, f.Dev, f.Ino,
-		time.Unix(0, f.MtimeNs).UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("%s%s sha256 %s", f.Path, via, hex.EncodeToString(f.SHA256))
+}
+
+// writeFileNumbers prints the fstat identity the approval binds of a
+// program file.
+func writeFileNumbers(p func(string, ...any), what string, f *wire.FileIdentity) {
+	p("  %-12s %s uid %d, %d bytes, dev %d ino %d, mtime %s, ctime %s", what, fs.FileMode(f.Mode&0o777), f.UID, f.Size, f.Dev, f.Ino,
+		time.Unix(0, f.MtimeNs).UTC().Format(time.RFC3339Nano), time.Unix(0, f.CtimeNs).UTC().Format(time.RFC3339Nano))
 }
 
 // bindingLine says what a binding means for the approved bytes.
 func bindingLine(b wire.Binding) string {
 	switch b {
 	case wire.InPlace:
-		return "in-place: the installed file itself runs (its own path stays true); bound by being unwritable by this uid, or by a witness re-measured after the run (a change is detected, not prevented)"
+		return "in-place: the installed file itself runs; bound by being unwritable by this uid, or by a witness re-measured after the run (a change is detected, not prevented)"
 	case wire.SealedSnapshot:
-		return "sealed-snapshot: a sealed copy whose SHA-256 is the approved digest runs (the program sees /memfd:… as its own path)"
+		return "sealed-snapshot: a sealed copy with exactly this digest runs (it sees /memfd:… as its own path)"
 	}
 	return b.String()
 }

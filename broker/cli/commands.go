@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"time"
 
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
 func runApprovals(e *env, args []string) error {
+	e.fs.BoolVar(&e.full, "full", false, "show every identity number the approval binds")
 	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
@@ -25,7 +27,7 @@ func runApprovals(e *env, args []string) error {
 	pending := 0
 	for i := range l.Approvals {
 		if v := &l.Approvals[i]; v.State == wire.RequestPending {
-			writeCard(e.stdout, v)
+			e.writeCard(e.stdout, v)
 			pending++
 		}
 	}
@@ -46,9 +48,9 @@ func runApprovals(e *env, args []string) error {
 }
 
 func runApprove(e *env, args []string) error {
-	uses := e.fs.Uint("uses", 1, "how many runs the lease allows")
-	ttl := e.fs.Duration("ttl", time.Hour, "how long the lease lasts")
-	binding := e.fs.String("binding", "", "pin the executable's binding: sealed-snapshot or in-place (default: the request's)")
+	uses := e.fs.Uint("uses", 1, "how many runs (`N`) the lease allows")
+	ttl := e.fs.Duration("ttl", time.Hour, "how long (`D`) the lease lasts")
+	binding := e.fs.String("binding", "", "pin the executable's `BINDING`: sealed-snapshot or in-place (default: the request's)")
 	pos, err := e.parse(args, 1)
 	if err != nil {
 		return err
@@ -96,7 +98,11 @@ func runDeny(e *env, args []string) error {
 	return nil
 }
 
+// runLeases lists the usable leases, each with the command it allows and
+// the uses it has left; --all adds the used-up, expired and revoked ones,
+// in text and JSON alike.
 func runLeases(e *env, args []string) error {
+	all := e.fs.Bool("all", false, "also list used-up, expired and revoked leases")
 	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
@@ -106,28 +112,73 @@ func runLeases(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return e.printJSON(nonNil(l.Leases))
-	}
-	if len(l.Leases) == 0 {
-		fmt.Fprintln(e.stdout, "No leases.")
-	}
-	now := time.Now().Unix()
+	now := time.Now()
+	shown := l.Leases[:0]
 	for _, v := range l.Leases {
-		state := "usable"
-		switch {
-		case v.Revoked:
-			state = "revoked"
-		case v.ExpiresUnix <= now:
-			state = "expired"
-		case v.UsesLeft == 0:
-			state = "used up"
+		if *all || leaseState(&v, now) == "usable" {
+			shown = append(shown, v)
 		}
-		fmt.Fprintf(e.stdout, "%s  %-8s %d use(s) left, expires %s, goal %s rev %d, request %s\n    fingerprint %s\n",
-			v.ID, state, v.UsesLeft, time.Unix(v.ExpiresUnix, 0).Format(time.RFC3339), v.Goal, v.GoalRevision, v.ApprovalID,
-			hex.EncodeToString(v.Fingerprint))
+	}
+	if e.json {
+		return e.printJSON(nonNil(shown))
+	}
+	if len(shown) == 0 {
+		fmt.Fprintf(e.stdout, "No usable leases (%d spent, expired or revoked: --all lists them).\n", len(l.Leases))
+	}
+	for _, v := range shown {
+		state := leaseState(&v, now)
+		if state == "usable" {
+			state = fmt.Sprintf("%d use(s) left", v.UsesLeft)
+		}
+		fmt.Fprintf(e.stdout, "%s  %-15s %-14s %s\n    goal %s rev %d, request %s, fingerprint %s\n",
+			v.ID, state, expiry(time.Unix(v.ExpiresUnix, 0), now), listedCommand(v.Executable, v.Argv, v.ArgvTruncated),
+			v.Goal, v.GoalRevision, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
 	}
 	return nil
+}
+
+// leaseState is "usable", "revoked", "expired" or "used up".
+func leaseState(v *wire.LeaseView, now time.Time) string {
+	switch {
+	case v.Revoked:
+		return "revoked"
+	case v.ExpiresUnix <= now.Unix():
+		return "expired"
+	case v.UsesLeft == 0:
+		return "used up"
+	}
+	return "usable"
+}
+
+// expiry says when a lease ends, relative to now.
+func expiry(at, now time.Time) string {
+	if !at.After(now) {
+		return "ended " + age(now.Sub(at)) + " ago"
+	}
+	return "ends in " + age(at.Sub(now))
+}
+
+// age is a duration in its largest whole unit: 45s, 12m, 3h, 9d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// listedCommand is a listed command, shell-quoted, with a mark when the
+// listing left part of its argv out.
+func listedCommand(exe string, argv []string, truncated bool) string {
+	c := view.CommandLine(exe, argv)
+	if truncated {
+		c += " … (cut; the whole argv is on the card and in the receipt)"
+	}
+	return c
 }
 
 func runRevoke(e *env, args []string) error {
@@ -143,6 +194,8 @@ func runRevoke(e *env, args []string) error {
 	return nil
 }
 
+// runActions lists actions, newest first: handle, state and outcome,
+// exit code or signal, age, and the command (shell-quoted).
 func runActions(e *env, args []string) error {
 	unknown := e.fs.Bool("unknown", false, "only unknown outcomes the operator has not classified")
 	cl, _, err := e.connectArgs(args, 0)
@@ -160,13 +213,21 @@ func runActions(e *env, args []string) error {
 	if len(l.Actions) == 0 {
 		fmt.Fprintln(e.stdout, "No actions.")
 	}
+	now := time.Now()
 	for _, a := range l.Actions {
-		outcome := "-"
+		outcome := a.State.String()
 		if a.Outcome != 0 {
 			outcome = a.Outcome.String()
 		}
-		fmt.Fprintf(e.stdout, "%s  %-9s outcome %-18s %s  goal %s  session %s  %s\n", a.Handle, a.State, outcome,
-			strconv.Quote(a.Executable), a.Goal, a.Session, time.Unix(a.CreatedUnix, 0).Format(time.RFC3339))
+		code := "-"
+		switch {
+		case a.ExitCode != nil:
+			code = "exit " + strconv.Itoa(int(*a.ExitCode))
+		case a.Signal != 0:
+			code = "signal " + strconv.Itoa(int(a.Signal))
+		}
+		fmt.Fprintf(e.stdout, "%s  %-19s %-9s %4s ago  %s\n", a.Handle, outcome, code, age(now.Sub(time.Unix(a.CreatedUnix, 0))),
+			listedCommand(a.Executable, a.Argv, a.ArgvTruncated))
 	}
 	return nil
 }

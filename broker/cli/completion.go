@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -8,17 +10,18 @@ import (
 	"strings"
 )
 
-// completion is one command's words as its usage line in the command
-// table names them: its subcommands (the alternatives of its first
-// positional word, as in "list|show ID|verify") and its flags.
+// completion is one command's words: its subcommands (the alternatives
+// of its first positional word in the command table, as in
+// "list|show ID|verify") and its flags.
 type completion struct {
 	name  string
 	subs  []string
 	flags []string
 }
 
-// completions reads every command's words from the command table, so
-// that the completion scripts never disagree with `broker help`.
+// completions reads every command's words from the command table and the
+// flags each command registers, so that the completion scripts never
+// disagree with `broker help` and `broker CMD --help`.
 func completions() []completion {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -27,8 +30,8 @@ func completions() []completion {
 	sort.Strings(names)
 	out := make([]completion, 0, len(names))
 	for _, n := range names {
-		c := completion{name: n, flags: []string{"--state", "--json"}}
-		rest := strings.TrimPrefix(commands[n].usage, n)
+		c := completion{name: n}
+		rest := strings.TrimPrefix(commands[n].synopsis, n)
 		words := strings.Fields(rest)
 		if len(words) > 0 && strings.Contains(words[0], "|") && !strings.HasPrefix(words[0], "[") {
 			// "list|show ID|export [--format F]|prune --older-than D":
@@ -39,9 +42,10 @@ func completions() []completion {
 				}
 			}
 		}
-		for _, w := range words {
-			for _, f := range strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune("[]|=.", r) }) {
-				if strings.HasPrefix(f, "--") && len(f) > 2 && !slices.Contains(c.flags, f) {
+		c.flags = flagsOf(n)
+		for _, sub := range c.subs {
+			for _, f := range flagsOf(n, sub) {
+				if !slices.Contains(c.flags, f) {
 					c.flags = append(c.flags, f)
 				}
 			}
@@ -49,6 +53,20 @@ func completions() []completion {
 		sort.Strings(c.flags)
 		out = append(out, c)
 	}
+	return out
+}
+
+// flagsOf is the flags `broker NAME ARGS...` registers, learnt by running
+// it with --help and its output discarded: every command registers its
+// flags and parses them before it does anything else, and --help stops
+// it there.
+func flagsOf(name string, args ...string) []string {
+	e := newEnv(name, commands[name], io.Discard, io.Discard)
+	if err := commands[name].run(e, append(args, "--help")); !errors.Is(err, errHelp) {
+		panic(fmt.Sprintf("cli: internal error: broker %s --help did not stop at its help: %v", strings.Join(append([]string{name}, args...), " "), err))
+	}
+	var out []string
+	e.fs.VisitAll(func(f *flag.Flag) { out = append(out, "--"+f.Name) })
 	return out
 }
 
@@ -140,5 +158,5 @@ func names(cs []completion) []string {
 
 // The completion command reads the command table, so it joins it at init.
 func init() {
-	commands["completion"] = command{"completion bash|zsh|fish", runCompletion}
+	commands["completion"] = command{"completion bash|zsh|fish", "Print the completion script of a shell: source <(broker completion bash).", runCompletion}
 }

@@ -36,7 +36,8 @@ func TestBashCompletionCompletes(t *testing.T) {
 		{"broker receipts ve", []string{"verify"}},
 		{"broker caches ", []string{"list", "prune"}},
 		{"broker run --pro", []string{"--profile"}},
-		{"broker approve ar-1 --", []string{"--json", "--state", "--ttl", "--uses"}},
+		{"broker approve ar-1 --", []string{"--binding", "--debug", "--json", "--state", "--ttl", "--uses"}},
+		{"broker receipts verify --p", []string{"--pubkey"}},
 		{"broker run --approve -- /bin/tru", []string{"/bin/true"}},
 	} {
 		words := strings.Split(c.words, " ")

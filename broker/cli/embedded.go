@@ -24,7 +24,10 @@ type embedded struct {
 
 // connect dials the daemon on the state directory, or starts an embedded
 // broker there, configured by o, when none answers; live receives its
-// actions' redacted output. A daemon has its own configuration: o's --env
+// actions' redacted output. The embedded broker's log is not shown, but
+// for one sentence: how many actions it found in flight, left by a
+// broker that stopped, and recorded as unknown (said once: the next
+// broker finds none of them in flight). A daemon has its own configuration: o's --env
 // or --cargo-target-cache against one is a usage error rather than
 // silently ignored.
 func (e *env) connect(ctx context.Context, o brokerOptions, live func(string, receipt.StreamName, []byte)) (*client.Client, *embedded, error) {
@@ -39,6 +42,12 @@ func (e *env) connect(ctx context.Context, o brokerOptions, live func(string, re
 	d, err := openDaemon(ctx, e, o, io.Discard, live)
 	if err != nil {
 		return nil, nil, err
+	}
+	if n := len(d.b.Recovered()); n > 0 {
+		st := stateFlag(e.state)
+		fmt.Fprintf(e.stderr, "warrant: %d action(s) were in flight when the previous broker on %s stopped; their outcome is unknown "+
+			"and nothing was re-run: see `broker actions --unknown%s`, then record what you know with `broker resolve HANDLE success|failed|stop%s`\n",
+			n, e.state, st, st)
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	em := &embedded{d: d, cancel: cancel, served: make(chan error, 1)}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,21 +21,27 @@ import (
 
 // launcherPath finds the launcher: --launcher, else $WARRANT_LAUNCHER,
 // else "launcher" beside this broker binary (how `make build` lays them
-// out).
+// out). A launcher that is not there is SANDBOX_UNAVAILABLE: nothing can
+// run without it.
 func launcherPath(flagValue string) (string, error) {
-	if flagValue != "" {
-		return filepath.Abs(flagValue)
+	from, p := "--launcher", flagValue
+	if p == "" {
+		from, p = "WARRANT_LAUNCHER", os.Getenv("WARRANT_LAUNCHER")
 	}
-	if p := os.Getenv("WARRANT_LAUNCHER"); p != "" {
-		return filepath.Abs(p)
+	if p == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return "", wire.Explain(wire.CodeSandboxUnavailable, err, "cannot find the launcher: pass --launcher PATH or set WARRANT_LAUNCHER")
+		}
+		from, p = "beside "+self, filepath.Join(filepath.Dir(self), "launcher")
 	}
-	self, err := os.Executable()
+	p, err := filepath.Abs(p)
+	if err == nil {
+		_, err = os.Stat(p)
+	}
 	if err != nil {
-		return "", fmt.Errorf("find the launcher: %w", err)
-	}
-	p := filepath.Join(filepath.Dir(self), "launcher")
-	if _, err := os.Stat(p); err != nil {
-		return "", errors.New("find the launcher: pass --launcher PATH or set WARRANT_LAUNCHER (none beside the broker binary)")
+		return "", wire.Explain(wire.CodeSandboxUnavailable, err, "there is no launcher at %s (%s): build it with `make build`, "+
+			"which puts bin/launcher beside bin/broker, or pass --launcher PATH or set WARRANT_LAUNCHER", p, from)
 	}
 	return p, nil
 }
@@ -54,7 +59,7 @@ type brokerOptions struct {
 // brokerFlags registers the flags serve and run share for the broker they
 // open.
 func (e *env) brokerFlags(o *brokerOptions) {
-	e.fs.Var(&o.env, "env", "NAME=VALUE: a toolchain variable for every target, shown on the card (repeatable; after <state>/env)")
+	e.fs.Var(&o.env, "env", "`NAME=VALUE`: a toolchain variable for every target, shown on the card (repeatable; after <state>/env)")
 	e.fs.BoolVar(&o.cargoTarget, "cargo-target-cache", false, "point CARGO_TARGET_DIR into each workspace's cache")
 }
 

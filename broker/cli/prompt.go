@@ -59,7 +59,7 @@ func awaitDecision(cl *client.Client, id string, quit <-chan struct{}) decision 
 // cancelled", CANCELLED). What it prints is what the broker answered.
 func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalView) error {
 	id := v.ID
-	writeCard(e.stderr, v)
+	e.writeCard(e.stderr, v)
 	fmt.Fprint(e.stderr, "Approve one run of exactly this command? [y/N] ")
 	quit := make(chan struct{})
 	stop := sync.OnceFunc(func() { close(quit) })

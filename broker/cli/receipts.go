@@ -23,26 +23,17 @@ import (
 // receiptCommands are the subcommands of `broker receipts`. All but
 // prune read the journal directly, read-only and without the state lock,
 // so they work beside a running broker.
-var receiptCommands = map[string]func(e *env, args []string) error{
-	"list":       receiptsList,
-	"show":       receiptsShow,
-	"verify":     receiptsVerify,
-	"export":     receiptsExport,
-	"pubkey":     receiptsPubkey,
-	"checkpoint": receiptsCheckpoint,
-	"prune":      receiptsPrune,
+var receiptCommands = map[string]subcommand{
+	"list":       {"receipts list [--json]", receiptsList},
+	"show":       {"receipts show ID [--json]", receiptsShow},
+	"verify":     {"receipts verify [--pubkey FILE] [--checkpoint FILE] [--json]", receiptsVerify},
+	"checkpoint": {"receipts checkpoint", receiptsCheckpoint},
+	"export":     {"receipts export [--format dsse-jsonl]", receiptsExport},
+	"pubkey":     {"receipts pubkey", receiptsPubkey},
+	"prune":      {"receipts prune --older-than D [--json]", receiptsPrune},
 }
 
-func runReceipts(e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError{"which receipts command?"}
-	}
-	sub, ok := receiptCommands[args[0]]
-	if !ok {
-		return usageError{fmt.Sprintf("unknown receipts command %q", args[0])}
-	}
-	return sub(e, args[1:])
-}
+func runReceipts(e *env, args []string) error { return e.runSub(receiptCommands, args) }
 
 // readLog parses the flags and reads the state directory's receipt log.
 func (e *env) readLog(args []string, positional int) (*broker.ReceiptLog, []string, error) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"warrant/broker/view"
 	"warrant/wire"
@@ -50,7 +51,8 @@ func exitCode(r *view.Ending) int {
 // In human mode, output printed live (printed: what of it) is not printed
 // again, and the summary says what was printed beside what the receipt
 // retains; otherwise the streams' text is printed and the summary says
-// what the text shows.
+// what the text shows. A refusal is headed by what is wrong rather than
+// by its outcome's name, and --debug adds the system's own account of it.
 func (e *env) report(r view.Ending, printed *[2]view.Printed) error {
 	if e.json {
 		if err := e.printJSON(r.Action()); err != nil {
@@ -59,13 +61,34 @@ func (e *env) report(r view.Ending, printed *[2]view.Printed) error {
 		return exitStatus(exitCode(&r))
 	}
 	a := r.Action()
-	summary := a.Summary()
-	if printed != nil {
-		summary = a.SummaryPrinted(*printed)
-	} else if res := r.Result(); res != nil {
+	if res := r.Result(); res != nil && printed == nil {
 		fmt.Fprint(e.stdout, res.Stdout.Text)
 		fmt.Fprint(e.stderr, res.Stderr.Text)
 	}
-	fmt.Fprintln(e.stderr, "warrant: "+summary)
+	fmt.Fprintln(e.stderr, "warrant: "+headline(&a, printed))
+	if res := r.Result(); res != nil && res.Error != nil {
+		e.printDetail(res.Error)
+	} else if we := r.WireErr(); we != nil {
+		e.printDetail(we)
+	}
 	return exitStatus(exitCode(&r))
+}
+
+// headline is the summary line of `broker run` (view.Action.Summary, or
+// SummaryPrinted for output printed live): for an action that did not
+// run, "nothing ran", the code and the sentence first, then the rest of
+// the summary; otherwise the summary as it is.
+func headline(a *view.Action, printed *[2]view.Printed) string {
+	summary := func(a *view.Action) string {
+		if printed != nil {
+			return a.SummaryPrinted(*printed)
+		}
+		return a.Summary()
+	}
+	if a.Outcome != wire.KnownNotExecuted.String() || a.Error == nil {
+		return summary(a)
+	}
+	rest := *a
+	rest.Error = nil
+	return "nothing ran: " + a.Error.Code + ": " + a.Error.Message + strings.TrimPrefix(summary(&rest), a.Outcome)
 }

@@ -2,16 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/internal/policy"
 	"warrant/broker/view"
+	"warrant/internal/profile"
 	"warrant/wire"
 )
 
@@ -41,36 +45,61 @@ type runOptions struct {
 	embedded                               brokerOptions // for the embedded broker
 }
 
+// runAbout is what `broker run --help` says beyond the synopsis and the
+// flags: what run does, the profiles and the exit statuses.
+var runAbout = func() string {
+	var b strings.Builder
+	b.WriteString("Submit EXECUTABLE with its arguments (literal: there is no shell) and wait for it to end, showing its\n" +
+		"redacted output. Without a daemon on the state directory, run starts an embedded broker for the run.\n" +
+		"Without a lease for exactly this command, it asks: --approve grants one use; on a terminal it shows\n" +
+		"the approval card and asks; otherwise it prints the `broker approve` command and waits.\n\n" +
+		"Profiles (--profile), fixed bundles of limits:\n")
+	for _, p := range []wire.Profile{wire.ProfileShort, wire.ProfileStandard, wire.ProfileLong} {
+		l := profile.Of(p)
+		fmt.Fprintf(&b, "  %-9s %s; memory %d GiB and %d processes where the broker has cgroup controllers\n",
+			p, policy.ProfileLimits(p), l.Memory>>30, l.Pids)
+	}
+	b.WriteString("\nExit status: the target's; 128+N killed by signal N; 124 timed out; 130 cancelled; 122 output budget\n" +
+		"reached; 125 not executed (any refusal or usage error); 126 could not execute; 127 not found; 123 unknown.")
+	return b.String()
+}()
+
 func runRun(e *env, args []string) error {
 	var o runOptions
-	e.fs.StringVar(&o.workspace, "workspace", "", "the workspace root (default: the current directory)")
-	e.fs.StringVar(&o.cwd, "cwd", ".", "the working directory, relative to the workspace")
-	e.fs.StringVar(&o.profile, "profile", "short", "short, standard or long")
-	e.fs.StringVar(&o.session, "session", "", "the agent session")
-	e.fs.StringVar(&o.goal, "goal", "", "the goal (default: the default goal)")
-	e.fs.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same ID again in the session never starts a second run")
-	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
+	e.fs.StringVar(&o.workspace, "workspace", "", "the workspace root `DIR` (default: the current directory)")
+	e.fs.StringVar(&o.cwd, "cwd", ".", "the working directory `DIR`, relative to the workspace")
+	e.fs.StringVar(&o.profile, "profile", "short", "the `PROFILE`: short, standard or long (see above)")
+	e.fs.StringVar(&o.session, "session", "", "the agent `SESSION`")
+	e.fs.StringVar(&o.goal, "goal", "", "the `GOAL` (default: the default goal)")
+	e.fs.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same `ID` again in the session never starts a second run")
+	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher `PATH`, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
 	e.brokerFlags(&o.embedded)
 	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
+	e.fs.BoolVar(&e.full, "full", false, "show the approval card with every identity number")
+	own := args
 	dash := slices.Index(args, "--")
-	if dash < 0 || dash == len(args)-1 {
-		return usageError{"put the command after --"}
+	if dash >= 0 {
+		own = args[:dash]
 	}
-	if _, err := e.parse(args[:dash], 0); err != nil {
-		return err
+	e.json = slices.ContainsFunc(own, func(a string) bool { return a == "--json" || a == "-json" || a == "--json=true" })
+	if _, err := e.parse(own, 0); err != nil {
+		return e.notRun(err)
+	}
+	if dash < 0 || dash == len(args)-1 {
+		return e.notRun(usageError{"put the command after --, as in: broker run -- make test"})
 	}
 	argv := args[dash+1:]
 	profile, err := wire.ParseEnum[wire.Profile](o.profile)
 	if err != nil {
-		return usageError{fmt.Sprintf("--profile must be short, standard or long, not %q", o.profile)}
+		return e.notRun(usageError{fmt.Sprintf("--profile must be short, standard or long, not %q (broker run --help shows their limits)", o.profile)})
 	}
 	if o.workspace == "" {
 		if o.workspace, err = os.Getwd(); err != nil {
-			return err
+			return e.notRun(err)
 		}
 	}
 	if o.workspace, err = filepath.Abs(o.workspace); err != nil {
-		return err
+		return e.notRun(err)
 	}
 	req := wire.ActionRequest{Executable: argv[0], Argv: argv[1:], Cwd: o.cwd, Profile: profile,
 		Goal: o.goal, Session: o.session}
@@ -79,7 +108,7 @@ func runRun(e *env, args []string) error {
 	defer stop()
 	cl, d, err := e.connect(ctx, o.embedded, nil)
 	if err != nil {
-		return err
+		return e.notRun(err)
 	}
 	defer func() {
 		cl.Close()
@@ -89,19 +118,44 @@ func runRun(e *env, args []string) error {
 	}()
 	prog := newProgress(e.stderr, e.json)
 	defer prog.end()
-	handle, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve, prog)
+	sub, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve, prog)
 	if err != nil {
 		prog.end()
 		return e.report(view.Ending{Err: err}, nil)
 	}
+	end := view.Ending{Handle: sub.Handle, Lease: sub.Lease, UsesLeft: sub.UsesLeft}
 	if e.json {
-		st, err := waitEnd(ctx, cl, handle)
-		return e.report(view.Ending{Handle: handle, Status: st, Err: err}, nil)
+		end.Status, end.Err = waitEnd(ctx, cl, sub.Handle)
+		return e.report(end, nil)
 	}
-	prog.set("running " + handle)
-	st, printed, err := e.follow(ctx, cl, handle, prog)
+	prog.set("running " + sub.Handle)
+	st, printed, err := e.follow(ctx, cl, sub.Handle, prog)
 	prog.end()
-	return e.report(view.Ending{Handle: handle, Status: st, Err: err}, &printed)
+	end.Status, end.Err = st, err
+	return e.report(end, &printed)
+}
+
+// notRun ends `broker run` before anything was submitted, under the same
+// contract as a refusal: exit status 125 (not executed), and with --json
+// the one object, its error set. A usage error without --json prints the
+// sentence and the synopsis.
+func (e *env) notRun(err error) error {
+	if errors.Is(err, errHelp) {
+		return err
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		if !e.json {
+			e.printUsageError(ue)
+			return exitStatus(exitNotExecuted)
+		}
+		err = wire.Errorf(wire.CodeArgumentsInvalid, "%s", ue.msg)
+	}
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		err = wire.Errorf(wire.CodeIOFailed, "%v", err) // nothing was sent: not a lost answer
+	}
+	return e.report(view.Ending{Err: err}, nil)
 }
 
 // submitApproved submits req until it is accepted, asking for approval as
@@ -113,28 +167,28 @@ func runRun(e *env, args []string) error {
 // call id, a call that already started its action is followed, not run
 // again, and says so. While a decision is awaited off a terminal, the
 // progress line (prog) says so.
-func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (string, error) {
+func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (client.Submitted, error) {
 	for {
 		s, err := cl.SubmitCall(ws, req, callID)
 		if err != nil {
-			return "", err
+			return s, err
 		}
 		if s.Repeat != nil && !e.json {
 			fmt.Fprintf(e.stderr, "warrant: call id %s already started action %s (%s now); it is not run again\n", callID, s.Handle, s.Repeat.State)
 		}
 		if s.Approval == nil {
-			return s.Handle, nil
+			return s, nil
 		}
 		id := s.Approval.ID
 		prog.clear()
 		switch {
 		case approve:
 			if !e.json {
-				writeCard(e.stderr, s.Approval) // what the grant binds, for the record
+				e.writeCard(e.stderr, s.Approval) // what the grant binds, for the record
 			}
 			l, err := cl.Approve(id, 1, 10*time.Minute)
 			if err != nil {
-				return "", err
+				return s, err
 			}
 			if !e.json {
 				fmt.Fprintf(e.stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
@@ -143,14 +197,15 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			continue
 		case isTerminal(os.Stdin):
 			if err := e.prompt(ctx, cl, s.Approval); err != nil {
-				return "", err
+				return s, err
 			}
 		default:
-			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s --state %s\n  to deny:    broker deny %s --state %s\nwaiting…\n",
-				id, id, e.state, id, e.state)
+			st := stateFlag(e.state)
+			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s%s\n  to deny:    broker deny %s%s\nwaiting…\n",
+				id, id, st, id, st)
 			prog.set("waiting for approval of " + id)
 			if err := e.awaitApproval(ctx, cl, id, prog); err != nil {
-				return "", err
+				return s, err
 			}
 		}
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -78,7 +78,7 @@ func (c *conn) approvalRequired(a *asked, start time.Time, timedOut bool) (*acti
 
 func (c *conn) approvalOut(a *asked) *approvalOut {
 	id := &a.view.Identity
-	state := shellQuote(c.cfg.StateDir)
+	state := view.ShellQuote(c.cfg.StateDir)
 	o := &approvalOut{RequestID: a.id, ApproveCommand: "broker approve " + a.id + " --state " + state,
 		ReviewCommand: "broker approvals --state " + state, Executable: id.Executable.File.Path, Argv: id.Argv,
 		Cwd: id.Cwd.Path, Fingerprint: hex.EncodeToString(a.view.Fingerprint)}
@@ -87,7 +87,7 @@ func (c *conn) approvalOut(a *asked) *approvalOut {
 	}
 	o.Message = fmt.Sprintf("Approval required: nothing ran. A human must approve this command outside the agent; you cannot approve it. "+
 		"Tell them what you asked to run (%s) and that they can review it with `%s` and approve it with `%s`. "+
-		"Then call wait with approval_id %s.", commandLine(o.Executable, o.Argv), o.ReviewCommand, o.ApproveCommand, a.id)
+		"Then call wait with approval_id %s.", view.CommandLine(o.Executable, o.Argv), o.ReviewCommand, o.ApproveCommand, a.id)
 	return o
 }
 
@@ -168,7 +168,7 @@ func (c *conn) nudge(ctx context.Context, ss *sdk.ServerSession, a *asked) {
 	o := c.approvalOut(a)
 	msg := fmt.Sprintf("The agent asked warrant to run:\n\n    %s\n    in %s (cwd %s)\n\n"+
 		"It runs only once you approve it in a terminal:\n\n    %s\n\nSee the whole card with `%s`. Answering here approves nothing.",
-		commandLine(o.Executable, o.Argv), c.cfg.Workspace, o.Cwd, o.ApproveCommand, o.ReviewCommand)
+		view.CommandLine(o.Executable, o.Argv), c.cfg.Workspace, o.Cwd, o.ApproveCommand, o.ReviewCommand)
 	go func() {
 		res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: msg, RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
 		switch {
@@ -180,23 +180,4 @@ func (c *conn) nudge(ctx context.Context, ss *sdk.ServerSession, a *asked) {
 			c.logf("approval request %s: the client answered %q to the elicitation; ignored: approval is `broker approve %s`", a.id, res.Action, a.id)
 		}
 	}()
-}
-
-// commandLine is argv for a person: each word quoted when it needs it.
-func commandLine(exe string, argv []string) string {
-	words := []string{shellQuote(exe)}
-	for _, a := range argv {
-		words = append(words, shellQuote(a))
-	}
-	return strings.Join(words, " ")
-}
-
-// shellQuote quotes s for a POSIX shell unless it is plainly safe.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

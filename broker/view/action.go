@@ -14,6 +14,10 @@ type Ending struct {
 	Handle string
 	Status *wire.Status
 	Err    error
+	// Lease is the lease whose use the accepted action consumed, and
+	// UsesLeft what it had left right after (wire.Accepted).
+	Lease    string
+	UsesLeft uint32
 }
 
 // Action is the one object `broker run --json` prints (docs/architecture.md
@@ -28,6 +32,10 @@ type Action struct {
 	Stdout    Stream  `json:"stdout"`
 	Stderr    Stream  `json:"stderr"`
 	ReceiptID *string `json:"receipt_id"`
+	// Lease and UsesLeft are the lease the action used and the uses it
+	// had left right after; null when no lease was used.
+	Lease    *string `json:"lease"`
+	UsesLeft *uint32 `json:"uses_left"`
 	// ProtectedChanges are the protected workspace paths (.git/hooks,
 	// .git/config, .envrc, editor directories) that changed during the
 	// run: detected, not prevented. Empty when none changed or nothing
@@ -82,6 +90,9 @@ func optional[T comparable](v T) *T {
 // Action builds the object; every field comes from the broker's status.
 func (r *Ending) Action() Action {
 	out := Action{Handle: optional(r.Handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []wire.ProtectedChange{}}
+	if r.Lease != "" {
+		out.Lease, out.UsesLeft = &r.Lease, &r.UsesLeft
+	}
 	if res := r.Result(); res != nil {
 		out.Outcome, out.ExitCode, out.GroupGone = res.Outcome.String(), res.ExitCode, res.GroupGone
 		out.Signal = optional(res.Signal)
@@ -160,6 +171,9 @@ func (a *Action) summary(live *[2]Printed) string {
 	}
 	if a.ReceiptID != nil {
 		fmt.Fprintf(&b, " · receipt %s", *a.ReceiptID)
+	}
+	if a.Lease != nil {
+		fmt.Fprintf(&b, " · lease %s, %d use(s) left", *a.Lease, *a.UsesLeft)
 	}
 	for i, s := range []Stream{a.Stdout, a.Stderr} {
 		var p *Printed

@@ -39,9 +39,16 @@ func TestCLIApprovalFlow(t *testing.T) {
 		return string(out)
 	}
 	card := run("approvals")
-	for _, want := range []string{s.Approval.ID, `[1] "a; b"`, `[2] "x\ny"`, "resolved", "sha256", "No network", "Runs as your user"} {
+	for _, want := range []string{s.Approval.ID, `command      true 'a; b' $'x\ny'`, "/usr/bin/true sha256", "No network", "Runs as your user",
+		"decide       broker approve " + s.Approval.ID + " --state " + state} {
 		if !strings.Contains(card, want) {
 			t.Fatalf("approval card lacks %q:\n%s", want, card)
+		}
+	}
+	full := run("approvals", "--full")
+	for _, want := range []string{`[1] "a; b"`, `[2] "x\ny"`, "fingerprint", "policy       sha256", " ino ", "ctime"} {
+		if !strings.Contains(full, want) || strings.Contains(card, want) {
+			t.Fatalf("only the --full card should show %q:\n%s", want, full)
 		}
 	}
 	run("approve", s.Approval.ID, "--uses", "2", "--ttl", "10m")

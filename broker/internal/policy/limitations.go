@@ -28,8 +28,8 @@ var protectedNames = []string{".git/hooks/", ".git/config", ".gitmodules", ".env
 // how to get it; broker/lifecycle's Enforcement.Sentence).
 func Limitations(id *wire.CommandIdentity, aliasChecked int, cache, resources string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable.\n", os.Getuid())
-	b.WriteString("The boundary is the sandbox, not the working directory: the whole workspace is writable whatever the cwd.\n")
+	fmt.Fprintf(&b, "Runs as your user (uid %d) with your permissions on everything the sandbox leaves reachable; "+
+		"the boundary is the sandbox, not the cwd: the whole workspace is writable.\n", os.Getuid())
 	fmt.Fprintf(&b, "Can read and execute: %s.\n", strings.Join(id.Policy.ReadExec, ", "))
 	rw := append([]string{"the workspace " + id.Workspace.Path, "a private HOME and TMPDIR for this action"}, id.Policy.ReadWrite...)
 	fmt.Fprintf(&b, "Can read and write: %s.\n", strings.Join(rw, ", "))
@@ -41,8 +41,7 @@ func Limitations(id *wire.CommandIdentity, aliasChecked int, cache, resources st
 	fmt.Fprintf(&b, "Detected, not prevented: changes to what git, direnv and editors run later (%s); they are listed in the receipt.\n",
 		strings.Join(protectedNames, ", "))
 	fmt.Fprintf(&b, "The workspace was checked for hard links to files outside it (%d files); a process outside the sandbox could still plant one during the run.\n", aliasChecked)
-	fmt.Fprintf(&b, "Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
-	b.WriteString("No network: it cannot open sockets of any family or reach other local processes.\n")
+	fmt.Fprintf(&b, "No network: it cannot open sockets of any family or reach other local processes. Devices: %s.\n", strings.Join(id.Policy.Devices, ", "))
 	fmt.Fprintf(&b, "Limits (profile %s): %s.\n", id.Profile, ProfileLimits(id.Profile))
 	b.WriteString(resources)
 	if b.Len() > maxLimitations {

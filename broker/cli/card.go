@@ -16,9 +16,11 @@ import (
 // writeCard prints an approval request for a human to decide: the
 // command, what runs and where, the limitations (the threat model in
 // words: what it can read, write and reach, its limits), then how to
-// decide. It fits in 20 lines for an ordinary command; --full adds every
-// number the approval binds (file and directory identities, environment
-// values, policy digest, fingerprint) and each argument on its own line.
+// decide. It fits in 20 lines for an ordinary command; every environment
+// value is on it but the cache's (named: the limitations say where the
+// cache is). --full adds every number the approval binds (file and
+// directory identities, the cache's values, the paths, policy digest,
+// fingerprint) and each argument on its own line.
 // Words are quoted (view.CommandLine, strconv.Quote) so that no byte of
 // the request reaches the terminal as is.
 func (e *env) writeCard(w io.Writer, v *wire.ApprovalView) {
@@ -41,15 +43,10 @@ func (e *env) writeCard(w io.Writer, v *wire.ApprovalView) {
 	}
 	p("  binding      %s", bindingLine(id.Binding))
 	p("  where        cwd %s in the workspace %s, profile %s", strconv.Quote(id.Cwd.Path), id.Workspace.Path, id.Profile)
-	names := make([]string, 0, len(id.Env))
-	for _, kv := range id.Env {
-		names = append(names, kv.Name)
-	}
 	if e.full {
-		p("  environment  %s, plus a private HOME and TMPDIR", strings.Join(names, " "))
 		e.writeFullIdentity(p, v)
 	} else {
-		p("  environment  %s, plus a private HOME and TMPDIR (values: --full)", strings.Join(names, " "))
+		p("  environment  %s", envLine(id))
 	}
 	head := "limitations"
 	for line := range strings.SplitSeq(strings.TrimRight(v.Limitations, "\n"), "\n") {
@@ -59,6 +56,26 @@ func (e *env) writeCard(w io.Writer, v *wire.ApprovalView) {
 	st := stateFlag(e.state)
 	p("  decide       broker approve %s%s [--uses N] [--ttl D]   or   broker deny %s%s [--reason R]", v.ID, st, v.ID, st)
 	p("")
+}
+
+// envLine is the environment in one line: every value, but for the
+// variables that point into the workspace's cache, which are named (the
+// limitations say where the cache is; --full shows their values).
+func envLine(id *wire.CommandIdentity) string {
+	cache := cacheDir(id)
+	var set, cached []string
+	for _, kv := range id.Env {
+		if cache != "" && strings.HasPrefix(kv.Value, cache+"/") {
+			cached = append(cached, kv.Name)
+		} else {
+			set = append(set, kv.Name+"="+strconv.Quote(kv.Value))
+		}
+	}
+	line := strings.Join(set, " ")
+	if len(cached) > 0 {
+		line += ", " + strings.Join(cached, " ") + " into the cache"
+	}
+	return line + ", a private HOME and TMPDIR"
 }
 
 // writeFullIdentity prints the numbers the approval binds beyond what the
@@ -75,8 +92,9 @@ func (e *env) writeFullIdentity(p func(string, ...any), v *wire.ApprovalView) {
 	}
 	p("  cwd          %s  (dev %d, ino %d, mount %d)", strconv.Quote(id.Cwd.Path), id.Cwd.Dev, id.Cwd.Ino, id.Cwd.MntID)
 	p("  workspace    %s  (dev %d, ino %d, mount %d)", id.Workspace.Path, id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID)
+	p("  environment  a private HOME and TMPDIR, and:")
 	for _, kv := range id.Env {
-		p("  env          %s=%s", kv.Name, strconv.Quote(kv.Value))
+		p("    %s=%s", kv.Name, strconv.Quote(kv.Value))
 	}
 	p("  read+exec    %s", strings.Join(id.Policy.ReadExec, " "))
 	rw := append([]string{id.Workspace.Path, "(private HOME and TMPDIR)"}, id.Policy.ReadWrite...)

@@ -10,9 +10,23 @@
 // (broker/mcp) on stdin and stdout, against the daemon or an embedded
 // broker opened as `run` opens one. Every command takes --state DIR
 // (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
-// ~/.local/state/warrant) and, where it prints data, --json. Human output
-// is meant to be read before deciding: the approval card shows everything
-// the approval will bind.
+// ~/.local/state/warrant), --debug and, where it prints data, --json.
+// Human output is meant to be read before deciding: the approval card
+// (card.go) shows the command, what runs and where, and the limitations in
+// at most 20 lines for an ordinary command, and --full every number the
+// approval binds; the commands it prints for another terminal carry
+// --state unless the state directory is the built-in default.
+//
+// # Messages
+//
+// A refusal is its stable code and a sentence in the user's words that
+// names the fix; the system's own account (a Go error chain, the
+// wire.Error's Detail) is printed only under --debug. A usage error is a
+// sentence and one usage line, the command's synopsis from the command
+// table; -h, --help and `broker help [CMD]` print usage, what the command
+// does and its flags on stdout and exit 0. Listings (`actions`,
+// `leases`) show the shell-quoted command (view.CommandLine); `leases`
+// hides spent, expired and revoked leases unless --all.
 //
 // # broker run
 //
@@ -31,7 +45,13 @@
 // interrupt cancels the action and keeps following it: cancel is not
 // abandon. Its exit status is the target's, or one of the codes in run.go
 // (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
-// signal, timeout, cancel and refusal stay distinct.
+// signal, timeout, cancel and refusal stay distinct. Usage errors and
+// failures before the submit (no launcher, no workspace) are 125 as well
+// and, with --json, print the one object with its error. The summary line
+// and --json name the lease the run used and the uses it has left. The
+// embedded broker's log is not shown but for one sentence: how many
+// actions a crashed broker left in flight and this one made unknown, said
+// once.
 //
 // When approval is needed on a terminal, `run` shows the card and asks
 // [y/N] while it waits, through the broker (approval_wait), for a decision

@@ -99,10 +99,7 @@ func TestCLIListingsAndCard(t *testing.T) {
 // action's outcome is unknown and where to look; the run after it does
 // not repeat it.
 func TestCLIRunSaysOnceWhatACrashLeftUnknown(t *testing.T) {
-	d := startBroker(t, "")
-	a := d.newAgent(t)
-	mark := token(t)
-	t.Cleanup(func() { killMarked(t, mark) })
+	d, a, mark := markedAgent(t)
 	starts := filepath.Join(a.WS, "starts")
 	h := a.Start(a.request(wire.ProfileShort, python(t), "-c", startsThenSleeps, starts, mark), 1)
 	a.awaitRunning(h, starts, 4)

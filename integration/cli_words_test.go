@@ -22,6 +22,13 @@ func cliRun(t *testing.T, dir string, env []string, args ...string) (string, str
 	cmd := exec.Command(bins.broker, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher), env...)
+	return outputs(t, cmd)
+}
+
+// outputs runs cmd and returns its stdout, stderr and exit status; only
+// a failure to run it at all fails the test.
+func outputs(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -230,11 +230,5 @@ func inspector(t *testing.T, server []string, args ...string) (string, string, i
 	needNodeModules(t)
 	cmd := exec.Command(filepath.Join(mcpDir, "node_modules", ".bin", "mcp-inspector"), slices.Concat([]string{"--cli"}, server, args)...)
 	cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "catalog.json"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	return outputs(t, cmd)
 }

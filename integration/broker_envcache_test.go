@@ -89,11 +89,19 @@ func TestBrokerDeclaredEnvironment(t *testing.T) {
 	if err != nil || s.Approval == nil {
 		t.Fatalf("submit: %+v, %v", s, err)
 	}
+	// The short card shows every declared value and names the cache's
+	// variables; --full shows their values and the cache line too.
 	card, code := d.CLI("approvals")
-	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`, `GOCACHE="`,
-		"(kept after the action, shared by every action of this workspace)", "Persistent cache: "} {
+	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`, "GOCACHE GOMODCACHE",
+		"into the cache", "Persistent cache: "} {
 		if code != 0 || !strings.Contains(card, want) {
 			t.Errorf("the approval card lacks %s:\n%s", want, card)
+		}
+	}
+	full, code := d.CLI("approvals", "--full")
+	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOCACHE="`, "(kept after the action, shared by every action of this workspace)"} {
+		if code != 0 || !strings.Contains(full, want) {
+			t.Errorf("the --full approval card lacks %s:\n%s", want, full)
 		}
 	}
 	out, code := d.CLI("run", "--approve", "--json", "--workspace", a.WS, "--", "/usr/bin/env")
@@ -116,8 +124,9 @@ func TestBrokerDeclaredEnvironment(t *testing.T) {
 	if shown, _ := d.CLI("receipts", "show", *j.ReceiptID, "--json"); strings.Contains(shown, "/opt/jdk") {
 		t.Error("the receipt holds a declared value; it keeps names only")
 	}
-	if _, code := d.CLI("run", "--approve", "--json", "--workspace", a.WS, "--env", "X=1", "--", "/bin/true"); code != 2 {
-		t.Errorf("broker run --env against a daemon: exit %d, want 2 (a usage error)", code)
+	if out, code := d.CLI("run", "--approve", "--json", "--workspace", a.WS, "--env", "X=1", "--", "/bin/true"); code != 125 ||
+		!strings.Contains(out, `"code": "ARGUMENTS_INVALID"`) || !strings.Contains(out, "configure the embedded broker") {
+		t.Errorf("broker run --env against a daemon: exit %d, want 125 (a usage error of run) with the sentence in its JSON:\n%s", code, out)
 	}
 
 	serveRefused(t, filepath.Join(t.TempDir(), "s"), "GITHUB_TOKEN is refused: it looks like a credential", "--env", "GITHUB_TOKEN=x")

@@ -65,6 +65,12 @@ type Config struct {
 	// Follow; a new, empty hub when nil.
 	Output *follow.Hub
 
+	// Lock is the state directory's lock, taken with LockState before
+	// anything shared with another broker of the directory was made (the
+	// runner's cgroups). Open uses it and Close leaves it to its taker.
+	// Nil: Open takes the lock itself, and Close releases it.
+	Lock *StateLock
+
 	// Socket limits; defaults when zero.
 	MaxConns    int           // concurrent connections per socket (64)
 	IdleTimeout time.Duration // a connection must complete its next frame within this (30s)
@@ -76,7 +82,8 @@ type Config struct {
 type Broker struct {
 	cfg   Config
 	dirs  stateDirs
-	lock  *os.File
+	lock  *StateLock
+	owned bool // Open took lock, and Close releases it
 	j     *journal.Journal
 	snaps *snapcache.Cache
 	base  wire.Policy
@@ -106,7 +113,7 @@ type Broker struct {
 }
 
 // Open prepares the state directory, takes its lock (one broker per state
-// directory), opens the journal, marks every action a previous broker
+// directory) unless cfg.Lock holds it already, opens the journal, marks every action a previous broker
 // left in flight as unknown (and journals any of their processes that are
 // still running), and decides the capability state.
 func Open(ctx context.Context, cfg Config) (*Broker, error) {
@@ -135,13 +142,20 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	dirs, err := prepareStateDir(cfg.StateDir)
-	if err != nil {
-		return nil, fmt.Errorf("open broker: %w", err)
+	lock, owned := cfg.Lock, cfg.Lock == nil
+	if owned {
+		if lock, err = LockState(cfg.StateDir); err != nil {
+			return nil, fmt.Errorf("open broker: %w", err)
+		}
 	}
-	lock, err := lockStateDir(dirs)
-	if err != nil {
-		return nil, fmt.Errorf("open broker: %w", err)
+	release := func() {
+		if owned {
+			lock.Release()
+		}
+	}
+	dirs := lock.dirs
+	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.root {
+		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.root))
 	}
 	declared, err := declaredEnv(dirs.env, cfg.Env)
 	var store *caches.Store
@@ -149,24 +163,24 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		store, err = caches.Open(dirs.caches, cfg.CargoTargetCache, cfg.Now)
 	}
 	if err != nil {
-		lock.Close()
+		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	protected, withheld, err := authority(&cfg, dirs)
 	if err != nil {
-		lock.Close()
+		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	j, err := journal.Open(ctx, dirs.journal, cfg.Now)
 	if err != nil {
 		protected.Close()
-		lock.Close()
+		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	if slices.Contains(active, seam.Crashtest) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
-	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
+	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
 		protected: protected, withheld: withheld, declared: declared, caches: store,
 		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now()}
 	keys, err := loadKeys(dirs)
@@ -314,7 +328,7 @@ func actionEnv(environ []string, declared []wire.EnvVar) []wire.EnvVar {
 }
 
 // Close closes the journal, drops cached snapshots, closes the protected
-// places and releases the lock.
+// places and releases the lock if Open took it.
 func (b *Broker) Close() error {
 	if b.rlog != nil {
 		b.rlog.witness.close()
@@ -322,7 +336,9 @@ func (b *Broker) Close() error {
 	b.snaps.Close()
 	err := b.j.Close()
 	b.protected.Close()
-	b.lock.Close()
+	if b.owned {
+		b.lock.Release()
+	}
 	return err
 }
 

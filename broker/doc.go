@@ -125,7 +125,12 @@
 //     signed receipt, recorded in the same transaction as its result
 //     (journal.LogTx); actions found in flight at start get an unknown
 //     receipt (UNKNOWN_TERMINATION) and are never re-run.
-//   - One broker per state directory (flock on <state>/lock).
+//   - One broker per state directory (flock on <state>/lock). Whatever
+//     brokers of one directory share by name (the runner's cgroup
+//     directories) is made and removed only under the lock: the CLI takes
+//     it with LockState before runner.New and hands it to Open
+//     (Config.Lock), so a broker refused the lock leaves the running one
+//     whole.
 //   - Test seams (broker/internal/seam) exist only in tagged builds or
 //     test binaries; Open logs them and the capability report names them.
 //

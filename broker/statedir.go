@@ -70,6 +70,36 @@ func prepareStateDir(root string) (stateDirs, error) {
 	return d, nil
 }
 
+// StateLock is a broker's hold on its state directory: the directory
+// prepared (prepareStateDir) and its lock file flock'd. Whatever a broker
+// shares with any other broker of the same directory — above all the
+// runner's cgroup directories, named by the directory alone — may be
+// made, and removed, only while this is held: a broker that loses the
+// race must leave the winner's untouched (`broker serve` and the embedded
+// broker of `broker run` take it before anything else, broker/cli).
+type StateLock struct {
+	dirs stateDirs
+	f    *os.File
+}
+
+// LockState prepares the state directory and takes its lock. A broker is
+// already using it: an error saying "another broker is using DIR".
+func LockState(dir string) (*StateLock, error) {
+	dirs, err := prepareStateDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := lockStateDir(dirs)
+	if err != nil {
+		return nil, err
+	}
+	return &StateLock{dirs: dirs, f: f}, nil
+}
+
+// Release drops the lock. Whoever took it releases it, after everything
+// made under it is gone.
+func (l *StateLock) Release() { l.f.Close() }
+
 func privateDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err

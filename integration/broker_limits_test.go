@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -337,18 +338,49 @@ func TestBrokerRestartEndsTheSurvivor(t *testing.T) {
 
 // removeScopeCgroups removes the (empty) cgroup directories a daemon on
 // state made in each hierarchy, and its spares, which a SIGKILLed daemon
-// leaves behind;
-// a directory that still holds an action's cgroup stays for the next
-// daemon on state, and "warrant" directories other daemons share are
-// left alone.
+// leaves behind; a directory that still holds an action's cgroup stays
+// for the next daemon on state, and "warrant" directories other daemons
+// share are left alone.
 func removeScopeCgroups(state string) {
+	for _, dir := range scopeCandidates(state) {
+		spares, _ := filepath.Glob(filepath.Join(dir, "spare-*")) // made ahead, never used
+		for _, sp := range spares {
+			os.Remove(sp)
+		}
+		os.Remove(dir)
+	}
+}
+
+// scopeCgroups lists the cgroup directories a daemon on state has made:
+// those of scopeCandidates that exist.
+func scopeCgroups(state string) []string {
+	var out []string
+	for _, d := range scopeCandidates(state) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// scopeOf names the cgroup directories of the broker of state, as the
+// broker does (broker/cli openBroker).
+func scopeOf(state string) string {
 	abs, err := filepath.Abs(state)
 	if err != nil {
-		return
+		panic(err)
 	}
 	sum := sha256.Sum256([]byte(abs))
-	scope := hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum[:8])
+}
+
+// scopeCandidates are the places a daemon on state may make its cgroup
+// directory in: warrant/<scope> under this process's cgroup and under
+// the root of each hierarchy.
+func scopeCandidates(state string) []string {
+	scope := scopeOf(state)
 	self, _ := os.ReadFile("/proc/self/cgroup")
+	var out []string
 	for line := range strings.Lines(string(self)) {
 		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(f) != 3 {
@@ -359,12 +391,10 @@ func removeScopeCgroups(state string) {
 			mnt = "/sys/fs/cgroup/" + f[1]
 		}
 		for _, base := range []string{filepath.Join(mnt, f[2]), mnt} {
-			dir := filepath.Join(base, "warrant", scope)
-			spares, _ := filepath.Glob(filepath.Join(dir, "spare-*")) // made ahead, never used
-			for _, sp := range spares {
-				os.Remove(sp)
+			if d := filepath.Join(base, "warrant", scope); !slices.Contains(out, d) {
+				out = append(out, d)
 			}
-			os.Remove(dir)
 		}
 	}
+	return out
 }

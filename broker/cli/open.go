@@ -63,10 +63,12 @@ func (e *env) brokerFlags(o *brokerOptions) {
 	e.fs.BoolVar(&o.cargoTarget, "cargo-target-cache", false, "point CARGO_TARGET_DIR into each workspace's cache")
 }
 
-// daemon is an open broker with its runner.
+// daemon is an open broker with its runner and the state lock both were
+// made under.
 type daemon struct {
-	b *broker.Broker
-	r *runner.Runner
+	b    *broker.Broker
+	r    *runner.Runner
+	lock *broker.StateLock
 }
 
 // openDaemon opens the broker on the state directory with a runner that
@@ -81,6 +83,12 @@ func openDaemon(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 
 // openBroker is openDaemon; reprobe runs the probe even when a verified
 // report is stored.
+//
+// The state lock comes first: the runner makes this state directory's
+// cgroup directories (runner.New), which every broker of the directory
+// shares by name and which the runner's Close removes, so a broker that
+// loses the lock to a running one must make and remove nothing. The lock
+// is released last, once the runner and the broker are closed.
 func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	live func(string, receipt.StreamName, []byte), reprobe bool) (*daemon, error) {
 	self, err := os.Executable()
@@ -96,6 +104,10 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	if err != nil {
 		return nil, err
 	}
+	lock, err := broker.LockState(abs)
+	if err != nil {
+		return nil, err
+	}
 	scope := sha256.Sum256([]byte(abs))
 	hub := follow.New() // the agent socket's Follow reads what the runner publishes here
 	publish := func(handle string, s receipt.StreamName, p []byte) {
@@ -106,13 +118,15 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	}
 	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8])}, logf)
 	if err != nil {
+		lock.Release()
 		return nil, err
 	}
-	b, err := broker.Open(ctx, broker.Config{StateDir: e.state, ExtraReadPaths: o.readPaths,
+	b, err := broker.Open(ctx, broker.Config{StateDir: abs, Lock: lock, ExtraReadPaths: o.readPaths,
 		Output: hub, Environ: os.Environ(), Env: o.env, CargoTargetCache: o.cargoTarget, Logf: logf, Executor: r, Reprobe: reprobe, Witness: o.witness,
 		ProbeTarget: []string{self, "probe", probeprog.Arg}, Binaries: []string{self, path}})
 	if err != nil {
 		r.Close()
+		lock.Release()
 		return nil, err
 	}
 	c := b.Capability()
@@ -120,11 +134,13 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 	if c.State != wire.Verified {
 		logf("every submit is refused with SANDBOX_UNAVAILABLE: %s; fix: %s; see `broker probe`", c.Reason, strings.Join(c.Hints, "; "))
 	}
-	return &daemon{b: b, r: r}, nil
+	return &daemon{b: b, r: r, lock: lock}, nil
 }
 
-// close waits for the actions in flight, then closes the broker.
+// close waits for the actions in flight, closes the runner (removing the
+// cgroup directories) and the broker, then releases the state lock.
 func (d *daemon) close() {
 	d.r.Close()
 	d.b.Close()
+	d.lock.Release()
 }

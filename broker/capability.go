@@ -81,6 +81,7 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 	r := probe.Run(ctx, p, bind, probe.Setup{Dir: filepath.Join(b.dirs.root, "probe"), Target: b.cfg.ProbeTarget,
 		Prepare: b.prepareProbe})
 	r.At, r.DurationMS = b.cfg.Now().UTC(), time.Since(start).Milliseconds()
+	r.CgroupDirs = p.CgroupDirs()
 	r.Conclude()
 	r.TestSeams = b.seams
 	raw, err := json.Marshal(r)

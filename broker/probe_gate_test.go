@@ -71,6 +71,7 @@ func (p *silentProber) Probe(context.Context, *runner.Launch, io.Writer, io.Writ
 }
 func (p *silentProber) LauncherDigest() string { return strings.Repeat("ab", 32) }
 func (p *silentProber) Cgroups() string        { return "" }
+func (p *silentProber) CgroupDirs() []string   { return nil }
 func (p *silentProber) Limits() lifecycle.Enforcement {
 	return lifecycle.Enforcement{Missing: "test: no cgroups"}
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -99,4 +100,88 @@ func requireDirs(t *testing.T, after string, dirs []string) {
 			t.Fatalf("after %s, the daemon's cgroup directory %s is gone: %v", after, dir, err)
 		}
 	}
+}
+
+// TestLostCgroupIsSaidAndRefusesHonestly: an action whose cgroup cannot
+// be made (the daemon's cgroup v2 directory takes no more children:
+// cgroup.max.descendants 0) is known_not_executed with IO_FAILED, runs
+// nothing (no marker on the host), and keeps its use spent; the next one
+// runs on the same lease. Directories removed under the running daemon
+// are named by `broker status` as missing, until its next action makes
+// them again.
+func TestLostCgroupIsSaidAndRefusesHonestly(t *testing.T) {
+	d := startBroker(t, "")
+	v2 := "/sys/fs/cgroup/unified/warrant/" + scopeOf(d.State)
+	if self, _ := os.ReadFile("/proc/self/cgroup"); !strings.Contains(string(self), "\n0::/\n") {
+		t.Skip("skip: this test places the daemon's cgroup v2 directory under /sys/fs/cgroup/unified, this process's cgroup v2 being its root")
+	}
+	if _, err := os.Stat(filepath.Join(v2, "cgroup.max.descendants")); err != nil {
+		t.Skipf("skip: the daemon has no cgroup v2 directory to refuse children: %v", err)
+	}
+	a := d.newAgent(t)
+	req := a.request(wire.ProfileShort, "sh", "-c", "echo ran > marker")
+
+	if err := os.WriteFile(filepath.Join(v2, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
+		t.Fatal(err)
+	}
+	h := a.Start(req, 2)
+	r := a.End(h)
+	os.WriteFile(filepath.Join(v2, "cgroup.max.descendants"), []byte("max"), 0)
+	if r.Outcome != wire.KnownNotExecuted || r.Error == nil || r.Error.Code != wire.CodeIOFailed || !strings.Contains(r.Error.Message, "cgroup") {
+		t.Fatalf("action %s without its cgroup: outcome %s error %+v, want known_not_executed IO_FAILED naming the cgroup", h, r.Outcome, r.Error)
+	}
+	if _, err := os.Stat(filepath.Join(a.WS, "marker")); !os.IsNotExist(err) {
+		t.Fatalf("the target ran without its cgroup: marker %v", err)
+	}
+	if left := usesLeft(t, a); left != 1 {
+		t.Fatalf("uses left after the refused action: %d, want 1 (the use stays spent)", left)
+	}
+	if out, _ := d.CLI("status"); strings.Contains(out, "MISSING") {
+		t.Fatalf("broker status names a cgroup directory missing while all are there:\n%s", out)
+	}
+
+	dirs := scopeCgroups(d.State)
+	for _, dir := range dirs {
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code := d.CLI("status")
+	for _, dir := range dirs {
+		if code != 0 || !strings.Contains(out, "MISSING NOW: "+dir+" is gone") {
+			t.Errorf("broker status (exit %d) does not say %s is missing:\n%s", code, dir, out)
+		}
+	}
+	out, _ = d.CLI("status", "--json")
+	var rep struct {
+		Missing []string `json:"cgroup_missing"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Missing) != len(dirs) {
+		t.Errorf("broker status --json: cgroup_missing %v (%v), want %v", rep.Missing, err, dirs)
+	}
+
+	h, r = a.Run(req) // the same lease's second use
+	if r.Outcome != wire.Exited || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("action %s after the directories came back: outcome %s error %+v, want exited 0", h, r.Outcome, r.Error)
+	}
+	if b, err := os.ReadFile(filepath.Join(a.WS, "marker")); err != nil || string(b) != "ran\n" {
+		t.Fatalf("marker file on the host: %q %v", b, err)
+	}
+	requireDirs(t, "the next action", dirs)
+	if out, _ := d.CLI("status"); strings.Contains(out, "MISSING") {
+		t.Fatalf("broker status still names a cgroup directory missing:\n%s", out)
+	}
+	if left := usesLeft(t, a); left != 0 {
+		t.Fatalf("uses left after both actions: %d, want 0", left)
+	}
+}
+
+// usesLeft is the uses left of the one lease of a's daemon.
+func usesLeft(t *testing.T, a *agent) uint32 {
+	t.Helper()
+	l, err := a.cl.List(wire.ListLeases, false)
+	if err != nil || len(l.Leases) != 1 {
+		t.Fatalf("leases: %+v %v, want one", l, err)
+	}
+	return l.Leases[0].UsesLeft
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"warrant/broker"
+	"warrant/broker/client"
 	"warrant/broker/internal/probe"
 	"warrant/broker/view"
 	"warrant/wire"
@@ -119,6 +121,9 @@ func (e *env) capabilityStatus() error {
 	if err != nil {
 		return err
 	}
+	if r != nil {
+		r.CgroupMissing = missingCgroups(e.state, r.CgroupDirs)
+	}
 	if e.json {
 		if r == nil {
 			r = &probe.Report{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
@@ -157,4 +162,28 @@ func printWitness(out io.Writer, w *broker.WitnessStatus) {
 	if w.Failing {
 		fmt.Fprintf(out, "  FAILING: the broker's last write to it failed (recorded %s): %s; appends go on, and the next write that succeeds copies the newest checkpoint\n", w.Reported, w.Error)
 	}
+}
+
+// missingCgroups lists those of dirs (the stored report's cgroup
+// directories) that are gone from the host while a broker answers on the
+// state directory: something removed them under it, and its next action
+// makes them again or, where its limits cannot be set there, is refused
+// (known_not_executed, IO_FAILED). With no broker answering nothing is
+// listed: the directories exist only while one runs.
+func missingCgroups(state string, dirs []string) []string {
+	if len(dirs) == 0 {
+		return nil
+	}
+	cl, err := client.Dial(state)
+	if err != nil {
+		return nil
+	}
+	cl.Close()
+	var gone []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			gone = append(gone, d)
+		}
+	}
+	return gone
 }

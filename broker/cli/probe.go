@@ -55,6 +55,9 @@ func printReport(w io.Writer, r *probe.Report) error {
 	fmt.Fprintf(w, "host:       %s, kernel %s, Landlock ABI %d\n", b.OS, b.Kernel, b.LandlockABI)
 	fmt.Fprintf(w, "seccomp:    %s\n", b.Seccomp)
 	fmt.Fprintf(w, "cgroup:     %s\n", b.Cgroup)
+	for _, d := range r.CgroupMissing {
+		fmt.Fprintf(w, "cgroup:     MISSING NOW: %s is gone from the host (removed under the running broker); its next action makes it again, or is refused with IO_FAILED where its limits cannot be set there\n", d)
+	}
 	fmt.Fprintf(w, "launcher:   sha256:%s\n", b.LauncherDigest)
 	fmt.Fprintf(w, "policy:     sha256:%s\n", b.PolicyDigest)
 	fmt.Fprintf(w, "probe:      sha256:%s\n", b.ProbeDigest)

@@ -83,6 +83,17 @@ func (c *Cgroups) Describe() string {
 	return strings.Join(parts, "; ")
 }
 
+// Dirs lists this broker's cgroup directories, one per hierarchy in use.
+func (c *Cgroups) Dirs() []string {
+	var out []string
+	for _, d := range []string{c.dir, c.mem, c.pids} {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Dir is this broker's cgroup v2 directory, or "" when it has none.
 func (c *Cgroups) Dir() string { return c.dir }
 

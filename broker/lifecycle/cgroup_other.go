@@ -13,6 +13,9 @@ func DetectCgroups(string) (*Cgroups, error) { return nil, errors.New("cgroups e
 // Dir is empty on this platform.
 func (*Cgroups) Dir() string { return "" }
 
+// Dirs is empty on this platform.
+func (*Cgroups) Dirs() []string { return nil }
+
 // Remove does nothing on this platform.
 func (*Cgroups) Remove() {}
 

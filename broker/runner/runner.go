@@ -232,6 +232,15 @@ func (r *Runner) Cgroups() string {
 	return r.cgroups.Describe()
 }
 
+// CgroupDirs lists the cgroup directories actions run in (those Cgroups
+// describes), or nil.
+func (r *Runner) CgroupDirs() []string {
+	if r.cgroups == nil {
+		return nil
+	}
+	return r.cgroups.Dirs()
+}
+
 // Close waits for every action in flight to end, then releases the pinned
 // launcher.
 func (r *Runner) Close() {

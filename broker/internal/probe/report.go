@@ -30,8 +30,10 @@ type Prober interface {
 	Probe(ctx context.Context, l *runner.Launch, stdout, stderr io.Writer) lifecycle.Result
 	// LauncherDigest is the hex SHA-256 of the pinned launcher.
 	LauncherDigest() string
-	// Cgroups describes the cgroup directories actions run in, or "".
+	// Cgroups describes the cgroup directories actions run in, or "";
+	// CgroupDirs lists them.
 	Cgroups() string
+	CgroupDirs() []string
 	// Limits is what enforces each resource limit on this host, or why
 	// nothing does.
 	Limits() lifecycle.Enforcement
@@ -88,6 +90,15 @@ type Report struct {
 	// does, why, and how to get it. A missing limit does not make the
 	// host unavailable; an offered one that does not bind does.
 	Limits []Limit `json:"limits,omitempty"`
+	// CgroupDirs are the cgroup directories Binding.Cgroup describes, as
+	// they were when the report was made; `broker status` checks that
+	// they are still there. Not part of the binding: Cgroup names them
+	// already.
+	CgroupDirs []string `json:"cgroup_dirs,omitempty"`
+	// CgroupMissing lists those of CgroupDirs that the reader found gone
+	// while a broker serves the state directory. Set by `broker status`
+	// alone; never stored.
+	CgroupMissing []string `json:"cgroup_missing,omitempty"`
 	// TestSeams names the test seams in force when the report was made
 	// (broker/internal/seam); empty in every production build.
 	TestSeams []string `json:"test_seams,omitempty"`

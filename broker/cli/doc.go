@@ -43,7 +43,14 @@
 // indicator (follow.go) says what is awaited, for how long and how many
 // bytes were seen; it is erased before any output and the summary. An
 // interrupt cancels the action and keeps following it: cancel is not
-// abandon. Its exit status is the target's, or one of the codes in run.go
+// abandon. A second interrupt, a cancel that cannot reach the daemon, or
+// a daemon that stops answering (every request is bounded, broker/client;
+// a stopped daemon is sent nothing) ends the wait: 123, the outcome
+// unknown here, the sentence saying why and to ask `broker status`; a
+// submit that never reached the daemon is IO_FAILED, 125. Brokers are
+// opened under the state lock, taken before anything the directory's
+// brokers share is made (open.go).
+// Its exit status is the target's, or one of the codes in run.go
 // (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
 // signal, timeout, cancel and refusal stay distinct. Usage errors and
 // failures before the submit (no launcher, no workspace) are 125 as well

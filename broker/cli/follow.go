@@ -21,13 +21,22 @@ import (
 // what the stream did not deliver is left to `broker output`.
 func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
 	pr := &printer{out: e.stdout, errw: e.stderr, handle: handle, prog: prog}
-	stop := context.AfterFunc(ctx, func() { cl.Cancel(handle, "interrupted at the broker run prompt") })
+	// A cancel that cannot reach the broker (stopped, or not answering)
+	// stops the following at once; waitEnd then says the outcome is
+	// unknown here.
+	fctx, abandon := context.WithCancel(context.Background())
+	defer abandon()
+	stop := context.AfterFunc(ctx, func() {
+		if _, err := cl.Cancel(handle, "interrupted at the broker run prompt"); err != nil {
+			abandon()
+		}
+	})
 	defer stop()
-	st, err := cl.Follow(context.Background(), handle, pr.chunk)
+	st, err := cl.Follow(fctx, handle, pr.chunk)
 	if _, refused := err.(*wire.Error); err != nil && !refused {
 		prog.clear()
 		fmt.Fprintf(e.stderr, "warrant: live output of %s stopped (%v); waiting for its end\n", handle, err)
-		st, err = waitEnd(ctx, cl, handle)
+		st, err = e.waitEnd(ctx, cl, handle)
 	}
 	prog.clear()
 	return st, pr.printed, err

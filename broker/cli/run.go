@@ -125,7 +125,7 @@ func runRun(e *env, args []string) error {
 	}
 	end := view.Ending{Handle: sub.Handle, Lease: sub.Lease, UsesLeft: sub.UsesLeft}
 	if e.json {
-		end.Status, end.Err = waitEnd(ctx, cl, sub.Handle)
+		end.Status, end.Err = e.waitEnd(ctx, cl, sub.Handle)
 		return e.report(end, nil)
 	}
 	prog.set("running " + sub.Handle)
@@ -169,7 +169,7 @@ func (e *env) notRun(err error) error {
 // progress line (prog) says so.
 func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (client.Submitted, error) {
 	for {
-		s, err := cl.SubmitCall(ws, req, callID)
+		s, err := cl.SubmitCallContext(ctx, ws, req, callID)
 		if err != nil {
 			return s, err
 		}
@@ -229,20 +229,43 @@ func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, p
 	}
 }
 
-// waitEnd waits for handle to be terminal or unknown. An interrupt cancels
-// the action and keeps waiting for its end: cancel is not abandon.
-func waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Status, error) {
-	cancelled := false
+// waitEnd waits for handle to be terminal or unknown. The first interrupt
+// (ctx done) cancels the action and keeps waiting for its end: cancel is
+// not abandon. A second interrupt, or a broker that does not answer a
+// request within its bound (broker/client: the client's reply timeout;
+// at once when its process is stopped), ends the wait with the outcome
+// unknown here, since the action was accepted.
+func (e *env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Status, error) {
+	polls := ctx
 	for {
-		st, _, err := cl.Wait(handle, time.Second)
-		if err != nil || st != nil {
-			return st, err
-		}
-		if ctx.Err() != nil && !cancelled {
-			cancelled = true
-			if _, err := cl.Cancel(handle, "interrupted at the broker run prompt"); err != nil {
-				return nil, err
+		st, _, err := cl.WaitContext(polls, handle, time.Second)
+		switch {
+		case st != nil:
+			return st, nil
+		case polls == ctx && ctx.Err() != nil:
+			again, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			polls = again
+			if _, err := cl.CancelContext(polls, handle, "interrupted at the broker run prompt"); err != nil {
+				return nil, e.lost(handle, fmt.Errorf("interrupted, and the cancel failed: %w", err))
 			}
+		case polls.Err() != nil:
+			return nil, e.lost(handle, errors.New("interrupted again while waiting for the cancelled action to end"))
+		case err != nil:
+			return nil, e.lost(handle, err)
 		}
 	}
 }
+
+// lost is err of an accepted action this client lost sight of, with its
+// code (IO_FAILED when it has none): its outcome is unknown here, and
+// where to learn it.
+func (e *env) lost(handle string, err error) error {
+	code, msg := wire.CodeIOFailed, err.Error()
+	if we := (*wire.Error)(nil); errors.As(err, &we) {
+		code, msg = we.Code, strings.Replace(msg, we.Error(), we.Message, 1)
+	}
+	return wire.Errorf(code, "%s; action %s was accepted and its outcome is unknown here: `broker status %s --state %s` once the broker answers",
+		msg, handle, handle, e.state)
+}
+

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -33,6 +34,13 @@ func (a *Agent) Submit(workspace string, req wire.ActionRequest) (Submitted, err
 // (Repeat, with Handle), or its approval request while pending. The same
 // call id with another request is refused (ARGUMENTS_INVALID).
 func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID string) (Submitted, error) {
+	return a.SubmitCallContext(context.Background(), workspace, req, callID)
+}
+
+// SubmitCallContext is SubmitCall, abandoned when ctx is done: then, as
+// when the broker does not answer in time, the error says whether the
+// submit was sent (and so may have been accepted).
+func (a *Agent) SubmitCallContext(ctx context.Context, workspace string, req wire.ActionRequest, callID string) (Submitted, error) {
 	ws, err := filepath.EvalSymlinks(workspace)
 	if err == nil {
 		ws, err = filepath.Abs(ws)
@@ -40,7 +48,7 @@ func (a *Agent) SubmitCall(workspace string, req wire.ActionRequest, callID stri
 	if err != nil {
 		return Submitted{}, workspaceError(workspace, err)
 	}
-	reply, err := a.sock.roundTrip(&wire.Submit{Workspace: ws, Request: req, CallID: callID})
+	reply, err := a.sock.roundTripContext(ctx, &wire.Submit{Workspace: ws, Request: req, CallID: callID}, 0)
 	if err != nil {
 		return Submitted{}, err
 	}
@@ -85,18 +93,33 @@ func (a *Agent) Query(handle string) (*wire.Status, error) {
 // budget runs out first it returns nil and the state at that moment: a
 // timeout of the wait is not a failure of the action.
 func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
-	reply, err := a.sock.roundTrip(&wire.Wait{Handle: handle, BudgetMs: budgetMs(budget)})
-	if err != nil {
-		return nil, 0, err
+	return a.WaitContext(context.Background(), handle, budget)
+}
+
+// WaitContext is Wait, abandoned when ctx is done. The wait is sent as
+// polls of at most 10 s (the broker refuses budgets over its cap), each
+// of which must be answered within its budget and the reply timeout; a
+// live broker answers them while the action runs.
+func (a *Agent) WaitContext(ctx context.Context, handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
+	end := time.Now().Add(budget)
+	for {
+		poll := max(min(time.Until(end), maxPoll), 0)
+		reply, err := a.sock.roundTripContext(ctx, &wire.Wait{Handle: handle, BudgetMs: budgetMs(poll)}, poll)
+		if err != nil {
+			return nil, 0, err
+		}
+		if t, ok := reply.(*wire.WaitTimeout); ok {
+			if time.Until(end) > 0 {
+				continue
+			}
+			return nil, t.State, nil
+		}
+		st, err := expect[*wire.Status](reply, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		return st, st.State, nil
 	}
-	if t, ok := reply.(*wire.WaitTimeout); ok {
-		return nil, t.State, nil
-	}
-	st, err := expect[*wire.Status](reply, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	return st, st.State, nil
 }
 
 // ApprovalWait returns the state of approval request id once it is no
@@ -106,12 +129,17 @@ func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.Ac
 // request is pending, the request expires. A denial it returns counts as
 // reported, so the next submit of the same action asks anew.
 func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {
-	return expect[*wire.ApprovalState](a.sock.roundTrip(&wire.ApprovalWait{RequestID: id, BudgetMs: budgetMs(budget)}))
+	return expect[*wire.ApprovalState](a.sock.roundTripContext(context.Background(), &wire.ApprovalWait{RequestID: id, BudgetMs: budgetMs(budget)}, budget))
 }
 
 // Cancel asks the broker to end an action. Nothing is undone.
 func (a *Agent) Cancel(handle, reason string) (wire.CancelResult, error) {
-	r, err := expect[*wire.CancelReply](a.sock.roundTrip(&wire.Cancel{Handle: handle, Reason: reason}))
+	return a.CancelContext(context.Background(), handle, reason)
+}
+
+// CancelContext is Cancel, abandoned when ctx is done.
+func (a *Agent) CancelContext(ctx context.Context, handle, reason string) (wire.CancelResult, error) {
+	r, err := expect[*wire.CancelReply](a.sock.roundTripContext(ctx, &wire.Cancel{Handle: handle, Reason: reason}, 0))
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,32 @@ import (
 
 	"warrant/wire"
 )
+
+// DefaultReplyTimeout is how long a client waits for each reply beyond
+// the request's own wait budget, unless $WARRANT_REPLY_TIMEOUT (a Go
+// duration, for tests and unusually slow hosts) says otherwise. It
+// matches the broker's own bound on each frame of a client (30 s): a live
+// broker answers every request well within it, however long its actions
+// run, since each connection is served on its own and a wait answers at
+// its budget.
+const DefaultReplyTimeout = 30 * time.Second
+
+// maxPoll is the longest single wait request Wait sends: a longer wait is
+// a series of polls, each of which must be answered.
+const maxPoll = 10 * time.Second
+
+// replyTimeout is DefaultReplyTimeout, or $WARRANT_REPLY_TIMEOUT.
+func replyTimeout() (time.Duration, error) {
+	v := os.Getenv("WARRANT_REPLY_TIMEOUT")
+	if v == "" {
+		return DefaultReplyTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("dial broker: WARRANT_REPLY_TIMEOUT=%q is not a positive duration such as 30s", v)
+	}
+	return d, nil
+}
 
 // SocketPaths returns the agent and operator socket paths of a state
 // directory: agent.sock and operator.sock in SocketDir.
@@ -87,21 +115,26 @@ type Agent struct {
 }
 
 type conn struct {
-	mu   sync.Mutex
-	path string
-	c    net.Conn
+	mu      sync.Mutex
+	path    string
+	timeout time.Duration // for each reply, beyond the request's budget
+	c       net.Conn
 }
 
 // Dial returns a client for the broker of stateDir, checking that its
 // agent socket answers. Connections are made on first use and remade
-// after an error.
+// after an error. Every request is bounded (see roundTrip).
 func Dial(stateDir string) (*Client, error) {
 	abs, err := filepath.Abs(stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("dial broker: %w", err)
 	}
+	bound, err := replyTimeout()
+	if err != nil {
+		return nil, err
+	}
 	a, o := SocketPaths(abs)
-	cl := &Client{Agent: Agent{sock: conn{path: a}}, operator: conn{path: o}}
+	cl := &Client{Agent: Agent{sock: conn{path: a, timeout: bound}}, operator: conn{path: o, timeout: bound}}
 	cl.sock.mu.Lock()
 	defer cl.sock.mu.Unlock()
 	if err := cl.sock.connect(); err != nil {
@@ -138,40 +171,100 @@ func (c *conn) connect() error {
 	return nil
 }
 
-// roundTrip sends m and reads one reply. A *wire.Error reply is returned
-// as the error. A message that does not encode (a field over its cap, a
-// NUL byte) is ARGUMENTS_INVALID, and nothing is sent.
+// roundTrip is roundTripContext of a request that does not wait, never
+// abandoned before its bound.
 func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
+	return c.roundTripContext(context.Background(), m, 0)
+}
+
+// roundTripContext sends m and reads one reply, which must come within
+// budget (the request's own wait, 0 for the others) plus the reply
+// timeout; ctx done aborts it at once. A *wire.Error reply is returned as the error. A
+// message that does not encode (a field over its cap, a NUL byte) is
+// ARGUMENTS_INVALID, and nothing is sent.
+//
+// Failures say whether the broker may have acted on m. Not sent (no
+// connection, the broker's process is stopped, interrupted first, or the
+// frame not wholly written, which the broker never acts on): IO_FAILED.
+// Sent with no answer: IO_FAILED for a request that changes nothing
+// (query, wait, list); for any other an uncoded error saying the broker
+// may have carried it out — to `broker run`, an outcome it cannot know.
+func (c *conn) roundTripContext(ctx context.Context, m wire.Message, budget time.Duration) (wire.Message, error) {
 	frame, err := wire.EncodeFrame(m)
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "%v", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.connect(); err != nil {
-		return nil, err
+	if ctx.Err() != nil {
+		return nil, notSent(m, "interrupted")
 	}
-	reply, err := exchange(c.c, m.Type(), frame)
+	if err := c.connect(); err != nil {
+		return nil, notSent(m, err.Error())
+	}
+	if pid, stopped := peerStopped(c.c); stopped {
+		return nil, notSent(m, fmt.Sprintf("the broker (pid %d) is stopped (`kill -CONT %d` resumes it)", pid, pid))
+	}
+	nc := c.c
+	nc.SetDeadline(time.Now().Add(budget + c.timeout))
+	abort := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	reply, sent, err := exchange(nc, m.Type(), frame)
+	interrupted := !abort()
 	if err != nil {
+		err = noAnswer(m, nc, sent, interrupted, budget, c.timeout, err)
 		c.c.Close()
 		c.c = nil
 		return nil, err
 	}
+	nc.SetDeadline(time.Time{})
 	if e, ok := reply.(*wire.Error); ok {
 		return nil, e
 	}
 	return reply, nil
 }
 
-func exchange(nc net.Conn, t wire.MsgType, frame []byte) (wire.Message, error) {
+// exchange writes frame and reads one reply; sent is whether the whole
+// frame was written.
+func exchange(nc net.Conn, t wire.MsgType, frame []byte) (_ wire.Message, sent bool, _ error) {
 	if _, err := nc.Write(frame); err != nil {
-		return nil, fmt.Errorf("send %s: %w", t, err)
+		return nil, false, fmt.Errorf("send %s: %w", t, err)
 	}
 	reply, err := wire.ReadFrame(nc, wire.MaxAgentFrame, wire.ReplyChannel)
 	if err != nil {
-		return nil, fmt.Errorf("read reply to %s: %w", t, err)
+		return nil, true, fmt.Errorf("read reply to %s: %w", t, err)
 	}
-	return reply, nil
+	return reply, true, nil
+}
+
+// notSent is the IO_FAILED of a request that never reached the broker.
+func notSent(m wire.Message, why string) error {
+	return wire.Errorf(wire.CodeIOFailed, "the %s request was not sent, so nothing was submitted or changed: %s", m.Type(), why)
+}
+
+// noAnswer is the error of a request that was sent, or began to be, and
+// got no reply (see roundTrip).
+func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeout time.Duration, err error) error {
+	if !sent {
+		return notSent(m, err.Error())
+	}
+	why := err.Error()
+	switch {
+	case interrupted:
+		why = fmt.Sprintf("interrupted before the broker answered the %s request", m.Type())
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		why = fmt.Sprintf("the broker did not answer the %s request within the reply timeout of %s", m.Type(), timeout)
+		if budget > 0 {
+			why += fmt.Sprintf(" after its wait of %s", budget.Round(time.Millisecond))
+		}
+		if pid, stopped := peerStopped(nc); stopped {
+			why += fmt.Sprintf(" (its process, pid %d, is stopped; `kill -CONT %d` resumes it)", pid, pid)
+		}
+	}
+	switch m.(type) {
+	case *wire.Query, *wire.Wait, *wire.List:
+		return wire.Errorf(wire.CodeIOFailed, "%s; the request changes nothing", why)
+	}
+	return fmt.Errorf("%s; the broker may have carried it out: look before trying again", why)
 }
 
 // expect converts a reply to the type the request calls for.

@@ -5,7 +5,28 @@
 // operator.sock (approve, deny, revoke, list, resolve, goal state).
 //
 // Every refusal comes back as a *wire.Error (use errors.As), carrying a
-// stable code and a sentence. The client adds no authority of its own: the
+// stable code and a sentence.
+//
+// # Bounds
+//
+// No request waits without bound. Each reply must come within the
+// request's own wait budget plus the reply timeout (DefaultReplyTimeout,
+// 30 s, the broker's own bound on a client's frame; $WARRANT_REPLY_TIMEOUT
+// overrides it, for tests and slow hosts; a value that is not a positive
+// duration stops Dial). Wait sends a long wait as polls of at most 10 s,
+// each answered by a live broker at its budget however long the action
+// runs, so only a broker that has stopped answering is given up on. The
+// Context variants are abandoned at once when their context is done.
+// Nothing is sent to a broker whose process the kernel shows stopped
+// (SO_PEERCRED pid, /proc/PID/stat "T"; Linux). A failure says whether
+// the broker may have acted: a request not sent (no connection, a
+// stopped broker, interrupted first, a frame not wholly written, which
+// the broker never acts on) is IO_FAILED; a sent one with no answer is
+// IO_FAILED when it changes nothing (query, wait, list) and otherwise an
+// uncoded error saying the broker may have carried it out — for a
+// submit, an accepted action whose outcome the caller cannot know.
+// A connection with unsolicited bytes pending (the broker's notice that
+// it closed an idle connection) is not reused. The client adds no authority of its own: the
 // broker checks the peer's uid on every connection, and a same-uid agent
 // that dials operator.sock is the operator as far as the kernel can tell
 // (docs/architecture.md §1).

@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+// mute is a broker that reads every request and never answers; it counts
+// the bytes it received.
+type mute struct {
+	state string
+	got   atomic.Int64
+	conns sync.WaitGroup // the connections it is reading
+}
+
+func newMute(t *testing.T) *mute {
+	t.Helper()
+	m := &mute{state: t.TempDir()}
+	agent, _ := SocketPaths(m.state)
+	if err := os.Mkdir(filepath.Dir(agent), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			m.conns.Add(1)
+			go func() {
+				defer m.conns.Done()
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					m.got.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return m
+}
+
+func (m *mute) dial(t *testing.T, timeout string) *Client {
+	t.Helper()
+	t.Setenv("WARRANT_REPLY_TIMEOUT", timeout)
+	cl, err := Dial(m.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// TestNoAnswerSaysWhetherItWasSent: against a broker that never answers,
+// each request gives up at the reply timeout. A submit (which may have
+// been accepted) is an uncoded error saying so; a query (which changes
+// nothing) is IO_FAILED.
+func TestNoAnswerSaysWhetherItWasSent(t *testing.T) {
+	m := newMute(t)
+	cl := m.dial(t, "50ms")
+	req := wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort}
+	_, err := cl.Submit(t.TempDir(), req)
+	var we *wire.Error
+	if err == nil || errors.As(err, &we) || !strings.Contains(err.Error(), "may have carried it out") || !strings.Contains(err.Error(), "reply timeout of 50ms") {
+		t.Fatalf("unanswered submit: %v, want an uncoded error saying it may have been carried out", err)
+	}
+	if m.got.Load() == 0 {
+		t.Fatal("the submit was never sent")
+	}
+	_, err = cl.Query("a-1")
+	if !errors.As(err, &we) || we.Code != wire.CodeIOFailed || !strings.Contains(we.Message, "changes nothing") {
+		t.Fatalf("unanswered query: %v, want IO_FAILED saying it changes nothing", err)
+	}
+}
+
+// TestInterruptAbandonsARequest: a done context abandons a request in
+// flight, whatever the reply timeout, saying it may have been carried
+// out; one done before sends nothing (the broker receives no byte) and is
+// IO_FAILED.
+func TestInterruptAbandonsARequest(t *testing.T) {
+	m := newMute(t)
+	cl := m.dial(t, "1h")
+	req := wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := cl.SubmitCallContext(ctx, t.TempDir(), req, "")
+	if err == nil || !strings.Contains(err.Error(), "interrupted before the broker answered the submit request") {
+		t.Fatalf("interrupted submit: %v", err)
+	}
+	sent := m.got.Load()
+	_, err = cl.SubmitCallContext(ctx, t.TempDir(), req, "")
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeIOFailed || !strings.Contains(we.Message, "not sent") {
+		t.Fatalf("submit after the interrupt: %v, want IO_FAILED not sent", err)
+	}
+	_, _, err = cl.WaitContext(ctx, "a-1", time.Hour)
+	if !errors.As(err, &we) || we.Code != wire.CodeIOFailed {
+		t.Fatalf("wait after the interrupt: %v, want IO_FAILED", err)
+	}
+	cl.Close()
+	m.conns.Wait() // every byte written has been read
+	if got := m.got.Load(); got != sent {
+		t.Fatalf("the broker received %d bytes after the interrupt", got-sent)
+	}
+}
+
+// TestBadReplyTimeoutIsRefused: a reply timeout that is not a positive
+// duration stops Dial rather than leaving requests unbounded.
+func TestBadReplyTimeoutIsRefused(t *testing.T) {
+	m := newMute(t)
+	for _, v := range []string{"0", "-1s", "soon"} {
+		t.Setenv("WARRANT_REPLY_TIMEOUT", v)
+		if _, err := Dial(m.state); err == nil || !strings.Contains(err.Error(), "WARRANT_REPLY_TIMEOUT") {
+			t.Errorf("WARRANT_REPLY_TIMEOUT=%s: %v", v, err)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"warrant/wire"
+)
+
+// replyBound is the client's reply bound the tests below give the CLI
+// (WARRANT_REPLY_TIMEOUT), so that a stopped daemon is given up on in
+// seconds rather than the default's 30. hangGuard only keeps a client
+// that never gives up from hanging the suite; no test asserts on time.
+const (
+	replyBound = "2s"
+	hangGuard  = time.Minute
+)
+
+// boundedCLI is `broker ARGS...` against d with the test's reply bound.
+func boundedCLI(d *brokerd, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	cmd, out, errb := brokerCmd(append([]string{args[0], "--state", d.State}, args[1:]...)...)
+	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT="+replyBound)
+	return cmd, out, errb
+}
+
+// finish waits for cmd to exit and returns its exit status; it fails the
+// test if cmd is still waiting after hangGuard.
+func finish(t *testing.T, what string, cmd *exec.Cmd, errb *bytes.Buffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(hangGuard):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s still waited on the stopped daemon after %s; stderr:\n%s", what, hangGuard, errb)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// runObject is what the tests below read of `broker run --json`.
+type runObject struct {
+	Handle  *string `json:"handle"`
+	Outcome string  `json:"outcome"`
+	Error   *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func decodeRun(t *testing.T, out *bytes.Buffer) runObject {
+	t.Helper()
+	var o runObject
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatalf("broker run --json printed no object: %v\n%s", err, out)
+	}
+	if o.Error != nil {
+		t.Logf("broker run: %s: %s: %s", o.Outcome, o.Error.Code, o.Error.Message)
+	}
+	return o
+}
+
+// TestStoppedDaemonBoundsEveryClient SIGSTOPs a real daemon. (First, a
+// `broker run` of an action longer than the reply bound succeeds: a live
+// daemon answers each poll.) A `broker run` waiting on its running
+// action gives up (exit 123, outcome
+// unknown: the action was accepted); one started while it is stopped
+// submits nothing (exit 125, IO_FAILED, and after SIGCONT the journal
+// has no action of it); an operator command exits 1 with IO_FAILED; and
+// a `broker run` waiting on a stopped daemon exits on SIGINT, and on
+// SIGTERM, as unknown without waiting for the bound.
+func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	mark := token(t)
+	t.Cleanup(func() { killMarked(t, mark) })
+	up := filepath.Join(a.WS, "up")
+	stop := func() {
+		t.Helper()
+		if err := syscall.Kill(d.Pid(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resume := func() { syscall.Kill(d.Pid(), syscall.SIGCONT) }
+	t.Cleanup(resume) // before the daemon is killed
+	runs := 0
+	// started is a `broker run` whose action is running.
+	started := func() (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		t.Helper()
+		runs++
+		cmd, out, errb := boundedCLI(d, "run", "--approve", "--json", "--workspace", a.WS, "--session", "s-"+token(t),
+			"--", "sh", "-c", "echo up >> up; exec sleep 120 # "+mark)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(up)
+			if strings.Count(string(b), "up\n") >= runs {
+				return cmd, out, errb
+			}
+			if i > 20000 {
+				cmd.Process.Kill()
+				t.Fatalf("the action of broker run never started; stderr:\n%s", errb)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	// A live daemon is not taken for a stopped one: it answers every
+	// poll while an action runs for longer than the reply bound.
+	cmd, out, errb := boundedCLI(d, "run", "--approve", "--json", "--workspace", a.WS, "--", "sleep", "4")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := finish(t, "broker run of sleep 4", cmd, errb); code != 0 {
+		t.Fatalf("broker run of sleep 4 with a %s reply bound: exit %d, want 0; stdout:\n%s\nstderr:\n%s", replyBound, code, out, errb)
+	}
+
+	cmd, out, errb = started()
+	stop()
+	if code := finish(t, "broker run waiting on its action", cmd, errb); code != 123 {
+		t.Errorf("broker run waiting on its action: exit %d, want 123; stderr:\n%s", code, errb)
+	}
+	if o := decodeRun(t, out); o.Outcome != "unknown" || o.Handle == nil || o.Error == nil || !strings.Contains(o.Error.Message, "stopped") {
+		t.Errorf("broker run waiting on its action: %s", out)
+	}
+
+	cmd, out, errb = boundedCLI(d, "run", "--approve", "--json", "--workspace", a.WS, "--", "true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := finish(t, "broker run against the stopped daemon", cmd, errb); code != 125 {
+		t.Errorf("broker run against the stopped daemon: exit %d, want 125; stderr:\n%s", code, errb)
+	}
+	if o := decodeRun(t, out); o.Outcome != wire.KnownNotExecuted.String() || o.Error == nil || o.Error.Code != "IO_FAILED" ||
+		!strings.Contains(o.Error.Message, "nothing was submitted") {
+		t.Errorf("broker run against the stopped daemon: %s", out)
+	}
+
+	cmd, _, errb = boundedCLI(d, "approvals")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code := finish(t, "broker approvals", cmd, errb)
+	t.Logf("broker approvals: exit %d: %s", code, errb)
+	if code != 1 || !strings.Contains(errb.String(), "IO_FAILED") {
+		t.Errorf("broker approvals against the stopped daemon: exit %d, want 1 with IO_FAILED; stderr:\n%s", code, errb)
+	}
+
+	resume()
+	if l, err := a.cl.List(wire.ListActions, false); err != nil || len(l.Actions) != 2 {
+		t.Fatalf("actions after the runs against the stopped daemon: %+v %v, want only the two before it stopped", l, err)
+	}
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd, out, errb = started()
+		stop()
+		cmd.Process.Signal(sig)
+		if code := finish(t, "broker run sent "+sig.String(), cmd, errb); code != 123 {
+			t.Errorf("broker run sent %s while the daemon is stopped: exit %d, want 123; stderr:\n%s", sig, code, errb)
+		}
+		if o := decodeRun(t, out); o.Outcome != "unknown" || o.Error == nil || !strings.Contains(o.Error.Message, "stopped") {
+			t.Errorf("broker run sent %s while the daemon is stopped: %s", sig, out)
+		}
+		resume()
+	}
+}

@@ -15,6 +15,21 @@ import (
 // maxList bounds every listing (the wire's cap).
 const maxList = 512
 
+// MaxWait caps the budget of one wait or approval_wait request: a longer
+// one is refused with ARGUMENTS_INVALID naming the cap, so that no
+// connection is held by one request for longer (a client waits longer in
+// turns, as broker/client does in polls of at most 10 s).
+const MaxWait = 60 * time.Second
+
+// capWait refuses a wait budget over MaxWait.
+func capWait(budgetMs uint32) error {
+	if time.Duration(budgetMs)*time.Millisecond <= MaxWait {
+		return nil
+	}
+	return wire.Errorf(wire.CodeArgumentsInvalid, "a wait budget is at most %d ms (%s), not %d ms: wait again to wait longer",
+		MaxWait.Milliseconds(), MaxWait, budgetMs)
+}
+
 // Serve answers agent.sock and operator.sock in the state directory's
 // run/ until ctx is done (broker/internal/server: peer uid checks, frame
 // caps and deadlines, bounded connections), dispatching each request to
@@ -39,7 +54,9 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	case *wire.Query:
 		reply, err = b.j.Status(ctx, m.Handle)
 	case *wire.Wait:
-		reply, err = b.Wait(ctx, m.Handle, time.Duration(m.BudgetMs)*time.Millisecond)
+		if err = capWait(m.BudgetMs); err == nil {
+			reply, err = b.Wait(ctx, m.Handle, time.Duration(m.BudgetMs)*time.Millisecond)
+		}
 	case *wire.Cancel:
 		reply, err = b.Cancel(ctx, m.Handle, m.Reason)
 	case *wire.GoalCreate:
@@ -47,7 +64,9 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	case *wire.GoalRevise:
 		reply, err = goalReply(b.j.ReviseGoal(ctx, m.Goal))
 	case *wire.ApprovalWait:
-		reply, err = b.ApprovalWait(ctx, m.RequestID, time.Duration(m.BudgetMs)*time.Millisecond)
+		if err = capWait(m.BudgetMs); err == nil {
+			reply, err = b.ApprovalWait(ctx, m.RequestID, time.Duration(m.BudgetMs)*time.Millisecond)
+		}
 	default:
 		panic(fmt.Sprintf("broker: internal error: %s on the agent channel", m.Type()))
 	}

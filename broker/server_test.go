@@ -1,11 +1,14 @@
 package broker
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,28 +184,115 @@ func (r *rig) mustLeaseID() string {
 	return l.Leases[0].ID
 }
 
-// TestSocketTooManyConnectionsBusy fills the connection limit with idle
-// clients; the next one is told BUSY instead of hanging.
-func TestSocketTooManyConnectionsBusy(t *testing.T) {
+// TestSocketFullOfRequestsBusy fills the connection limit with clients
+// each in a request (a wait on an action that does not end); the next one
+// is told BUSY instead of hanging.
+func TestSocketFullOfRequestsBusy(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.MaxConns = 4; c.IdleTimeout = 10 * time.Second })
+	r.approved(r.request(), 1)
+	s := r.submit(r.request())
 	agent, _ := client.SocketPaths(r.state)
-	// The rig's own client holds one agent connection.
+	wait, err := wire.EncodeFrame(&wire.Wait{Handle: s.Handle, BudgetMs: 10_000})
+	must(t, err)
 	var held []net.Conn
-	for range 3 {
+	for range 4 { // the fourth takes the place of the rig's idle client
 		c, err := net.Dial("unix", agent)
 		must(t, err)
+		_, err = c.Write(wait)
+		must(t, err)
+		held = append(held, c)
+		time.Sleep(20 * time.Millisecond) // let the broker begin the wait
+	}
+	c, err := net.Dial("unix", agent)
+	must(t, err)
+	defer c.Close()
+	reply, err := readReply(c)
+	must(t, err)
+	if e, ok := reply.(*wire.Error); !ok || e.Code != wire.CodeBusy || !strings.Contains(e.Message, "each in a request") {
+		t.Fatalf("reply %#v, want BUSY", reply)
+	}
+	for _, h := range held {
+		h.Close()
+	}
+}
+
+// TestSocketIdleConnectionGivesWay fills the connection limit with idle
+// clients: a new one is served, one idle connection is told BUSY and
+// closed, and the others are still served.
+func TestSocketIdleConnectionGivesWay(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxConns = 4; c.IdleTimeout = 10 * time.Second })
+	agent, _ := client.SocketPaths(r.state)
+	query, err := wire.EncodeFrame(&wire.Query{Handle: "a-none"})
+	must(t, err)
+	var held []net.Conn
+	for range 3 { // and the rig's client's
+		c, err := net.Dial("unix", agent)
+		must(t, err)
+		defer c.Close()
 		held = append(held, c)
 	}
 	time.Sleep(50 * time.Millisecond) // let the broker accept them
 	c, err := net.Dial("unix", agent)
 	must(t, err)
 	defer c.Close()
+	_, err = c.Write(query)
+	must(t, err)
 	reply, err := readReply(c)
 	must(t, err)
-	if e, ok := reply.(*wire.Error); !ok || e.Code != wire.CodeBusy {
-		t.Fatalf("reply %#v, want BUSY", reply)
+	if e, ok := reply.(*wire.Error); ok && e.Code == wire.CodeBusy {
+		t.Fatalf("the new connection was refused: %v", e)
 	}
+	evicted := 0
 	for _, h := range held {
-		h.Close()
+		h.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		m, err := wire.ReadFrame(h, wire.MaxAgentFrame, wire.ReplyChannel)
+		if e, ok := m.(*wire.Error); ok && e.Code == wire.CodeBusy {
+			evicted++
+			if _, err := wire.ReadFrame(h, wire.MaxAgentFrame, wire.ReplyChannel); !errors.Is(err, io.EOF) {
+				t.Fatalf("an evicted connection stays open: %v", err)
+			}
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("an idle connection read %#v %v", m, err)
+		}
+		_, err = h.Write(query)
+		must(t, err)
+		if reply, err := readReply(h); err != nil || reply.Type() != wire.TypeError || reply.(*wire.Error).Code == wire.CodeBusy {
+			t.Fatalf("a connection left in place is not served: %#v %v", reply, err)
+		}
+	}
+	if evicted > 1 {
+		t.Fatalf("%d idle connections were closed for one new one", evicted)
+	}
+	var we *wire.Error
+	if _, err := r.cl.Query("a-none"); !errors.As(err, &we) || we.Code == wire.CodeBusy {
+		t.Fatalf("the rig's client, evicted or not, is not served again: %v", err)
+	}
+}
+
+// TestWaitBudgetCapped: a wait (or approval wait) over the cap is
+// refused, naming the cap,
+// before anything else; one at the cap is taken (and here refused only
+// for its unknown handle). The client's Wait of any length stays under it.
+func TestWaitBudgetCapped(t *testing.T) {
+	r := newRig(t)
+	over := &wire.Wait{Handle: "a-none", BudgetMs: uint32(MaxWait.Milliseconds()) + 1}
+	if e, ok := r.b.HandleAgent(context.Background(), over).(*wire.Error); !ok || e.Code != wire.CodeArgumentsInvalid ||
+		!strings.Contains(e.Message, "at most 60000 ms") {
+		t.Fatalf("a wait over the cap answered %#v", e)
+	}
+	overApproval := &wire.ApprovalWait{RequestID: "ar-none", BudgetMs: uint32(MaxWait.Milliseconds()) + 1}
+	if e, ok := r.b.HandleAgent(context.Background(), overApproval).(*wire.Error); !ok || e.Code != wire.CodeArgumentsInvalid ||
+		!strings.Contains(e.Message, "at most 60000 ms") {
+		t.Fatalf("an approval wait over the cap answered %#v", e)
+	}
+	at := &wire.Wait{Handle: "a-none", BudgetMs: uint32(MaxWait.Milliseconds())}
+	if e, ok := r.b.HandleAgent(context.Background(), at).(*wire.Error); !ok || strings.Contains(e.Message, "at most") {
+		t.Fatalf("a wait at the cap answered %#v", e)
+	}
+	var we *wire.Error
+	if _, _, err := r.cl.Wait("a-none", time.Hour); !errors.As(err, &we) || strings.Contains(we.Message, "at most") {
+		t.Fatalf("the client's hour-long wait: %v", err)
 	}
 }

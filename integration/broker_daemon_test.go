@@ -5,12 +5,16 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warrant/broker/client"
 	"warrant/wire"
@@ -184,4 +188,50 @@ func usesLeft(t *testing.T, a *agent) uint32 {
 		t.Fatalf("leases: %+v %v, want one", l, err)
 	}
 	return l.Leases[0].UsesLeft
+}
+
+// TestIdleConnectionsDoNotLockOutTheOperator opens 200 idle connections
+// to each of the daemon's sockets; the real operator command `broker
+// approvals` and an agent's `broker run` still succeed. The idle
+// connections the daemon let go were told so (BUSY) and closed.
+func TestIdleConnectionsDoNotLockOutTheOperator(t *testing.T) {
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	agentSock, operatorSock := client.SocketPaths(d.State)
+	var idle []net.Conn
+	t.Cleanup(func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	})
+	for _, p := range []string{operatorSock, agentSock} {
+		for range 200 {
+			c, err := net.Dial("unix", p)
+			if err != nil {
+				t.Fatalf("connection %d to %s: %v", len(idle), p, err)
+			}
+			idle = append(idle, c)
+		}
+	}
+	out, code := d.CLI("approvals", "--json")
+	if code != 0 {
+		t.Fatalf("broker approvals behind 200 idle connections: exit %d\n%s", code, out)
+	}
+	if _, _, code := a.run(wire.ProfileShort, "true"); code != 0 {
+		t.Fatalf("broker run behind 200 idle connections: exit %d", code)
+	}
+	busy := 0
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		m, err := wire.ReadFrame(c, wire.MaxAgentFrame, wire.ReplyChannel)
+		if we, ok := m.(*wire.Error); ok && we.Code == wire.CodeBusy {
+			busy++
+		} else if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+			t.Errorf("an idle connection read %v", err)
+		}
+	}
+	if busy == 0 {
+		t.Errorf("no idle connection was told BUSY")
+	}
+	t.Logf("%d of %d idle connections were let go with BUSY", busy, len(idle))
 }

@@ -268,4 +268,3 @@ func (e *env) lost(handle string, err error) error {
 	return wire.Errorf(code, "%s; action %s was accepted and its outcome is unknown here: `broker status %s --state %s` once the broker answers",
 		msg, handle, handle, e.state)
 }
-

@@ -127,7 +127,8 @@ func (a *Agent) WaitContext(ctx context.Context, handle string, budget time.Dura
 // or pending when the budget runs out first. While it waits, this
 // connection is a requester of the request: should it end while the
 // request is pending, the request expires. A denial it returns counts as
-// reported, so the next submit of the same action asks anew.
+// reported, so the next submit of the same action asks anew. The broker
+// refuses a budget over its cap (60 s).
 func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {
 	return expect[*wire.ApprovalState](a.sock.roundTripContext(context.Background(), &wire.ApprovalWait{RequestID: id, BudgetMs: budgetMs(budget)}, budget))
 }

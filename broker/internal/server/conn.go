@@ -62,6 +62,13 @@ func (c *Conn) Watch(gone func(shutdown bool)) (stop func()) {
 	}
 }
 
+// watched reports whether a watch is in force.
+func (c *Conn) watched() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.watches) > 0
+}
+
 // awaitFrame sets the deadline for the next frame to begin: the idle
 // timeout, or none while the connection is watched.
 func (c *Conn) awaitFrame() {

@@ -13,10 +13,19 @@
 // Peers are same-uid processes that may be hostile or confused. Every
 // connection's SO_PEERCRED uid must equal the broker's; frames are capped
 // (wire.MaxAgentFrame) and must complete within the idle timeout;
-// connections per socket are bounded (BUSY beyond); a malformed or
-// truncated frame gets one ARGUMENTS_INVALID reply and the connection is
-// closed; a panicking handler is answered with INTERNAL and the daemon
-// keeps serving. The sockets' directory is 0700 and each socket 0600.
+// connections per socket are bounded (pool.go): a new connection to a
+// full socket evicts the one idle longest (a BUSY notice, then close; a
+// request it was reading is never handled), so idle connections cannot
+// lock the operator out; BUSY only when every connection is in a
+// request, which the handlers bound (a wait's budget is capped); a
+// malformed or truncated frame gets one ARGUMENTS_INVALID reply and the
+// connection is closed; a panicking handler is answered with INTERNAL and
+// the daemon keeps serving. The sockets' directory is 0700 and each
+// socket 0600. A same-uid peer that opens connections faster than others
+// send requests can still push out a connection idle between requests
+// (never one in a request); broker/client reconnects when it finds the
+// notice pending before a request, and a request sent as the notice came
+// is answered BUSY by it, never handled.
 //
 // A handler learns the connection its request arrived on (ConnOf) and may
 // watch it (conn.go): while a watch is in force the connection is not

@@ -38,9 +38,14 @@ type Options struct {
 // closes every connection and returns. Each connection is checked with
 // SO_PEERCRED (LOCAL_PEERCRED on macOS) against this process's uid,
 // limited in number per socket, and must complete each frame within
-// IdleTimeout. A malformed frame is answered with ARGUMENTS_INVALID and
-// the connection is closed, since the stream is out of step. A panic in a
-// handler is answered with INTERNAL; the daemon keeps running.
+// IdleTimeout. A new connection to a full socket takes the place of the
+// connection that has been idle longest (waiting for its next request,
+// and not watched by a handler: see Conn): that one is sent a BUSY notice
+// and closed, and a request it may have been sending is never handled.
+// Only when every connection is in a request, or watched, is the new one
+// refused with BUSY. A malformed frame is answered with ARGUMENTS_INVALID
+// and the connection is closed, since the stream is out of step. A panic
+// in a handler is answered with INTERNAL; the daemon keeps running.
 func Serve(ctx context.Context, o Options) error {
 	agentPath, operatorPath := o.AgentPath, o.OperatorPath
 	passed, err := activated(agentPath, operatorPath)
@@ -61,16 +66,19 @@ func Serve(ctx context.Context, o Options) error {
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
-	s := &server{o: o, conns: map[net.Conn]struct{}{}}
+	s := &server{o: o}
+	pools := []*pool{newPool(o.MaxConns), newPool(o.MaxConns)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.wg.Add(2)
-	go s.accept(ctx, agent, wire.AgentChannel, o.Agent)
-	go s.accept(ctx, operator, wire.OperatorChannel, o.Operator)
+	go s.accept(ctx, agent, wire.AgentChannel, o.Agent, pools[0])
+	go s.accept(ctx, operator, wire.OperatorChannel, o.Operator, pools[1])
 	<-ctx.Done()
 	agent.Close()
 	operator.Close()
-	s.closeAll()
+	for _, p := range pools {
+		p.closeAll()
+	}
 	s.wg.Wait()
 	if passed == nil { // a socket unit's files stay for the next activation
 		os.Remove(agentPath)
@@ -98,15 +106,12 @@ func listen(p string) (*net.UnixListener, error) {
 }
 
 type server struct {
-	o     Options
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
+	o  Options
+	wg sync.WaitGroup
 }
 
-func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channel, h Handler) {
+func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channel, h Handler, p *pool) {
 	defer s.wg.Done()
-	slots := make(chan struct{}, s.o.MaxConns)
 	for {
 		c, err := l.AcceptUnix()
 		if err != nil {
@@ -117,68 +122,54 @@ func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channe
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			s.refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open; try again", ch, s.o.MaxConns))
+		if !p.admit(ch) {
+			refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open, each in a request or watched; try again", ch, s.o.MaxConns))
 			continue
 		}
-		s.track(c, true)
+		pc := &Conn{nc: c, idle: s.o.IdleTimeout}
+		sc := p.add(pc)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-slots }()
-			defer s.track(c, false)
-			s.serveConn(ctx, c, ch, h)
+			defer p.remove(sc)
+			s.serveConn(ctx, sc, ch, h)
 		}()
 	}
 }
 
-func (s *server) track(c net.Conn, add bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if add {
-		s.conns[c] = struct{}{}
-	} else {
-		delete(s.conns, c)
-		c.Close()
-	}
-}
-
-func (s *server) closeAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		c.Close()
-	}
-}
-
 // refuse sends one error frame and closes c, without waiting long.
-func (s *server) refuse(c net.Conn, e *wire.Error) {
+func refuse(c net.Conn, e *wire.Error) {
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	wire.WriteFrame(c, e)
 	c.Close()
 }
 
-func (s *server) serveConn(ctx context.Context, c *net.UnixConn, ch wire.Channel, h Handler) {
+func (s *server) serveConn(ctx context.Context, sc *conn, ch wire.Channel, h Handler) {
+	pc := sc.pc
+	c := pc.nc
 	if uid, err := peerUID(c); err != nil || uid != uint32(os.Getuid()) {
 		s.o.Logf("refused a %s connection from uid %d (%v)", ch, uid, err)
-		s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
+		refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
 		return
 	}
-	pc := &Conn{nc: c, idle: s.o.IdleTimeout}
 	defer func() { pc.end(ctx.Err() != nil) }()
 	r := &countingReader{r: c, began: pc.frameBegan}
 	for {
+		if !sc.idle() {
+			return // evicted
+		}
 		pc.awaitFrame()
 		r.n = 0
 		m, err := wire.ReadFrame(r, wire.MaxAgentFrame, ch)
+		if !sc.busy() {
+			return // evicted while reading: the request is not handled
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, wire.ErrMalformed):
-				s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "%v; closing the connection", err))
+				refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "%v; closing the connection", err))
 			case r.n > 0: // a frame began and did not complete: truncated or too slow
-				s.refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "incomplete frame (%v); closing the connection", err))
+				refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "incomplete frame (%v); closing the connection", err))
 			}
 			return
 		}

@@ -70,15 +70,15 @@ func decodeRun(t *testing.T, out *bytes.Buffer) runObject {
 	return o
 }
 
-// TestStoppedDaemonBoundsEveryClient SIGSTOPs a real daemon. (First, a
-// `broker run` of an action longer than the reply bound succeeds: a live
-// daemon answers each poll.) A `broker run` waiting on its running
-// action gives up (exit 123, outcome
-// unknown: the action was accepted); one started while it is stopped
-// submits nothing (exit 125, IO_FAILED, and after SIGCONT the journal
-// has no action of it); an operator command exits 1 with IO_FAILED; and
-// a `broker run` waiting on a stopped daemon exits on SIGINT, and on
-// SIGTERM, as unknown without waiting for the bound.
+// TestStoppedDaemonBoundsEveryClient runs clients against a real daemon
+// that is SIGSTOPped. First, while it runs, a `broker run` of an action
+// longer than the reply bound succeeds: a live daemon answers each poll.
+// Stopped: a `broker run` waiting on its running action gives up (exit
+// 123, outcome unknown: the action was accepted); one started then
+// submits nothing (exit 125, IO_FAILED; after SIGCONT the journal has no
+// action of it); an operator command exits 1 with IO_FAILED; and a
+// `broker run` waiting on it exits on SIGINT, and on SIGTERM, as unknown
+// without waiting for the bound.
 func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 	d := startBroker(t, "")
 	a := d.newAgent(t)

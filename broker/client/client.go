@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -189,6 +190,11 @@ func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
 // Sent with no answer: IO_FAILED for a request that changes nothing
 // (query, wait, list); for any other an uncoded error saying the broker
 // may have carried it out — to `broker run`, an outcome it cannot know.
+//
+// A BUSY answer after which the broker closes the connection is its
+// notice that it let the connection go (evicted as idle, or refused with
+// every connection in a request) without handling m (broker/internal/
+// server); m is then sent once more on a new connection.
 func (c *conn) roundTripContext(ctx context.Context, m wire.Message, budget time.Duration) (wire.Message, error) {
 	frame, err := wire.EncodeFrame(m)
 	if err != nil {
@@ -196,37 +202,62 @@ func (c *conn) roundTripContext(ctx context.Context, m wire.Message, budget time
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ctx.Err() != nil {
-		return nil, notSent(m, "interrupted")
+	for again := true; ; again = false {
+		if ctx.Err() != nil {
+			return nil, notSent(m, "interrupted")
+		}
+		if err := c.connect(); err != nil {
+			return nil, notSent(m, err.Error())
+		}
+		if pid, stopped := peerStopped(c.c); stopped {
+			return nil, notSent(m, fmt.Sprintf("the broker (pid %d) is stopped (`kill -CONT %d` resumes it)", pid, pid))
+		}
+		nc := c.c
+		nc.SetDeadline(time.Now().Add(budget + c.timeout))
+		abort := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+		reply, sent, err := exchange(nc, m.Type(), frame)
+		interrupted := !abort()
+		if err != nil {
+			err = noAnswer(m, nc, sent, interrupted, budget, c.timeout, err)
+			c.drop()
+			return nil, err
+		}
+		e, ok := reply.(*wire.Error)
+		if ok && e.Code == wire.CodeBusy && letGo(nc) {
+			c.drop()
+			if again {
+				continue
+			}
+		}
+		nc.SetDeadline(time.Time{})
+		if ok {
+			return nil, e
+		}
+		return reply, nil
 	}
-	if err := c.connect(); err != nil {
-		return nil, notSent(m, err.Error())
-	}
-	if pid, stopped := peerStopped(c.c); stopped {
-		return nil, notSent(m, fmt.Sprintf("the broker (pid %d) is stopped (`kill -CONT %d` resumes it)", pid, pid))
-	}
-	nc := c.c
-	nc.SetDeadline(time.Now().Add(budget + c.timeout))
-	abort := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
-	reply, sent, err := exchange(nc, m.Type(), frame)
-	interrupted := !abort()
-	if err != nil {
-		err = noAnswer(m, nc, sent, interrupted, budget, c.timeout, err)
-		c.c.Close()
-		c.c = nil
-		return nil, err
-	}
-	nc.SetDeadline(time.Time{})
-	if e, ok := reply.(*wire.Error); ok {
-		return nil, e
-	}
-	return reply, nil
+}
+
+func (c *conn) drop() {
+	c.c.Close()
+	c.c = nil
+}
+
+// letGo reports whether the broker closed nc after its last reply.
+func letGo(nc net.Conn) bool {
+	nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	var b [1]byte
+	_, err := nc.Read(b[:])
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // exchange writes frame and reads one reply; sent is whether the whole
-// frame was written.
+// frame was written. A broker that refused the connection may have
+// written why before closing it: that error is the reply.
 func exchange(nc net.Conn, t wire.MsgType, frame []byte) (_ wire.Message, sent bool, _ error) {
 	if _, err := nc.Write(frame); err != nil {
+		if reply, rerr := wire.ReadFrame(nc, wire.MaxAgentFrame, wire.ReplyChannel); rerr == nil && reply.Type() == wire.TypeError {
+			return reply, false, nil
+		}
 		return nil, false, fmt.Errorf("send %s: %w", t, err)
 	}
 	reply, err := wire.ReadFrame(nc, wire.MaxAgentFrame, wire.ReplyChannel)

@@ -134,3 +134,77 @@ func TestBadReplyTimeoutIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// scripted is a broker whose n-th connection (from 0) answers each request
+// with reply(n), closing the connection after it when closeAfter(n).
+func scripted(t *testing.T, reply func(n int) wire.Message, closeAfter func(n int) bool) (state string, got *atomic.Int64) {
+	t.Helper()
+	state = t.TempDir()
+	agent, _ := SocketPaths(state)
+	if err := os.Mkdir(filepath.Dir(agent), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	got = &atomic.Int64{}
+	go func() {
+		for n := 0; ; n++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for {
+					if _, err := wire.ReadFrame(c, wire.MaxAgentFrame, wire.AgentChannel); err != nil {
+						return
+					}
+					got.Add(1)
+					if wire.WriteFrame(c, reply(n)) != nil || closeAfter(n) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return state, got
+}
+
+// TestLetGoIsSentAgain: a BUSY notice after which the broker closes the
+// connection (it let the connection go without handling the request) has
+// the request sent once more on a new connection; a BUSY the broker
+// answers on a connection it keeps (a session with an action in flight)
+// is the answer.
+func TestLetGoIsSentAgain(t *testing.T) {
+	busy := wire.Errorf(wire.CodeBusy, "let go")
+	req := wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort}
+	state, got := scripted(t, func(n int) wire.Message {
+		if n == 0 {
+			return busy
+		}
+		return &wire.Accepted{Handle: "a-1"}
+	}, func(n int) bool { return n == 0 })
+	cl, err := Dial(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	s, err := cl.Submit(t.TempDir(), req)
+	if err != nil || s.Handle != "a-1" || got.Load() != 2 {
+		t.Fatalf("submit after a let-go notice: %+v %v, %d requests received; want a-1 after 2", s, err, got.Load())
+	}
+
+	state, got = scripted(t, func(int) wire.Message { return busy }, func(int) bool { return false })
+	cl2, err := Dial(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	var we *wire.Error
+	if _, err := cl2.Submit(t.TempDir(), req); !errors.As(err, &we) || we.Code != wire.CodeBusy || got.Load() != 1 {
+		t.Fatalf("submit answered BUSY on a kept connection: %v, %d requests received; want BUSY after 1", err, got.Load())
+	}
+}

@@ -26,7 +26,10 @@
 // uncoded error saying the broker may have carried it out — for a
 // submit, an accepted action whose outcome the caller cannot know.
 // A connection with unsolicited bytes pending (the broker's notice that
-// it closed an idle connection) is not reused. The client adds no authority of its own: the
+// it closed an idle connection) is not reused, and a request answered
+// BUSY on a connection the broker then closes (let go unhandled: evicted
+// as idle, or refused with every connection in a request) is sent once
+// more on a new one. The client adds no authority of its own: the
 // broker checks the peer's uid on every connection, and a same-uid agent
 // that dials operator.sock is the operator as far as the kernel can tell
 // (docs/architecture.md §1).

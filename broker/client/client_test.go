@@ -23,10 +23,12 @@ type mute struct {
 	conns sync.WaitGroup // the connections it is reading
 }
 
-func newMute(t *testing.T) *mute {
+// listenAgent listens on the agent socket of a new state directory until
+// the test ends.
+func listenAgent(t *testing.T) (state string, l net.Listener) {
 	t.Helper()
-	m := &mute{state: t.TempDir()}
-	agent, _ := SocketPaths(m.state)
+	state = t.TempDir()
+	agent, _ := SocketPaths(state)
 	if err := os.Mkdir(filepath.Dir(agent), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +37,13 @@ func newMute(t *testing.T) *mute {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	return state, l
+}
+
+func newMute(t *testing.T) *mute {
+	t.Helper()
+	state, l := listenAgent(t)
+	m := &mute{state: state}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -139,16 +148,7 @@ func TestBadReplyTimeoutIsRefused(t *testing.T) {
 // with reply(n), closing the connection after it when closeAfter(n).
 func scripted(t *testing.T, reply func(n int) wire.Message, closeAfter func(n int) bool) (state string, got *atomic.Int64) {
 	t.Helper()
-	state = t.TempDir()
-	agent, _ := SocketPaths(state)
-	if err := os.Mkdir(filepath.Dir(agent), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	state, l := listenAgent(t)
 	got = &atomic.Int64{}
 	go func() {
 		for n := 0; ; n++ {

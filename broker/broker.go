@@ -113,9 +113,10 @@ type Broker struct {
 }
 
 // Open prepares the state directory, takes its lock (one broker per state
-// directory) unless cfg.Lock holds it already, opens the journal, marks every action a previous broker
-// left in flight as unknown (and journals any of their processes that are
-// still running), and decides the capability state.
+// directory) unless cfg.Lock holds it already, opens the journal, marks
+// every action a previous broker left in flight as unknown (and journals
+// any of their processes that are still running), and decides the
+// capability state.
 func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now

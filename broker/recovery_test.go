@@ -66,3 +66,25 @@ func TestStateDirOneBrokerAndDurability(t *testing.T) {
 		}
 	}
 }
+
+// TestHandedLockStaysWithItsTaker: a broker opened with a lock taken by
+// LockState holds the state directory while open, and Close leaves the
+// lock to its taker, who releases it after whatever it made under it.
+func TestHandedLockStaysWithItsTaker(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	lock, err := LockState(state)
+	must(t, err)
+	b, err := Open(context.Background(), Config{StateDir: state, Lock: lock})
+	must(t, err)
+	if _, err := LockState(state); err == nil || !strings.Contains(err.Error(), "another broker is using") {
+		t.Fatalf("a second lock while the broker is open: %v", err)
+	}
+	must(t, b.Close())
+	if _, err := LockState(state); err == nil || !strings.Contains(err.Error(), "another broker is using") {
+		t.Fatalf("Close released a lock Open did not take: %v", err)
+	}
+	lock.Release()
+	again, err := LockState(state)
+	must(t, err)
+	again.Release()
+}

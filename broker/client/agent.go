@@ -101,24 +101,33 @@ func (a *Agent) Wait(handle string, budget time.Duration) (*wire.Status, wire.Ac
 // of which must be answered within its budget and the reply timeout; a
 // live broker answers them while the action runs.
 func (a *Agent) WaitContext(ctx context.Context, handle string, budget time.Duration) (*wire.Status, wire.ActionState, error) {
+	reply, err := a.poll(ctx, budget, func(ms uint32) wire.Message { return &wire.Wait{Handle: handle, BudgetMs: ms} },
+		func(r wire.Message) bool { _, ok := r.(*wire.WaitTimeout); return ok })
+	if err != nil {
+		return nil, 0, err
+	}
+	if t, ok := reply.(*wire.WaitTimeout); ok {
+		return nil, t.State, nil
+	}
+	st, err := expect[*wire.Status](reply, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, st.State, nil
+}
+
+// poll sends the wait request req makes for a budget in polls of at most
+// maxPoll, until one answers other than waiting (waiting reports that it
+// ran out of budget) or the budget is spent, and returns that answer.
+func (a *Agent) poll(ctx context.Context, budget time.Duration, req func(ms uint32) wire.Message,
+	waiting func(wire.Message) bool) (wire.Message, error) {
 	end := time.Now().Add(budget)
 	for {
 		poll := max(min(time.Until(end), maxPoll), 0)
-		reply, err := a.sock.roundTripContext(ctx, &wire.Wait{Handle: handle, BudgetMs: budgetMs(poll)}, poll)
-		if err != nil {
-			return nil, 0, err
+		reply, err := a.sock.roundTripContext(ctx, req(budgetMs(poll)), poll)
+		if err != nil || !waiting(reply) || time.Until(end) <= 0 {
+			return reply, err
 		}
-		if t, ok := reply.(*wire.WaitTimeout); ok {
-			if time.Until(end) > 0 {
-				continue
-			}
-			return nil, t.State, nil
-		}
-		st, err := expect[*wire.Status](reply, nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		return st, st.State, nil
 	}
 }
 
@@ -127,10 +136,15 @@ func (a *Agent) WaitContext(ctx context.Context, handle string, budget time.Dura
 // or pending when the budget runs out first. While it waits, this
 // connection is a requester of the request: should it end while the
 // request is pending, the request expires. A denial it returns counts as
-// reported, so the next submit of the same action asks anew. The broker
-// refuses a budget over its cap (60 s).
+// reported, so the next submit of the same action asks anew. Like Wait,
+// a long budget is sent as polls of at most 10 s.
 func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {
-	return expect[*wire.ApprovalState](a.sock.roundTripContext(context.Background(), &wire.ApprovalWait{RequestID: id, BudgetMs: budgetMs(budget)}, budget))
+	return expect[*wire.ApprovalState](a.poll(context.Background(), budget,
+		func(ms uint32) wire.Message { return &wire.ApprovalWait{RequestID: id, BudgetMs: ms} },
+		func(r wire.Message) bool {
+			s, ok := r.(*wire.ApprovalState)
+			return ok && s.State == wire.RequestPending
+		}))
 }
 
 // Cancel asks the broker to end an action. Nothing is undone.

@@ -78,7 +78,8 @@ func decodeRun(t *testing.T, out *bytes.Buffer) runObject {
 // submits nothing (exit 125, IO_FAILED; after SIGCONT the journal has no
 // action of it); an operator command exits 1 with IO_FAILED; and a
 // `broker run` waiting on it exits on SIGINT, and on SIGTERM, as unknown
-// without waiting for the bound.
+// without waiting for the bound, with --json (waiting) and without it
+// (following the output stream).
 func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 	d := startBroker(t, "")
 	a := d.newAgent(t)
@@ -95,11 +96,12 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 	t.Cleanup(resume) // before the daemon is killed
 	runs := 0
 	// started is a `broker run` whose action is running.
-	started := func() (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	started := func(flags ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 		t.Helper()
 		runs++
-		cmd, out, errb := boundedCLI(d, "run", "--approve", "--json", "--workspace", a.WS, "--session", "s-"+token(t),
+		args := append(append([]string{"run", "--approve"}, flags...), "--workspace", a.WS, "--session", "s-"+token(t),
 			"--", "sh", "-c", "echo up >> up; exec sleep 120 # "+mark)
+		cmd, out, errb := boundedCLI(d, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +128,7 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 		t.Fatalf("broker run of sleep 4 with a %s reply bound: exit %d, want 0; stdout:\n%s\nstderr:\n%s", replyBound, code, out, errb)
 	}
 
-	cmd, out, errb = started()
+	cmd, out, errb = started("--json")
 	stop()
 	if code := finish(t, "broker run waiting on its action", cmd, errb); code != 123 {
 		t.Errorf("broker run waiting on its action: exit %d, want 123; stderr:\n%s", code, errb)
@@ -163,7 +165,7 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 	}
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd, out, errb = started()
+		cmd, out, errb = started("--json")
 		stop()
 		cmd.Process.Signal(sig)
 		if code := finish(t, "broker run sent "+sig.String(), cmd, errb); code != 123 {
@@ -174,4 +176,14 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 		}
 		resume()
 	}
+
+	// Without --json, run follows the action's output stream; the same
+	// interrupt ends it as unknown.
+	cmd, _, errb = started()
+	stop()
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := finish(t, "broker run (following) sent SIGINT", cmd, errb); code != 123 || !strings.Contains(errb.String(), "is stopped") {
+		t.Errorf("broker run following its action, sent SIGINT while the daemon is stopped: exit %d, want 123 saying it is stopped; stderr:\n%s", code, errb)
+	}
+	resume()
 }

@@ -337,7 +337,19 @@ func TestMCPInspectorCLI(t *testing.T) {
 		t.Fatalf("run: %+v", a)
 	}
 	id := a.Approval.RequestID
-	approve(t, d, id, 1)
+	// Each Inspector call is a server of its own: when it exits, its
+	// request has lost its requester and expires (the agent of a lasting
+	// MCP session would `wait` on it instead). The operator approves the
+	// same command raised by a requester that stays.
+	if _, code := d.CLI("approve", id); code == 0 {
+		t.Fatalf("a request whose requester went away was approved")
+	}
+	agent := &agent{t: t, d: d, cl: d.dial(), WS: ws}
+	s, err := agent.cl.Submit(ws, wire.ActionRequest{Executable: "/bin/echo", Argv: []string{"inspected"}, Cwd: ".", Profile: wire.ProfileShort})
+	if err != nil || s.Approval == nil {
+		t.Fatalf("submit: %+v %v", s, err)
+	}
+	approve(t, d, s.Approval.ID, 1)
 	a, text, isErr := call("run", "executable=/bin/echo", `argv=["inspected"]`)
 	if isErr || a.State != "terminal" || a.Result.Stdout.Text != "inspected\n" {
 		t.Fatalf("run under the lease: %+v %s", a, text)

@@ -11,6 +11,10 @@ type ActionRequest struct {
 	Profile    Profile  `cbor:"profile"`
 	Goal       string   `cbor:"goal,omitempty"`
 	Session    string   `cbor:"session,omitempty"`
+	// Step names a step of the goal: the action may start only when the
+	// step's dependencies are VERIFIED_DONE under the goal's current
+	// revision (STEP_BLOCKED otherwise), and its receipt names the step.
+	Step string `cbor:"step,omitempty"`
 }
 
 func (r *ActionRequest) validate() error {
@@ -19,7 +23,8 @@ func (r *ActionRequest) validate() error {
 		checkText("cwd", r.Cwd, maxPath),
 		checkEnum(r.Profile),
 		checkText("goal", r.Goal, maxName),
-		checkText("session", r.Session, maxName))
+		checkText("session", r.Session, maxName),
+		checkText("step", r.Step, maxName))
 }
 
 // Submit asks the broker to run one action in the workspace. CallID,
@@ -64,14 +69,21 @@ type Follow struct {
 	Handle string `cbor:"handle"`
 }
 
-// GoalCreate opens a new goal at revision 1.
+// GoalCreate opens a new goal at revision 1. Spec, when set, is the goal
+// document (docs/goals.md: title, workspace, steps with their criteria)
+// as JSON text; the broker decodes it strictly and validates its step
+// graph. Without it the goal has no steps and can never be verified done.
 type GoalCreate struct {
 	Title string `cbor:"title"`
+	Spec  string `cbor:"spec,omitempty"`
 }
 
-// GoalRevise bumps a goal's revision, which invalidates its leases.
+// GoalRevise bumps a goal's revision, which invalidates its leases and
+// its verdicts. Spec, when set, replaces the goal document for the new
+// revision; without it the new revision keeps the current one.
 type GoalRevise struct {
 	Goal string `cbor:"goal"`
+	Spec string `cbor:"spec,omitempty"`
 }
 
 // ApprovalWait asks for the state of an approval request once it is no
@@ -84,6 +96,22 @@ type ApprovalWait struct {
 	BudgetMs  uint32 `cbor:"budget_ms"`
 }
 
+// GoalShow asks for a goal: its document, revision, state and latest
+// verdict under the current revision.
+type GoalShow struct {
+	Goal string `cbor:"goal"`
+}
+
+// GoalVerify asks the broker's evidence oracle for a verdict on a goal
+// under its current revision; the verdict is signed and appended to the
+// receipt log.
+type GoalVerify struct {
+	Goal string `cbor:"goal"`
+}
+
+// GoalList asks for every goal.
+type GoalList struct{}
+
 func (*Submit) Type() MsgType     { return TypeSubmit }
 func (*Query) Type() MsgType      { return TypeQuery }
 func (*Wait) Type() MsgType       { return TypeWait }
@@ -91,6 +119,9 @@ func (*Cancel) Type() MsgType     { return TypeCancel }
 func (*Follow) Type() MsgType     { return TypeFollow }
 func (*GoalCreate) Type() MsgType { return TypeGoalCreate }
 func (*GoalRevise) Type() MsgType { return TypeGoalRevise }
+func (*GoalShow) Type() MsgType   { return TypeGoalShow }
+func (*GoalVerify) Type() MsgType { return TypeGoalVerify }
+func (*GoalList) Type() MsgType   { return TypeGoalList }
 
 func (*ApprovalWait) Type() MsgType { return TypeApprovalWait }
 
@@ -102,9 +133,16 @@ func (m *Wait) validate() error  { return checkName("handle", m.Handle) }
 func (m *Cancel) validate() error {
 	return firstErr(checkName("handle", m.Handle), checkText("reason", m.Reason, maxText))
 }
-func (m *Follow) validate() error     { return checkName("handle", m.Handle) }
-func (m *GoalCreate) validate() error { return checkText("title", m.Title, maxText) }
-func (m *GoalRevise) validate() error { return checkName("goal", m.Goal) }
+func (m *Follow) validate() error { return checkName("handle", m.Handle) }
 func (m *ApprovalWait) validate() error {
 	return checkName("request_id", m.RequestID)
 }
+func (m *GoalCreate) validate() error {
+	return firstErr(checkText("title", m.Title, maxText), checkText("spec", m.Spec, MaxGoalJSON))
+}
+func (m *GoalRevise) validate() error {
+	return firstErr(checkName("goal", m.Goal), checkText("spec", m.Spec, MaxGoalJSON))
+}
+func (m *GoalShow) validate() error   { return checkName("goal", m.Goal) }
+func (m *GoalVerify) validate() error { return checkName("goal", m.Goal) }
+func (*GoalList) validate() error     { return nil }

@@ -39,6 +39,10 @@ const (
 	// still what was observed (signaled, or exited when the root
 	// survived).
 	CodeMemoryLimit
+	// CodeStepBlocked: a submit names a goal step whose dependencies are
+	// not VERIFIED_DONE under the goal's current revision; nothing was
+	// asked, consumed or started.
+	CodeStepBlocked
 )
 
 var codeNames = []string{"",
@@ -48,7 +52,7 @@ var codeNames = []string{"",
 	"GOAL_INACTIVE", "IDENTITY_DRIFT", "SANDBOX_UNAVAILABLE", "BUSY",
 	"TIMEOUT", "OUTPUT_LIMIT", "CANCELLED", "UNKNOWN_OUTCOME",
 	"EVIDENCE_BLOCKED", "IO_FAILED", "INTERNAL", "WORKSPACE_ALIASED",
-	"MEMORY_LIMIT",
+	"MEMORY_LIMIT", "STEP_BLOCKED",
 }
 
 func (c Code) names() []string                  { return codeNames }

@@ -44,12 +44,23 @@ type GoalSetState struct {
 	State GoalState `cbor:"state"`
 }
 
+// GoalAttest records the operator's explicit statement about one step
+// of a goal under its current revision: the evidence an "operator"
+// criterion asks for. It is signed into the receipt log as an operator
+// statement, never as a receipt.
+type GoalAttest struct {
+	Goal      string `cbor:"goal"`
+	Step      string `cbor:"step"`
+	Statement string `cbor:"statement"`
+}
+
 func (*Approve) Type() MsgType      { return TypeApprove }
 func (*Deny) Type() MsgType         { return TypeDeny }
 func (*Revoke) Type() MsgType       { return TypeRevoke }
 func (*List) Type() MsgType         { return TypeList }
 func (*Resolve) Type() MsgType      { return TypeResolve }
 func (*GoalSetState) Type() MsgType { return TypeGoalSetState }
+func (*GoalAttest) Type() MsgType   { return TypeGoalAttest }
 
 func (m *Approve) validate() error {
 	err := checkName("request_id", m.RequestID)
@@ -72,4 +83,11 @@ func (m *Resolve) validate() error {
 }
 func (m *GoalSetState) validate() error {
 	return firstErr(checkName("goal", m.Goal), checkEnum(m.State))
+}
+func (m *GoalAttest) validate() error {
+	err := firstErr(checkName("goal", m.Goal), checkName("step", m.Step), checkText("statement", m.Statement, maxText))
+	if err == nil && m.Statement == "" {
+		err = fmt.Errorf("statement: empty")
+	}
+	return err
 }

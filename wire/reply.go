@@ -233,12 +233,20 @@ type Listing struct {
 	Actions   []ActionView   `cbor:"actions,omitempty"`
 }
 
-// GoalReply describes a goal after goal_create, goal_revise or
-// goal_set_state.
+// GoalReply describes a goal after goal_create, goal_revise,
+// goal_set_state, goal_attest, goal_show or goal_verify. View, when set,
+// is the goal's view as JSON text (docs/goals.md): its document, and its
+// latest verdict under the current revision, or the verdict just made.
 type GoalReply struct {
 	Goal     string    `cbor:"goal"`
 	Revision uint64    `cbor:"revision"`
 	State    GoalState `cbor:"state"`
+	View     string    `cbor:"view,omitempty"`
+}
+
+// GoalListing answers goal_list.
+type GoalListing struct {
+	Goals []GoalReply `cbor:"goals,omitempty"`
 }
 
 // OutputChunk is one frame of the answer to Follow: Data, redacted
@@ -280,6 +288,7 @@ func (*CancelReply) Type() MsgType      { return TypeCancelReply }
 func (*LeaseGranted) Type() MsgType     { return TypeLeaseGranted }
 func (*Listing) Type() MsgType          { return TypeListing }
 func (*GoalReply) Type() MsgType        { return TypeGoalReply }
+func (*GoalListing) Type() MsgType      { return TypeGoalListing }
 func (*OK) Type() MsgType               { return TypeOK }
 func (*ApprovalState) Type() MsgType    { return TypeApprovalState }
 func (*OutputChunk) Type() MsgType      { return TypeOutputChunk }
@@ -320,7 +329,18 @@ func (m *Listing) validate() error {
 	return nil
 }
 func (m *GoalReply) validate() error {
-	return firstErr(checkName("goal", m.Goal), checkEnum(m.State))
+	return firstErr(checkName("goal", m.Goal), checkEnum(m.State), checkText("view", m.View, MaxGoalJSON))
+}
+func (m *GoalListing) validate() error {
+	err := checkLen("goals", len(m.Goals), maxList)
+	for i := 0; err == nil && i < len(m.Goals); i++ {
+		if m.Goals[i].View != "" {
+			err = fmt.Errorf("goals[%d]: a listing carries no views", i)
+		} else {
+			err = m.Goals[i].validate()
+		}
+	}
+	return err
 }
 func (*OK) validate() error { return nil }
 func (m *ApprovalState) validate() error {

@@ -128,7 +128,7 @@ type namedSample struct {
 func samples() []namedSample {
 	three := int32(3)
 	full := sampleRequest()
-	full.Goal, full.Session = "g-1", "s-1"
+	full.Goal, full.Session, full.Step = "g-1", "s-1", "build"
 	full.Executable = "/usr/bin/env"
 	full.Argv = []string{"a b", ";", "|", "$(rm -rf ~)", "line\nbreak", "ünïcødé", ""}
 	full.Cwd = "src/pkg"
@@ -145,6 +145,11 @@ func samples() []namedSample {
 		{"goal-revise", &GoalRevise{Goal: "g-1"}},
 		{"approval-wait", &ApprovalWait{RequestID: "apr-1", BudgetMs: 5000}},
 		{"follow", &Follow{Handle: "act-1"}},
+		{"goal-create-spec", &GoalCreate{Title: "build", Spec: `{"title":"build","workspace":"/home/u/project","steps":[]}`}},
+		{"goal-revise-spec", &GoalRevise{Goal: "g-1", Spec: `{"title":"build","workspace":"/home/u/project","steps":[]}`}},
+		{"goal-show", &GoalShow{Goal: "g-1"}},
+		{"goal-verify", &GoalVerify{Goal: "g-1"}},
+		{"goal-list", &GoalList{}},
 		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
 		{"approve-binding", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, Binding: InPlace}},
 		{"deny", &Deny{RequestID: "apr-1"}},
@@ -154,6 +159,7 @@ func samples() []namedSample {
 		{"list-unknown", &List{Kind: ListActions, UnknownOnly: true}},
 		{"resolve", &Resolve{Handle: "act-1", Classification: ClassStop, Note: "killed by hand"}},
 		{"goal-set-state", &GoalSetState{Goal: "g-1", State: GoalPaused}},
+		{"goal-attest", &GoalAttest{Goal: "g-1", Step: "review", Statement: "I looked at the page; it renders"}},
 		{"accepted", &Accepted{Handle: "act-1"}},
 		{"accepted-lease", &Accepted{Handle: "act-1", Lease: "lease-1", UsesLeft: 2}},
 		{"approval-required", &ApprovalRequired{Request: sampleApproval(false)}},
@@ -177,6 +183,10 @@ func samples() []namedSample {
 					State: StateTerminal, Outcome: Signaled, Signal: 9, CreatedUnix: 3},
 			}}},
 		{"goal", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive}},
+		{"goal-view", &GoalReply{Goal: "g-1", Revision: 3, State: GoalActive, View: `{"goal":"g-1"}`}},
+		{"goal-listing-empty", &GoalListing{}},
+		{"goal-listing", &GoalListing{Goals: []GoalReply{{Goal: "default", Revision: 1, State: GoalActive}, {Goal: "g-1", Revision: 3, State: GoalPaused}}}},
+		{"error-step-blocked", Errorf(CodeStepBlocked, "step test of goal g-1 depends on build, which is not VERIFIED_DONE under revision 3")},
 		{"ok", &OK{}},
 		{"approval-state", &ApprovalState{RequestID: "apr-1", State: RequestPending}},
 		{"approval-state-approved", &ApprovalState{RequestID: "apr-1", State: RequestApproved, LeaseID: "lease-1"}},

@@ -20,6 +20,9 @@ const (
 	TypeGoalRevise
 	TypeApprovalWait
 	TypeFollow
+	TypeGoalShow
+	TypeGoalVerify
+	TypeGoalList
 
 	// Operator → broker (operator.sock).
 	TypeApprove
@@ -28,6 +31,7 @@ const (
 	TypeList
 	TypeResolve
 	TypeGoalSetState
+	TypeGoalAttest
 
 	// Broker → agent or operator.
 	TypeAccepted
@@ -38,6 +42,7 @@ const (
 	TypeLeaseGranted
 	TypeListing
 	TypeGoalReply
+	TypeGoalListing
 	TypeOK
 	TypeApprovalState
 	TypeOutputChunk
@@ -54,9 +59,10 @@ const (
 
 var msgTypeNames = []string{"",
 	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait", "follow",
-	"approve", "deny", "revoke", "list", "resolve", "goal_set_state",
+	"goal_show", "goal_verify", "goal_list",
+	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
-	"lease_granted", "listing", "goal", "ok", "approval_state", "output_chunk", "error",
+	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "error",
 	"spawn_request",
 	"ready", "refused", "exec_failed",
 }
@@ -76,12 +82,16 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeGoalRevise:       reflect.TypeFor[GoalRevise](),
 	TypeApprovalWait:     reflect.TypeFor[ApprovalWait](),
 	TypeFollow:           reflect.TypeFor[Follow](),
+	TypeGoalShow:         reflect.TypeFor[GoalShow](),
+	TypeGoalVerify:       reflect.TypeFor[GoalVerify](),
+	TypeGoalList:         reflect.TypeFor[GoalList](),
 	TypeApprove:          reflect.TypeFor[Approve](),
 	TypeDeny:             reflect.TypeFor[Deny](),
 	TypeRevoke:           reflect.TypeFor[Revoke](),
 	TypeList:             reflect.TypeFor[List](),
 	TypeResolve:          reflect.TypeFor[Resolve](),
 	TypeGoalSetState:     reflect.TypeFor[GoalSetState](),
+	TypeGoalAttest:       reflect.TypeFor[GoalAttest](),
 	TypeAccepted:         reflect.TypeFor[Accepted](),
 	TypeApprovalRequired: reflect.TypeFor[ApprovalRequired](),
 	TypeStatus:           reflect.TypeFor[Status](),
@@ -90,6 +100,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeLeaseGranted:     reflect.TypeFor[LeaseGranted](),
 	TypeListing:          reflect.TypeFor[Listing](),
 	TypeGoalReply:        reflect.TypeFor[GoalReply](),
+	TypeGoalListing:      reflect.TypeFor[GoalListing](),
 	TypeOK:               reflect.TypeFor[OK](),
 	TypeApprovalState:    reflect.TypeFor[ApprovalState](),
 	TypeOutputChunk:      reflect.TypeFor[OutputChunk](),
@@ -120,9 +131,9 @@ func (c Channel) String() string { return closed.String(channelNames, c) }
 func (c Channel) allows(t MsgType) bool {
 	switch c {
 	case AgentChannel:
-		return t >= TypeSubmit && t <= TypeFollow
+		return t >= TypeSubmit && t <= TypeGoalList
 	case OperatorChannel:
-		return t >= TypeApprove && t <= TypeGoalSetState
+		return t >= TypeApprove && t <= TypeGoalAttest
 	case ReplyChannel:
 		return t >= TypeAccepted && t <= TypeError
 	case SpawnChannel:

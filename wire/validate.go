@@ -21,6 +21,8 @@ const (
 	maxOutputText = 384 << 10 // one projected output stream
 	maxPaths      = 64        // entries in one policy path list
 	maxList       = 512       // entries in one listing
+	// MaxGoalJSON bounds a goal document or a goal's view (JSON text).
+	MaxGoalJSON = 256 << 10
 )
 
 // checkText rejects NUL bytes, invalid UTF-8 and text over max bytes. NUL

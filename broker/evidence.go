@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"time"
 
+	"warrant/broker/internal/goals"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/protect"
 	"warrant/broker/lifecycle"
@@ -25,6 +27,45 @@ type observer struct {
 	b         *Broker
 	handle    string
 	protected *protect.Snapshot // the protected paths before the launch; nil where not recorded
+	outputs   struct {
+		ws    *os.File // the action's workspace, held for the read-back; nil without outputs
+		paths []string // the step's declared outputs
+	}
+}
+
+// release gives up what the observer holds for an action that will not
+// be observed.
+func (o *observer) release() {
+	if o.protected != nil {
+		o.protected.Release()
+		o.protected = nil
+	}
+	if o.outputs.ws != nil {
+		o.outputs.ws.Close()
+		o.outputs.ws = nil
+	}
+}
+
+// artefacts reads the step's declared outputs back beneath the action's
+// workspace once an action that exited is confirmed gone (before that,
+// something of it may still be writing them): each is listed present
+// with its size and SHA-256, missing, or unchecked with the reason. A
+// missing output is a fact of the receipt, not a failure of the run.
+func (o *observer) artefacts(obs *runner.Observation) []receipt.ReadBack {
+	ws := o.outputs.ws
+	o.outputs.ws = nil
+	if ws == nil {
+		return nil
+	}
+	defer ws.Close()
+	if obs.Run.Outcome != wire.Exited || !obs.Run.GroupGone || obs.Run.Started.IsZero() {
+		return nil
+	}
+	out := make([]receipt.ReadBack, len(o.outputs.paths))
+	for i, p := range o.outputs.paths {
+		out[i], _ = goals.ReadBeneath(ws, p, false)
+	}
+	return out
 }
 
 // Launched journals the action's first process, by which a later broker
@@ -65,9 +106,13 @@ func (o *observer) End(obs *runner.Observation) {
 		b.removeActionDirs(o.handle)
 	}
 	checked := o.protectedChanges(obs)
+	artefacts := o.artefacts(obs)
 	rc, err := b.observedReceipt(ctx, o.handle, obs)
 	if err == nil && checked != nil {
 		rc.Protected = checked
+	}
+	if err == nil {
+		rc.Artefacts = artefacts
 	}
 	if err == nil {
 		_, err = b.finishWithReceipt(ctx, obs.Result, rc, obs.Streams...) // adds the streams' evidence
@@ -229,7 +274,7 @@ func (b *Broker) journalledReceipt(ctx context.Context, handle string, last rece
 	}
 	revision := rec.GoalRevision
 	r := &receipt.Receipt{Format: receipt.Format, ID: journal.NewID("r-"), Action: handle, Session: rec.Session,
-		Goal: rec.Goal, GoalRevision: &revision, LeaseID: rec.LeaseID, ApprovalID: rec.ApprovalID,
+		Goal: rec.Goal, GoalRevision: &revision, Step: rec.Step, LeaseID: rec.LeaseID, ApprovalID: rec.ApprovalID,
 		Identity: receipt.IdentityOf(&rec.Identity), Fingerprint: hex.EncodeToString(rec.Fingerprint),
 		Issued: b.Stamp(b.cfg.Now())}
 	r.Events = b.journalledEvents(rec, last)

@@ -43,8 +43,8 @@ func (b *Broker) Serve(ctx context.Context) error {
 }
 
 // HandleAgent answers one request from agent.sock: submit, query, wait,
-// cancel, goals and approval_wait (follow is HandleFollow's). Errors come
-// back as *wire.Error replies.
+// cancel, goals (create, revise, show, verify, list) and approval_wait
+// (follow is HandleFollow's). Errors come back as *wire.Error replies.
 func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error
@@ -60,9 +60,15 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 	case *wire.Cancel:
 		reply, err = b.Cancel(ctx, m.Handle, m.Reason)
 	case *wire.GoalCreate:
-		reply, err = goalReply(b.j.CreateGoal(ctx, m.Title))
+		reply, err = b.createGoal(ctx, m)
 	case *wire.GoalRevise:
-		reply, err = goalReply(b.j.ReviseGoal(ctx, m.Goal))
+		reply, err = b.reviseGoal(ctx, m)
+	case *wire.GoalShow:
+		reply, err = b.showGoal(ctx, m.Goal)
+	case *wire.GoalVerify:
+		reply, err = b.VerifyGoal(ctx, m.Goal)
+	case *wire.GoalList:
+		reply, err = b.listGoals(ctx)
 	case *wire.ApprovalWait:
 		if err = capWait(m.BudgetMs); err == nil {
 			reply, err = b.ApprovalWait(ctx, m.RequestID, time.Duration(m.BudgetMs)*time.Millisecond)
@@ -74,7 +80,8 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 }
 
 // HandleOperator answers one request from operator.sock: approve, deny,
-// revoke, list, resolve and goal state.
+// revoke, list, resolve, goal state and the operator's statements about
+// goal steps.
 func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error
@@ -98,6 +105,8 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		reply, err = &wire.OK{}, b.j.Resolve(ctx, m.Handle, m.Classification, m.Note)
 	case *wire.GoalSetState:
 		reply, err = goalReply(b.j.SetGoalState(ctx, m.Goal, m.State))
+	case *wire.GoalAttest:
+		reply, err = b.attest(ctx, m)
 	default:
 		panic(fmt.Sprintf("broker: internal error: %s on the operator channel", m.Type()))
 	}

@@ -151,13 +151,13 @@ func TestLeaseRevocation(t *testing.T) {
 
 func TestLeaseGoalRevisionChangeInvalidates(t *testing.T) {
 	r := newRig(t)
-	g, err := r.cl.CreateGoal("build the thing")
+	g, err := r.cl.CreateGoal("build the thing", "")
 	must(t, err)
 	req := r.request()
 	req.Goal = g.Goal
 	_, l := r.approved(req, 10)
 	r.wantAccepted(req)
-	g2, err := r.cl.ReviseGoal(g.Goal)
+	g2, err := r.cl.ReviseGoal(g.Goal, "")
 	must(t, err)
 	if g2.Revision != 2 {
 		t.Fatalf("revision %d after revise", g2.Revision)
@@ -174,7 +174,7 @@ func TestLeaseGoalRevisionChangeInvalidates(t *testing.T) {
 
 func TestLeaseGoalPauseAndCancelInvalidate(t *testing.T) {
 	r := newRig(t)
-	g, err := r.cl.CreateGoal("g")
+	g, err := r.cl.CreateGoal("g", "")
 	must(t, err)
 	req := r.request()
 	req.Goal = g.Goal
@@ -220,7 +220,7 @@ func TestCheckpointRechecksLease(t *testing.T) {
 		{"revoked", func(r *rig, _ journal.Goal, l *wire.LeaseView) { must(t, r.b.j.Revoke(ctx, l.ID)) }, wire.CodeLeaseRevoked},
 		{"expired", func(r *rig, _ journal.Goal, _ *wire.LeaseView) { r.clock.Advance(2 * time.Hour) }, wire.CodeLeaseExpired},
 		{"revised", func(r *rig, g journal.Goal, _ *wire.LeaseView) {
-			_, err := r.b.j.ReviseGoal(ctx, g.ID)
+			_, err := r.b.j.ReviseGoal(ctx, g.ID, nil)
 			must(t, err)
 		}, wire.CodeGoalRevisionMismatch},
 		{"paused", func(r *rig, g journal.Goal, _ *wire.LeaseView) {
@@ -239,7 +239,7 @@ func TestCheckpointRechecksLease(t *testing.T) {
 				t.Fatalf("no match for the approved identity: %v", err)
 			}
 			c.change(r, g, lv)
-			_, err = r.b.j.Checkpoint(ctx, l, "", &view.Identity, nil)
+			_, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 			wantCode(t, err, c.code)
 			if v := r.lease(lv.ID); v.UsesLeft != 1 {
 				t.Fatalf("a refused checkpoint consumed a use: %+v", v)
@@ -251,9 +251,9 @@ func TestCheckpointRechecksLease(t *testing.T) {
 		view, _ := r.approved(r.request(), 1)
 		g, _ := r.b.j.Goal(ctx, view.Goal)
 		l, _ := r.b.j.MatchLease(ctx, g, r.resolved().Identity().Workspace, r.resolved().Fingerprint())
-		_, err := r.b.j.Checkpoint(ctx, l, "", &view.Identity, nil)
+		_, err := r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 		must(t, err)
-		_, err = r.b.j.Checkpoint(ctx, l, "", &view.Identity, nil)
+		_, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 		wantCode(t, err, wire.CodeLeaseExhausted)
 	})
 }

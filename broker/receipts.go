@@ -25,12 +25,13 @@ type receiptLog struct {
 	keys    *receipt.Keys
 	witness *witness // nil without --witness
 
-	mu    sync.Mutex // serializes appends: one chain, one writer
-	chain *receipt.Chain
+	mu       sync.Mutex // serializes appends: one chain, one writer
+	chain    *receipt.Chain
+	verifier *receipt.Verifier // the goals oracle's, under mu: it re-checks only entries it has not seen
 }
 
 func openReceiptLog(ctx context.Context, j *journal.Journal, keys *receipt.Keys) (*receiptLog, error) {
-	l := &receiptLog{keys: keys}
+	l := &receiptLog{keys: keys, verifier: receipt.NewVerifier(keys.Public())}
 	if err := l.reload(ctx, j); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"warrant/broker/internal/aliasscan"
+	"warrant/broker/internal/goals"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
@@ -14,7 +15,8 @@ import (
 )
 
 // Submit runs the pipeline of docs/architecture.md §2 up to the launch:
-// admission → identity → alias scan of the workspace (aliasscan.Check:
+// admission → goal active, and the step's dependencies verified when a
+// step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace (aliasscan.Check:
 // WORKSPACE_ALIASED before anything is asked) → exact lease match (or an
 // approval request) →
 // snapshot → durable EXECUTING checkpoint (the lease use is consumed
@@ -50,6 +52,12 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	if g.State != wire.GoalActive {
 		return nil, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; it cannot run actions", g.ID, g.State)
+	}
+	var step *goals.Step
+	if s.Request.Step != "" {
+		if step, err = b.stepGate(ctx, g, s.Request.Step); err != nil {
+			return nil, err // STEP_BLOCKED or an unknown step: nothing asked, consumed or started
+		}
 	}
 	r, err := identity.Resolve(s, b.protected, b.inputs)
 	if err != nil {
@@ -108,21 +116,30 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
 	obs := &observer{b: b, protected: protect.Take(r.Workspace())}
-	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, id, call); err != nil {
-		obs.protected.Release()
+	if step != nil && len(step.Outputs) > 0 {
+		// The step's outputs are read back beneath this very workspace
+		// once the action ends (evidence.go).
+		if obs.outputs.ws, err = r.HoldWorkspace(); err != nil {
+			obs.release()
+			return nil, wire.Errorf(wire.CodeIOFailed, "hold the workspace to read the step's outputs back: %v", err)
+		}
+		obs.outputs.paths = step.Outputs
+	}
+	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, s.Request.Step, id, call); err != nil {
+		obs.release()
 		return b.raced(ctx, call, err)
 	}
 	obs.handle = launch.Handle
 	defer b.notify()
 	accepted := &wire.Accepted{Handle: launch.Handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}
 	if launch.Home, launch.Tmp, err = b.actionDirs(launch.Handle); err != nil {
-		obs.protected.Release()
+		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
 		return accepted, nil
 	}
 	handed = true
 	if err := b.cfg.Executor.Start(ctx, launch, obs); err != nil {
-		obs.protected.Release()
+		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return accepted, nil

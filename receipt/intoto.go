@@ -10,14 +10,17 @@ import (
 // is the executable (by SHA-256) and whose predicate is the receipt; a
 // deletion record is a Statement about the receipts whose bodies it
 // deleted, and a survivors record one about the unknown receipt of the
-// action whose survivors it ended. All travel in DSSE envelopes of
-// PayloadType.
+// action whose survivors it ended; a verdict and an operator statement
+// are Statements about a goal's revision (goals.go). All travel in DSSE
+// envelopes of PayloadType.
 const (
 	PayloadType        = "application/vnd.in-toto+json"
 	StatementType      = "https://in-toto.io/Statement/v1"
 	ReceiptPredicate   = "https://warrant.invalid/attestations/command-receipt/v1"
 	DeletionPredicate  = "https://warrant.invalid/attestations/output-deletion/v1"
 	SurvivorsPredicate = "https://warrant.invalid/attestations/survivors-ended/v1"
+	VerdictPredicate   = "https://warrant.invalid/attestations/goal-verdict/v1"
+	StatementPredicate = "https://warrant.invalid/attestations/operator-statement/v1"
 )
 
 // Subject is one in-toto subject.

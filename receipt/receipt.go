@@ -104,6 +104,7 @@ type Receipt struct {
 	Streams      []StreamEvidence `json:"streams,omitempty"`
 	Protected    *Protected       `json:"protected,omitempty"`
 	Metadata     *Metadata        `json:"metadata,omitempty"`
+	Artefacts    []ReadBack       `json:"artefacts,omitempty"` // the step's declared outputs, read back once the group was gone
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
 	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
@@ -179,8 +180,10 @@ func (r *Receipt) Validate() error {
 		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
 	case r.Protected != nil && (r.Protected.By != ProtectedByDetect || len(r.Protected.Changes) > wire.MaxProtectedChanges):
 		return errorf("protected: by %q with %d changes", r.Protected.By, len(r.Protected.Changes))
+	case r.Artefacts != nil && (r.GroupGone == nil || r.Start == nil || r.Step == "" || len(r.Artefacts) > MaxArtefacts):
+		return errorf("artefacts are read back only for a step's started action once its group was confirmed gone (at most %d)", MaxArtefacts)
 	}
-	return nil
+	return validateReadBacks("artefacts", r.Artefacts)
 }
 
 func (r *Receipt) validateShape() error {

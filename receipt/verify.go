@@ -37,11 +37,12 @@ const (
 	ProblemCheckpointSwapped                        // a checkpoint kept outside is not the key's, or not of this log
 	ProblemKeySwapped                               // the log's own key is not the key the verifier holds
 	ProblemMissingReceipts                          // receipts named outside the log are not in it, or name another action
+	ProblemVerdict                                  // a verdict names a receipt or statement it does not match
 )
 
 var problemNames = []string{"", "malformed", "bad_signature", "foreign_key", "moved", "chain",
 	"tree", "truncated", "checkpoint", "body", "body_missing", "deletion", "survivors",
-	"unanchored", "tail_cut", "log_cut", "checkpoint_swapped", "key_swapped", "missing_receipts"}
+	"unanchored", "tail_cut", "log_cut", "checkpoint_swapped", "key_swapped", "missing_receipts", "verdict"}
 
 func (k ProblemKind) String() string               { return closed.String(problemNames, k) }
 func (k ProblemKind) MarshalText() ([]byte, error) { return closed.Marshal(problemNames, k) }
@@ -70,6 +71,8 @@ type Report struct {
 	Receipts   int        `json:"receipts"`
 	Deletions  int        `json:"deletions"`
 	Survivors  int        `json:"survivors"`            // survivors records: processes of unknown actions found and ended
+	Verdicts   int        `json:"verdicts"`             // goal verdicts of the evidence oracle
+	Statements int        `json:"operatorStatements"`   // operator statements about goal steps
 	Checkpoint *tlog.Tree `json:"checkpoint,omitempty"` // the latest verified one
 	Unanchored int64      `json:"unanchored"`           // entries after the latest checkpoint
 	Anchor     *tlog.Tree `json:"anchor,omitempty"`     // the largest checkpoint kept outside that the log extends
@@ -143,6 +146,8 @@ type checked struct {
 	receipt   *Receipt
 	deletion  *Deletion
 	survivors *Survivors
+	verdict   *Verdict
+	statement *OperatorStatement
 	kind      ProblemKind
 	err       error
 }
@@ -186,12 +191,22 @@ func checkEntry(env []byte, pub ed25519.PublicKey) *checked {
 			if c.survivors, err = decodeSurvivors(st.Predicate); err == nil && !subjectsMatch(st.Subject, survivorsSubjects(c.survivors)) {
 				err = fmt.Errorf("%w: subject is not the survivors' receipt", ErrInvalid)
 			}
+		case VerdictPredicate:
+			if c.verdict, err = decodeCanonical[Verdict]("verdict", st.Predicate); err == nil &&
+				!subjectsMatch(st.Subject, goalSubjects(c.verdict.Goal, c.verdict.Revision, c.verdict.GoalDigest)) {
+				err = fmt.Errorf("%w: subject is not the verdict's goal revision", ErrInvalid)
+			}
+		case StatementPredicate:
+			if c.statement, err = decodeCanonical[OperatorStatement]("operator statement", st.Predicate); err == nil &&
+				!subjectsMatch(st.Subject, goalSubjects(c.statement.Goal, c.statement.Revision, c.statement.GoalDigest)) {
+				err = fmt.Errorf("%w: subject is not the statement's goal revision", ErrInvalid)
+			}
 		default:
 			err = fmt.Errorf("%w: predicate type %q", ErrInvalid, st.PredicateType)
 		}
 	}
 	if err != nil {
-		c.receipt, c.deletion, c.survivors, c.kind, c.err = nil, nil, nil, ProblemMalformed, err
+		c.receipt, c.deletion, c.survivors, c.verdict, c.statement, c.kind, c.err = nil, nil, nil, nil, nil, ProblemMalformed, err
 	}
 	return c
 }
@@ -251,12 +266,17 @@ func (v *Verifier) Verify(entries []Entry, checkpoints [][]byte, x Expect) *Repo
 			rep.Receipts++
 		case c.deletion != nil:
 			rep.Deletions++
+		case c.verdict != nil:
+			rep.Verdicts++
+		case c.statement != nil:
+			rep.Statements++
 		default:
 			rep.Survivors++
 		}
 	}
 	v.checkBodies(rep, entries, done)
 	checkSurvivors(rep, done)
+	checkVerdicts(rep, done)
 	v.checkCheckpoints(rep, checkpoints, stored)
 	if x.Checkpointed && rep.Unanchored > 0 {
 		rep.add(-1, ProblemUnanchored, "unanchored tail: the last %d of %d entries come after the newest valid checkpoint (of %d), "+
@@ -347,6 +367,10 @@ func (c *checked) links() (int64, string) {
 		return c.receipt.LogIndex, c.receipt.Previous
 	case c.deletion != nil:
 		return c.deletion.LogIndex, c.deletion.Previous
+	case c.verdict != nil:
+		return c.verdict.LogIndex, c.verdict.Previous
+	case c.statement != nil:
+		return c.statement.LogIndex, c.statement.Previous
 	}
 	return c.survivors.LogIndex, c.survivors.Previous
 }

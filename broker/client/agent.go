@@ -161,12 +161,30 @@ func (a *Agent) CancelContext(ctx context.Context, handle, reason string) (wire.
 	return r.Result, nil
 }
 
-// CreateGoal opens a goal at revision 1.
-func (a *Agent) CreateGoal(title string) (*wire.GoalReply, error) {
-	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalCreate{Title: title}))
+// CreateGoal opens a goal at revision 1 with the goal document spec
+// (JSON text, docs/goals.md; "" for a goal without steps).
+func (a *Agent) CreateGoal(title, spec string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalCreate{Title: title, Spec: spec}))
 }
 
-// ReviseGoal bumps a goal's revision; its leases stop matching.
-func (a *Agent) ReviseGoal(goal string) (*wire.GoalReply, error) {
-	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalRevise{Goal: goal}))
+// ReviseGoal bumps a goal's revision, with spec as its new document (""
+// keeps the current one); its leases and verdicts stop counting.
+func (a *Agent) ReviseGoal(goal, spec string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalRevise{Goal: goal, Spec: spec}))
+}
+
+// ShowGoal returns a goal with its view.
+func (a *Agent) ShowGoal(goal string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalShow{Goal: goal}))
+}
+
+// VerifyGoal asks the evidence oracle for a signed verdict on the goal
+// under its current revision.
+func (a *Agent) VerifyGoal(goal string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](a.sock.roundTrip(&wire.GoalVerify{Goal: goal}))
+}
+
+// ListGoals lists every goal.
+func (a *Agent) ListGoals() (*wire.GoalListing, error) {
+	return expect[*wire.GoalListing](a.sock.roundTrip(&wire.GoalList{}))
 }

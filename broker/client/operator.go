@@ -55,3 +55,11 @@ func (cl *Client) Resolve(handle string, c wire.Classification, note string) err
 func (cl *Client) SetGoalState(goal string, state wire.GoalState) (*wire.GoalReply, error) {
 	return expect[*wire.GoalReply](cl.operator.roundTrip(&wire.GoalSetState{Goal: goal, State: state}))
 }
+
+// AttestGoal records the operator's explicit statement about a step of
+// a goal under its current revision (the evidence of an operator
+// criterion); it is signed into the receipt log as a statement, never as
+// a receipt.
+func (cl *Client) AttestGoal(goal, step, statement string) (*wire.GoalReply, error) {
+	return expect[*wire.GoalReply](cl.operator.roundTrip(&wire.GoalAttest{Goal: goal, Step: step, Statement: statement}))
+}

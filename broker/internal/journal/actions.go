@@ -21,11 +21,12 @@ var actionStates = map[string]wire.ActionState{
 // The transaction is committed, and therefore fsync'd,
 // before Checkpoint returns; only then may anything be started. A use is
 // never given back: if the broker dies after the commit the action becomes
-// unknown on restart, with its use still spent. A call (nil for none) is
+// unknown on restart, with its use still spent. The action's goal step
+// (step, "" for none) is recorded with it. A call (nil for none) is
 // bound to the new action in the same transaction (bindCall), first, so
 // a repeat of a call that already started an action is ErrCallStarted,
 // not BUSY. Afterwards l.UsesLeft is what the lease has left.
-func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *wire.CommandIdentity, call *Call) (string, error) {
+func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string, id *wire.CommandIdentity, call *Call) (string, error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -54,9 +55,9 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session string, id *
 		}
 		now := j.now().Unix()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
-			executable, fingerprint, identity, state, created_unix, updated_unix)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?)`,
-			handle, l.id, l.approvalID, l.goal, l.revision, session, id.Executable.Requested, l.fingerprint, blob, now, now); err != nil {
+			executable, fingerprint, identity, state, created_unix, updated_unix, step)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?, ?)`,
+			handle, l.id, l.approvalID, l.goal, l.revision, session, id.Executable.Requested, l.fingerprint, blob, now, now, step); err != nil {
 			return err
 		}
 		if err := j.event(ctx, tx, handle, "EXECUTING", "lease "+l.id); err != nil {

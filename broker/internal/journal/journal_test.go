@@ -25,7 +25,7 @@ func must(t testing.TB, err error) {
 func checkpointed(t *testing.T) (*Journal, string, string) {
 	t.Helper()
 	j, l, id := leased(t, 1)
-	h, err := j.Checkpoint(context.Background(), l, "s", id, nil)
+	h, err := j.Checkpoint(context.Background(), l, "s", "", id, nil)
 	must(t, err)
 	return j, h, l.ID()
 }
@@ -85,7 +85,7 @@ func BenchmarkRecordOrigin(b *testing.B) {
 			j, l, id := leased(b, MaxLeaseUses)
 			for i := 0; b.Loop(); i++ {
 				b.StopTimer()
-				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), id, nil)
+				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), "", id, nil)
 				must(b, err)
 				if i+1 == MaxLeaseUses {
 					b.Fatal("out of lease uses")
@@ -189,7 +189,7 @@ func TestJournalFilesArePrivate(t *testing.T) {
 	j, err := Open(context.Background(), path, time.Now)
 	must(t, err)
 	defer j.Close()
-	_, err = j.CreateGoal(context.Background(), "g")
+	_, err = j.CreateGoal(context.Background(), "g", nil)
 	must(t, err)
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		fi, err := os.Stat(p)

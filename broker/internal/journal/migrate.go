@@ -218,6 +218,32 @@ CREATE TRIGGER leases_not_for_expired BEFORE INSERT ON leases
 	WHEN EXISTS (SELECT 1 FROM approval_expiries WHERE approval_id = NEW.approval_id)
 	BEGIN SELECT RAISE(ABORT, 'an expired approval request grants no lease'); END;
 `,
+	// 8: goal documents per revision (steps and criteria; a revision's
+	// row is never changed, so the history stays), the index of each
+	// goal's verdicts in the receipt log, and the step of each action.
+	`
+CREATE TABLE goal_revisions (
+	goal         TEXT NOT NULL REFERENCES goals(id),
+	revision     INTEGER NOT NULL CHECK (revision >= 1),
+	document     TEXT NOT NULL,                    -- the canonical goal document (JSON)
+	digest       TEXT NOT NULL,                    -- its SHA-256, hex
+	created_unix INTEGER NOT NULL,
+	PRIMARY KEY (goal, revision)
+);
+CREATE TRIGGER goal_revisions_never_changed BEFORE UPDATE ON goal_revisions
+	BEGIN SELECT RAISE(ABORT, 'goal revisions are never changed'); END;
+CREATE TRIGGER goal_revisions_never_deleted BEFORE DELETE ON goal_revisions
+	BEGIN SELECT RAISE(ABORT, 'goal revisions are never deleted'); END;
+CREATE TABLE goal_verdicts (
+	log_idx      INTEGER PRIMARY KEY REFERENCES receipt_log(idx),
+	goal         TEXT NOT NULL REFERENCES goals(id),
+	revision     INTEGER NOT NULL,
+	done         INTEGER NOT NULL CHECK (done IN (0, 1)),
+	created_unix INTEGER NOT NULL
+);
+CREATE INDEX goal_verdicts_lookup ON goal_verdicts (goal, revision, log_idx);
+ALTER TABLE actions ADD COLUMN step TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

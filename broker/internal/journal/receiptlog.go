@@ -64,6 +64,10 @@ func (t *LogTx) AppendEntry(e receipt.Entry, receiptID, handle string) error {
 // Entries reads the whole log as this transaction sees it.
 func (t *LogTx) Entries() ([]receipt.Entry, error) { return readEntries(t.ctx, t.tx) }
 
+// Log reads the whole log, its checkpoints and the receipt ids the
+// actions name as this transaction sees them.
+func (t *LogTx) Log() (*LogSnapshot, error) { return readSnapshot(t.ctx, t.tx) }
+
 // DropBody deletes the retained output body of entry idx; its envelope,
 // with every digest and counter, stays.
 func (t *LogTx) DropBody(idx int64) error {
@@ -106,14 +110,18 @@ func (j *Journal) ReceiptLog(ctx context.Context) (*LogSnapshot, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
+	return readSnapshot(ctx, tx)
+}
+
+// readSnapshot reads the entries, the checkpoints and the receipt ids the
+// actions name as q sees them.
+func readSnapshot(ctx context.Context, q rowsQuerier) (*LogSnapshot, error) {
 	s := &LogSnapshot{Named: map[string]string{}}
-	if s.Entries, err = readEntries(ctx, tx); err != nil {
+	var err error
+	if s.Entries, s.Checkpoints, err = readLog(ctx, q); err != nil {
 		return nil, err
 	}
-	if s.Checkpoints, err = column[[]byte](ctx, tx, `SELECT note FROM receipt_checkpoints ORDER BY seq`); err != nil {
-		return nil, fmt.Errorf("read receipt checkpoints: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT handle, receipt_id FROM actions WHERE receipt_id != ''`)
+	rows, err := q.QueryContext(ctx, `SELECT handle, receipt_id FROM actions WHERE receipt_id != ''`)
 	if err != nil {
 		return nil, fmt.Errorf("read the actions' receipt ids: %w", err)
 	}
@@ -208,6 +216,17 @@ func (j *Journal) LatestWitnessReport(ctx context.Context) (*WitnessReport, erro
 	return r, nil
 }
 
+// readLog reads the whole receipt log and its checkpoints.
+func readLog(ctx context.Context, q rowsQuerier) (entries []receipt.Entry, checkpoints [][]byte, err error) {
+	if entries, err = readEntries(ctx, q); err != nil {
+		return nil, nil, err
+	}
+	if checkpoints, err = column[[]byte](ctx, q, `SELECT note FROM receipt_checkpoints ORDER BY seq`); err != nil {
+		return nil, nil, fmt.Errorf("read receipt checkpoints: %w", err)
+	}
+	return entries, checkpoints, nil
+}
+
 // readEntries reads the whole receipt log in index order.
 func readEntries(ctx context.Context, q rowsQuerier) ([]receipt.Entry, error) {
 	rows, err := q.QueryContext(ctx, `SELECT idx, envelope, body FROM receipt_log ORDER BY idx`)
@@ -232,13 +251,13 @@ func readEntries(ctx context.Context, q rowsQuerier) ([]receipt.Entry, error) {
 // Record is what the journal holds of one checkpointed action: enough to
 // build its receipt without the executor.
 type Record struct {
-	Handle, LeaseID, ApprovalID, Goal, Session string
-	GoalRevision                               uint64
-	Fingerprint                                []byte
-	Identity                                   wire.CommandIdentity
-	Requested                                  time.Time  // the approval request's creation (second precision)
-	Approved                                   *time.Time // its decision (second precision), if decided
-	Events                                     []Event    // the action's own events, in order
+	Handle, LeaseID, ApprovalID, Goal, Session, Step string
+	GoalRevision                                     uint64
+	Fingerprint                                      []byte
+	Identity                                         wire.CommandIdentity
+	Requested                                        time.Time  // the approval request's creation (second precision)
+	Approved                                         *time.Time // its decision (second precision), if decided
+	Events                                           []Event    // the action's own events, in order
 }
 
 // Event is one journalled event of an action.
@@ -251,8 +270,8 @@ type Event struct {
 func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	r := &Record{Handle: handle}
 	var idBlob []byte
-	err := j.db.QueryRowContext(ctx, `SELECT lease_id, approval_id, goal, goal_revision, session, fingerprint, identity
-		FROM actions WHERE handle = ?`, handle).Scan(&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Fingerprint, &idBlob)
+	err := j.db.QueryRowContext(ctx, `SELECT lease_id, approval_id, goal, goal_revision, session, step, fingerprint, identity
+		FROM actions WHERE handle = ?`, handle).Scan(&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Step, &r.Fingerprint, &idBlob)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
 	}

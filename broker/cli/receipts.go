@@ -48,7 +48,7 @@ func (e *env) readLog(args []string, positional int) (*broker.ReceiptLog, []stri
 // listed is one log entry as `receipts list --json` prints it.
 type listed struct {
 	Index      int64    `json:"index"`
-	Kind       string   `json:"kind"` // receipt, deletion, survivors or unreadable
+	Kind       string   `json:"kind"` // receipt, deletion, survivors, verdict, statement or unreadable
 	ReceiptID  string   `json:"receipt_id,omitempty"`
 	Action     string   `json:"action,omitempty"`
 	Outcome    string   `json:"outcome,omitempty"`
@@ -61,6 +61,10 @@ type listed struct {
 	FoundIn    string   `json:"found_in,omitempty"`      // its cgroups, or its process group
 	Identified string   `json:"identified_by,omitempty"` // cgroup, pid-start, or none (reported, not ended)
 	Gone       bool     `json:"gone,omitempty"`          // and saw ended
+	Goal       string   `json:"goal,omitempty"`          // a verdict's or statement's goal
+	Revision   uint64   `json:"goal_revision,omitempty"`
+	Done       *bool    `json:"verified_done,omitempty"` // a verdict's finding
+	Step       string   `json:"step,omitempty"`          // a statement's step
 	Error      string   `json:"error,omitempty"`
 }
 
@@ -87,6 +91,12 @@ func receiptsList(e *env, args []string) error {
 			for _, p := range s.Processes {
 				v.Survivors, v.Commands = append(v.Survivors, int(p.Pid)), append(v.Commands, p.Command)
 			}
+		case o.Verdict != nil:
+			d := o.Verdict
+			v.Kind, v.Issued, v.Goal, v.Revision, v.Done = "verdict", view.Wall(d.At), d.Goal, d.Revision, &d.Done
+		case o.Statement != nil:
+			s := o.Statement
+			v.Kind, v.Issued, v.Goal, v.Revision, v.Step = "statement", view.Wall(s.At), s.Goal, s.Revision, s.Step
 		default:
 			v.Kind, v.Error = "unreadable", o.Err.Error()
 		}
@@ -115,6 +125,14 @@ func receiptsList(e *env, args []string) error {
 			}
 			fmt.Fprintf(e.stdout, "#%-4d survivors record: process(es) %v of action %s (receipt %s, outcome unknown) found in %s and %s  %s\n",
 				v.Index, v.Survivors, v.Action, v.ReceiptID, v.FoundIn, ended, v.Issued)
+		case "verdict":
+			done := "not done"
+			if *v.Done {
+				done = "VERIFIED_DONE"
+			}
+			fmt.Fprintf(e.stdout, "#%-4d goal verdict: goal %s revision %d %s  %s\n", v.Index, v.Goal, v.Revision, done, v.Issued)
+		case "statement":
+			fmt.Fprintf(e.stdout, "#%-4d operator statement: goal %s revision %d step %s  %s\n", v.Index, v.Goal, v.Revision, v.Step, v.Issued)
 		default:
 			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, v.Error)
 		}
@@ -213,8 +231,8 @@ func readPubkey(path string) (ed25519.PublicKey, error) {
 func writeReport(e *env, l *broker.ReceiptLog, key ed25519.PublicKey, given bool, anchors int, rep *receipt.Report) {
 	w := e.stdout
 	fmt.Fprintf(w, "Receipt log of %s under key %s\n", e.state, receipt.KeyID(key))
-	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s), %d survivors record(s); %d checkpoint(s)\n",
-		rep.Entries, rep.Receipts, rep.Deletions, rep.Survivors, len(l.Checkpoints))
+	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s), %d survivors record(s), %d goal verdict(s), %d operator statement(s); %d checkpoint(s)\n",
+		rep.Entries, rep.Receipts, rep.Deletions, rep.Survivors, rep.Verdicts, rep.Statements, len(l.Checkpoints))
 	if cp := rep.Checkpoint; cp != nil {
 		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, cp.Hash)
 	}

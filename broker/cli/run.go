@@ -39,10 +39,10 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 
 // runOptions are the flags of `broker run`.
 type runOptions struct {
-	workspace, cwd, profile, session, goal string
-	callID                                 string
-	approve                                bool
-	embedded                               brokerOptions // for the embedded broker
+	workspace, cwd, profile, session, goal, step string
+	callID                                       string
+	approve                                      bool
+	embedded                                     brokerOptions // for the embedded broker
 }
 
 // runAbout is what `broker run --help` says beyond the synopsis and the
@@ -71,6 +71,7 @@ func runRun(e *env, args []string) error {
 	e.fs.StringVar(&o.profile, "profile", "short", "the `PROFILE`: short, standard or long (see above)")
 	e.fs.StringVar(&o.session, "session", "", "the agent `SESSION`")
 	e.fs.StringVar(&o.goal, "goal", "", "the `GOAL` (default: the default goal)")
+	e.fs.StringVar(&o.step, "step", "", "the goal's `STEP` this action belongs to (its dependencies must be VERIFIED_DONE)")
 	e.fs.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same `ID` again in the session never starts a second run")
 	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher `PATH`, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
 	e.brokerFlags(&o.embedded)
@@ -102,7 +103,7 @@ func runRun(e *env, args []string) error {
 		return e.notRun(err)
 	}
 	req := wire.ActionRequest{Executable: argv[0], Argv: argv[1:], Cwd: o.cwd, Profile: profile,
-		Goal: o.goal, Session: o.session}
+		Goal: o.goal, Session: o.session, Step: o.step}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -19,11 +19,14 @@ type Opened struct {
 	Receipt   *receipt.Receipt
 	Deletion  *receipt.Deletion
 	Survivors *receipt.Survivors
+	Verdict   *receipt.Verdict
+	Statement *receipt.OperatorStatement
 	Err       error
 }
 
 // OpenEntry decodes one log entry: a receipt, a deletion record, a
-// survivors record, or why it cannot be read.
+// survivors record, a goal verdict, an operator statement, or why it
+// cannot be read.
 func OpenEntry(en receipt.Entry) Opened {
 	var env receipt.Envelope
 	if err := json.Unmarshal(en.Envelope, &env); err != nil {
@@ -53,6 +56,18 @@ func OpenEntry(en receipt.Entry) Opened {
 			return Opened{Err: fmt.Errorf("survivors record: %w", err)}
 		}
 		return Opened{Survivors: &s}
+	case receipt.VerdictPredicate:
+		var v receipt.Verdict
+		if err := json.Unmarshal(st.Predicate, &v); err != nil {
+			return Opened{Err: fmt.Errorf("goal verdict: %w", err)}
+		}
+		return Opened{Verdict: &v}
+	case receipt.StatementPredicate:
+		var s receipt.OperatorStatement
+		if err := json.Unmarshal(st.Predicate, &s); err != nil {
+			return Opened{Err: fmt.Errorf("operator statement: %w", err)}
+		}
+		return Opened{Statement: &s}
 	}
 	return Opened{Err: fmt.Errorf("unknown predicate type %q", st.PredicateType)}
 }

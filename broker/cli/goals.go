@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"warrant/broker/client"
+	"warrant/broker/internal/goals"
+	"warrant/wire"
+)
+
+// runGoals is `broker goals create|show|verify|revise|pause|resume|cancel|
+// attest|list`. create and revise take a goal document (a JSON file,
+// docs/goals.md); create fills in a missing workspace with --workspace
+// (default: the current directory). verify exits 0 only when the verdict
+// it made is VERIFIED_DONE, and 1 otherwise, so a script can gate on it.
+func runGoals(e *env, args []string) error {
+	workspace := e.fs.String("workspace", "", "create: the workspace, when the document names none (default: the current directory)")
+	title := e.fs.String("title", "", "create: the title, when the document has none")
+	pos, err := e.parseRange(args, 1, 4)
+	if err != nil {
+		return err
+	}
+	verb, rest := pos[0], pos[1:]
+	arity := map[string]int{"create": 1, "show": 1, "verify": 1, "revise": 2, "pause": 1, "resume": 1, "cancel": 1, "attest": 3, "list": 0}
+	n, ok := arity[verb]
+	if !ok {
+		return usageError{fmt.Sprintf("unknown goals command %q", verb)}
+	}
+	if verb == "revise" && len(rest) == 1 {
+		n = 1 // a new revision that keeps the document
+	}
+	if len(rest) != n {
+		return usageError{fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
+	}
+	cl, err := e.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var reply *wire.GoalReply
+	switch verb {
+	case "list":
+		return e.listGoals(cl)
+	case "create":
+		spec, err := readGoalFile(rest[0], *workspace)
+		if err != nil {
+			return err
+		}
+		reply, err = cl.CreateGoal(*title, spec)
+		if err != nil {
+			return err
+		}
+	case "revise":
+		spec := ""
+		if len(rest) == 2 {
+			if spec, err = readGoalFile(rest[1], ""); err != nil {
+				return err
+			}
+		}
+		if reply, err = cl.ReviseGoal(rest[0], spec); err != nil {
+			return err
+		}
+	case "show":
+		if reply, err = cl.ShowGoal(rest[0]); err != nil {
+			return err
+		}
+	case "verify":
+		if reply, err = cl.VerifyGoal(rest[0]); err != nil {
+			return err
+		}
+	case "attest":
+		if reply, err = cl.AttestGoal(rest[0], rest[1], rest[2]); err != nil {
+			return err
+		}
+	default:
+		state := map[string]wire.GoalState{"pause": wire.GoalPaused, "resume": wire.GoalActive, "cancel": wire.GoalCancelled}[verb]
+		if reply, err = cl.SetGoalState(rest[0], state); err != nil {
+			return err
+		}
+		if reply, err = cl.ShowGoal(rest[0]); err != nil {
+			return err
+		}
+	}
+	v, err := decodeView(reply)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		err = e.printJSON(v)
+	} else {
+		writeGoal(e, v)
+	}
+	if err == nil && verb == "verify" && v.Status != goals.StatusDone {
+		return exitStatus(exitFailed)
+	}
+	return err
+}
+
+// readGoalFile reads a goal document and fills in its workspace when it
+// names none (create only: a revision keeps its own).
+func readGoalFile(path, workspace string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the goal document: %w", err)
+	}
+	if len(b) > wire.MaxGoalJSON {
+		return "", usageError{fmt.Sprintf("%s is %d bytes; a goal document is at most %d", path, len(b), wire.MaxGoalJSON)}
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return "", usageError{fmt.Sprintf("%s is not a JSON object: %v", path, err)}
+	}
+	if _, ok := doc["workspace"]; ok || workspace == "-" {
+		return string(b), nil
+	}
+	if workspace == "" {
+		if workspace, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	if workspace, err = filepath.Abs(workspace); err != nil {
+		return "", err
+	}
+	doc["workspace"], _ = json.Marshal(workspace)
+	out, err := json.Marshal(doc)
+	return string(out), err
+}
+
+func decodeView(r *wire.GoalReply) (*goals.View, error) {
+	var v goals.View
+	if err := json.Unmarshal([]byte(r.View), &v); err != nil {
+		return nil, fmt.Errorf("decode the broker's goal view: %w", err)
+	}
+	return &v, nil
+}
+
+func (e *env) listGoals(cl *client.Client) error {
+	l, err := cl.ListGoals()
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Goal     string `json:"goal"`
+		Revision uint64 `json:"revision"`
+		State    string `json:"state"`
+	}
+	rows := []row{}
+	for _, g := range l.Goals {
+		rows = append(rows, row{g.Goal, g.Revision, g.State.String()})
+	}
+	if e.json {
+		return e.printJSON(rows)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)
+	}
+	return nil
+}
+
+// writeGoal prints a goal's view: what the latest verdict under the
+// current revision found for each step and criterion, and what it used.
+func writeGoal(e *env, v *goals.View) {
+	p := func(format string, args ...any) { fmt.Fprintf(e.stdout, format+"\n", args...) }
+	p("goal %s  %q  revision %d  %s  %s", v.Goal, v.Title, v.Revision, v.State, v.Status)
+	if v.Document != nil {
+		p("  workspace %s  document sha256 %s", v.Document.Workspace, v.GoalDigest)
+	}
+	if v.Verdict == nil {
+		if v.Document != nil {
+			p("  no verdict under revision %d yet: run `broker goals verify %s`", v.Revision, v.Goal)
+		}
+		return
+	}
+	p("  verdict #%d:", *v.VerdictIndex)
+	if v.Verdict.Problem != "" {
+		p("  %s", v.Verdict.Problem)
+	}
+	for _, s := range v.Verdict.Steps {
+		state := "VERIFIED_DONE"
+		if !s.Done {
+			state = "not done"
+		}
+		p("  step %s: %s", s.ID, state)
+		if len(s.Blocked) > 0 {
+			p("    blocked by %v", s.Blocked)
+		}
+		for _, c := range s.Criteria {
+			mark := "met    "
+			if !c.Met {
+				mark = "NOT MET"
+			}
+			p("    %s %-8s %s", mark, c.Kind, c.Why)
+		}
+	}
+	for _, u := range v.Verdict.Receipts {
+		p("  used receipt #%d %s sha256 %s", u.Index, u.ID, u.Digest)
+	}
+	for _, u := range v.Verdict.Statements {
+		p("  used operator statement #%d %s sha256 %s", u.Index, u.ID, u.Digest)
+	}
+	for _, r := range v.Verdict.ReadBacks {
+		if r.State == 0 {
+			continue
+		}
+		p("  read back %s: %s %s", r.Path, r.State, r.SHA256)
+	}
+}

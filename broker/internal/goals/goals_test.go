@@ -57,9 +57,9 @@ func step(id string, deps ...string) string {
 
 func TestGraphRefused(t *testing.T) {
 	for steps, want := range map[string]string{
-		step("a") + "," + step("a"):                                     `step id "a" is used twice`,
-		step("a", "x"):                                                  `step a depends on "x", which is not a step`,
-		step("a", "a"):                                                  "cycle: a → a",
+		step("a") + "," + step("a"): `step id "a" is used twice`,
+		step("a", "x"):              `step a depends on "x", which is not a step`,
+		step("a", "a"):              "cycle: a → a",
 		step("a", "c") + "," + step("b", "a") + "," + step("c", "b"):    "cycle: a → c → b → a",
 		step("r") + "," + step("a", "r", "b") + "," + step("b", "a"):    "cycle: a → b → a",
 		`{"id":"a","criteria":[]}`:                                      "has no criteria",

@@ -373,4 +373,3 @@ func editPayload(t *testing.T, env []byte, old, new string) []byte {
 	must(t, err)
 	return out
 }
-

@@ -23,7 +23,7 @@ type listedTool struct {
 	Annotations  map[string]any `json:"annotations"`
 }
 
-// checkTools requires the five agent tools, closed schemas and honest
+// checkTools requires the seven agent tools, closed schemas and honest
 // annotations.
 func checkTools(t *testing.T, tools []listedTool) {
 	t.Helper()
@@ -35,14 +35,14 @@ func checkTools(t *testing.T, tools []listedTool) {
 				t.Errorf("%s: a schema is not a closed object: %v", tl.Name, s)
 			}
 		}
-		readOnly := tl.Name == "status" || tl.Name == "receipt"
+		readOnly := tl.Name == "status" || tl.Name == "receipt" || strings.HasPrefix(tl.Name, "goal_")
 		if tl.Annotations["readOnlyHint"] != readOnly || tl.Annotations["destructiveHint"] != !readOnly ||
 			tl.Annotations["openWorldHint"] != false || tl.Annotations["idempotentHint"] != (tl.Name != "run") {
 			t.Errorf("%s: annotations %v", tl.Name, tl.Annotations)
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"cancel", "receipt", "run", "status", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"cancel", "goal_status", "goal_verify", "receipt", "run", "status", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 }

@@ -33,6 +33,7 @@ type runIn struct {
 	Argv       []string `json:"argv,omitempty" jsonschema:"its arguments after argv[0], each passed literally: there is no shell"`
 	Cwd        string   `json:"cwd,omitempty" jsonschema:"the working directory, relative to the workspace (default .)"`
 	Profile    string   `json:"profile,omitempty" jsonschema:"the resource bundle: short, standard or long (default short)"`
+	Step       string   `json:"step,omitempty" jsonschema:"the step of this server's goal the action belongs to; it starts only when the step's dependencies are VERIFIED_DONE (else STEP_BLOCKED)"`
 	WaitMs     *int64   `json:"wait_ms,omitempty" jsonschema:"how long to wait for the end, in milliseconds (default 30000, at most 50000); the action keeps running after it"`
 	CallID     string   `json:"call_id,omitempty" jsonschema:"makes the run idempotent on this connection's session: run again with the same call_id and the same command never starts it twice, it answers the first run's action (or its pending approval); the same call_id with another command is refused"`
 }
@@ -150,7 +151,7 @@ func (c *conn) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*ac
 		in.Argv = []string{}
 	}
 	ar := wire.ActionRequest{Executable: in.Executable, Argv: in.Argv, Cwd: in.Cwd, Profile: profile,
-		Goal: c.cfg.Goal, Session: c.session}
+		Goal: c.cfg.Goal, Session: c.session, Step: in.Step}
 	s, err := c.cfg.Agent.SubmitCall(c.cfg.Workspace, ar, in.CallID)
 	if err != nil {
 		return c.refused(err, start)

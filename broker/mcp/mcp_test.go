@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // in-memory transport, and the SDK's client. The integration suite runs
 // the real binaries under clients nobody here wrote.
 
-// TestToolsAreTheAgentsOnly: the five tools, each with closed input and
+// TestToolsAreTheAgentsOnly: the seven tools, each with closed input and
 // output schemas and annotations that say what it does; nothing named
 // after an operator verb.
 func TestToolsAreTheAgentsOnly(t *testing.T) {
@@ -27,7 +28,7 @@ func TestToolsAreTheAgentsOnly(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"cancel", "receipt", "run", "status", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"cancel", "goal_status", "goal_verify", "receipt", "run", "status", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	for name, tl := range s.tools {
@@ -41,7 +42,7 @@ func TestToolsAreTheAgentsOnly(t *testing.T) {
 		if a == nil || a.OpenWorldHint == nil || *a.OpenWorldHint || a.DestructiveHint == nil {
 			t.Fatalf("%s: annotations %+v", name, a)
 		}
-		readOnly := name == "status" || name == "receipt"
+		readOnly := name == "status" || name == "receipt" || strings.HasPrefix(name, "goal_")
 		if a.ReadOnlyHint != readOnly || *a.DestructiveHint == readOnly {
 			t.Errorf("%s: readOnlyHint %v destructiveHint %v", name, a.ReadOnlyHint, *a.DestructiveHint)
 		}
@@ -349,5 +350,41 @@ func TestDisconnectCancelsWhenEmbedded(t *testing.T) {
 	st, _, err := r.operator.Wait(*out.Handle, 10*time.Second)
 	if err != nil || st == nil || st.Result.Outcome != wire.CancelledReaped {
 		t.Fatalf("after disconnect: %+v %v", st, err)
+	}
+}
+
+// TestGoalToolsReportTheOracle: goal_verify is NOT_DONE until a run of
+// the step's command exits 0 under the goal, then VERIFIED_DONE, and
+// goal_status shows the same verdict; a run naming a step the goal does
+// not have is refused.
+func TestGoalToolsReportTheOracle(t *testing.T) {
+	r := newRig(t)
+	doc := fmt.Sprintf(`{"title":"t","workspace":%q,"steps":[{"id":"s","criteria":[`+
+		`{"kind":"receipt","command":{"executable":%q,"argv":["ok"]}}]}]}`, r.ws, r.tool)
+	g, err := r.connect(Config{}, nil, "").agent.CreateGoal("", doc)
+	must(t, err)
+	s := r.connect(Config{Goal: g.Goal}, nil, "")
+	var out goalOut
+	if res := s.call("goal_verify", map[string]any{}, &out); res.IsError || out.Status != "NOT_DONE" || out.Goal != g.Goal {
+		t.Fatalf("goal_verify before any run: %+v %s", out, text(res))
+	}
+	var run actionOut
+	s.call("run", map[string]any{"executable": r.tool, "argv": []string{"ok"}, "step": "s"}, &run)
+	if run.Approval == nil {
+		t.Fatalf("run: %+v", run)
+	}
+	_, err = r.operator.Approve(run.Approval.RequestID, 1, time.Hour)
+	must(t, err)
+	if res := s.call("run", map[string]any{"executable": r.tool, "argv": []string{"ok"}, "step": "s"}, &run); res.IsError || run.Result == nil {
+		t.Fatalf("run after approval: %+v %s", run, text(res))
+	}
+	if res := s.call("goal_verify", map[string]any{"goal": g.Goal}, &out); res.IsError || out.Status != "VERIFIED_DONE" {
+		t.Fatalf("goal_verify after the run: %+v %s", out, text(res))
+	}
+	if res := s.call("goal_status", map[string]any{}, &out); res.IsError || out.Status != "VERIFIED_DONE" || out.View["verdict"] == nil {
+		t.Fatalf("goal_status: %+v %s", out, text(res))
+	}
+	if res := s.call("run", map[string]any{"executable": r.tool, "argv": []string{"ok"}, "step": "nope"}, &run); !strings.Contains(text(res), "ARGUMENTS_INVALID") {
+		t.Fatalf("a run of an unknown step: %+v %s", run, text(res))
 	}
 }

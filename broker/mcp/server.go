@@ -102,6 +102,8 @@ func (c *conn) register(s *sdk.Server) {
 	addTool(s, c, statusTool, c.status)
 	addTool(s, c, cancelTool, c.cancel)
 	addTool(s, c, receiptTool, c.receipt)
+	addTool(s, c, goalStatusTool, c.goalStatus)
+	addTool(s, c, goalVerifyTool, c.goalVerify)
 }
 
 // started records a handle this connection submitted.

@@ -373,3 +373,49 @@ func editPayload(t *testing.T, env []byte, old, new string) []byte {
 	must(t, err)
 	return out
 }
+
+// TestGoalOperatorStatement: an operator criterion is met only by the
+// operator's statement through the operator channel, recorded in the
+// log as a statement and not as a receipt; pause and cancel are the
+// operator's and a cancelled goal stays cancelled.
+func TestGoalOperatorStatement(t *testing.T) {
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	g := createGoal(t, d, `{"title":"the page renders","workspace":"`+a.WS+`","steps":[{"id":"review","criteria":[`+
+		`{"kind":"operator","prompt":"open the page and say whether it renders"}]}]}`)
+	if v, code := goalsCLI(t, d, "verify", g); code == 0 || v.Verdict.Done {
+		t.Fatalf("done before any statement: %+v", v.Verdict)
+	}
+	if _, code := d.CLI("goals", "attest", g, "nosuch", "fine"); code == 0 {
+		t.Fatal("a statement about a step the goal does not have was recorded")
+	}
+	if v, code := goalsCLI(t, d, "attest", g, "review", "it renders in Firefox"); code != 0 || v.Status != "NOT_DONE" { // the latest verdict stands until the next one
+		t.Fatalf("attest: exit %d %+v", code, v)
+	}
+	v, code := goalsCLI(t, d, "verify", g)
+	if code != 0 || !v.Verdict.Done || len(v.Verdict.Statements) != 1 || len(v.Verdict.Receipts) != 0 {
+		t.Fatalf("after the statement: exit %d %+v", code, v.Verdict)
+	}
+	rep := d.Verify()
+	if rep.Statements != 1 || rep.Receipts != 0 || rep.Verdicts != 2 {
+		t.Fatalf("receipts verify: %d statements, %d receipts, %d verdicts; want 1, 0, 2", rep.Statements, rep.Receipts, rep.Verdicts)
+	}
+	if out, _ := d.CLI("receipts", "list"); !strings.Contains(out, "operator statement: goal "+g+" revision 1 step review") {
+		t.Fatalf("receipts list:\n%s", out)
+	}
+	for _, step := range []struct{ verb, state string }{{"pause", "paused"}, {"resume", "active"}, {"cancel", "cancelled"}} {
+		out, code := d.CLI("goals", step.verb, g, "--json")
+		var got struct {
+			State string `json:"state"`
+		}
+		if json.Unmarshal([]byte(out), &got) != nil || code != 0 || got.State != step.state {
+			t.Fatalf("goals %s: exit %d\n%s", step.verb, code, out)
+		}
+	}
+	if _, code := d.CLI("goals", "resume", g); code == 0 {
+		t.Fatal("a cancelled goal was resumed")
+	}
+	if out, _ := d.CLI("goals", "list", "--json"); !strings.Contains(out, `"state": "cancelled"`) {
+		t.Fatalf("goals list:\n%s", out)
+	}
+}

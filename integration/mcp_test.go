@@ -209,7 +209,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			Tools []listedTool `json:"tools"`
 		}
 		c.do(map[string]any{"op": "list"}, &again)
-		if len(again.Tools) != 5 {
+		if len(again.Tools) != 7 {
 			t.Fatalf("the server stopped serving: %+v", again)
 		}
 	})

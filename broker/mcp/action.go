@@ -73,6 +73,7 @@ var runTool = tool[runIn, actionOut]{
 		p["argv"].MaxItems = jsonschema.Ptr(wire.MaxArgs)
 		p["argv"].Items.MaxLength = jsonschema.Ptr(wire.MaxArgBytes)
 		p["cwd"].MaxLength = jsonschema.Ptr(4096)
+		p["step"].MaxLength = jsonschema.Ptr(256)
 		p["profile"].Enum = []any{"short", "standard", "long"}
 		p["call_id"].MaxLength = jsonschema.Ptr(256)
 		budgetSchema(p["wait_ms"])

@@ -24,7 +24,7 @@ integration:
 	$(GO) test -count=1 -v ./integration/...
 
 fuzz:
-	for p in $$($(GO) list ./fuzz/... ./broker/internal/identity ./broker); do \
+	for p in $$($(GO) list ./fuzz/... ./broker/internal/identity ./broker/internal/goals ./broker); do \
 		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
 			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 		done; \

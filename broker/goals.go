@@ -40,8 +40,8 @@ func (b *Broker) createGoal(ctx context.Context, m *wire.GoalCreate) (wire.Messa
 		return nil, err
 	}
 	title := m.Title
-	if title == "" && doc != nil {
-		title = mustSpec(doc).Title
+	if doc != nil {
+		title = mustSpec(doc).Title // the document's, or m.Title when it has none
 	}
 	g, err := b.j.CreateGoal(ctx, title, doc)
 	return b.goalView(ctx, g, err)
@@ -87,8 +87,8 @@ func (b *Broker) latestVerdict(ctx context.Context, g journal.Goal) (*receipt.Ve
 	if err != nil {
 		return nil, 0, fmt.Errorf("verdict #%d of goal %s does not verify (run `broker receipts verify`): %w", idx, g.ID, err)
 	}
-	if v.Goal != g.ID || v.Revision != g.Revision {
-		return nil, 0, fmt.Errorf("verdict #%d names goal %s revision %d, not %s revision %d", idx, v.Goal, v.Revision, g.ID, g.Revision)
+	if v.Goal != g.ID || v.Revision != g.Revision || v.LogIndex != idx {
+		return nil, 0, fmt.Errorf("verdict #%d names goal %s revision %d at #%d, not %s revision %d", idx, v.Goal, v.Revision, v.LogIndex, g.ID, g.Revision)
 	}
 	return v, idx, nil
 }

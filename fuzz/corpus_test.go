@@ -12,8 +12,8 @@ import (
 )
 
 // TestFuzzCorporaNotEmpty finds every fuzz target in this package, the
-// ones below it and the broker's (broker/internal/identity, and the env
-// file's in broker) by parsing
+// ones below it and the broker's (broker/internal/identity, the env
+// file's in broker, the goal document's in broker/internal/goals) by parsing
 // their _test.go files (any func FuzzX(*testing.F))
 // and requires a committed seed corpus for each: testdata/fuzz/FuzzX/
 // beside the file, holding at least one file in the "go test fuzz v1"
@@ -35,7 +35,11 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker = append(broker, root...)
+	goals, err := filepath.Glob("../broker/internal/goals/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker = append(append(broker, root...), goals...)
 	files := append(append(here, below...), broker...)
 	targets := map[string]string{} // name -> its corpus directory
 	fset := gotoken.NewFileSet()
@@ -54,7 +58,7 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if len(broker) == 0 || len(targets) == 0 {
 		t.Fatal("no fuzz targets found here or in the broker; the check would prove nothing")
 	}
-	for _, want := range []string{"FuzzBrokerAdmit", "FuzzBrokerShebang", "FuzzDeclaredEnvFile"} {
+	for _, want := range []string{"FuzzBrokerAdmit", "FuzzBrokerShebang", "FuzzDeclaredEnvFile", "FuzzGoalDecode"} {
 		if targets[want] == "" {
 			t.Errorf("the broker's fuzz target %s was not found", want)
 		}

@@ -59,9 +59,9 @@ func ReadBeneath(ws *os.File, rel string, content bool) (receipt.ReadBack, []byt
 	}
 	h := sha256.New()
 	var w io.Writer = h
-	var buf *limitedBuffer
+	var buf *keepingHash
 	if content {
-		buf = &limitedBuffer{h: h}
+		buf = &keepingHash{h: h}
 		w = buf
 	}
 	n, err := io.Copy(w, io.LimitReader(f, limit+1))
@@ -84,13 +84,14 @@ func unchecked(rb receipt.ReadBack, why string) receipt.ReadBack {
 	return rb
 }
 
-// limitedBuffer keeps what it hashes.
-type limitedBuffer struct {
+// keepingHash hashes what is written and keeps it (the reader before it
+// bounds how much).
+type keepingHash struct {
 	h hash.Hash
 	b []byte
 }
 
-func (l *limitedBuffer) Write(p []byte) (int, error) {
+func (l *keepingHash) Write(p []byte) (int, error) {
 	l.b = append(l.b, p...)
 	return l.h.Write(p)
 }

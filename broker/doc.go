@@ -140,6 +140,20 @@
 //     created by the first migration at revision 1, active.
 //   - Pausing or cancelling a goal revokes its leases for good; resuming
 //     does not revive them. Revising it leaves them unmatched.
+//   - Goals (goals.go, broker/internal/goals): agents create, revise,
+//     show, verify and list them on agent.sock; pausing, resuming,
+//     cancelling and the operator's statements (an operator criterion's
+//     evidence) are operator.sock's. A submit naming a step is gated
+//     before identity resolution: an unknown step is ARGUMENTS_INVALID,
+//     and a step whose dependencies are not VERIFIED_DONE in the latest
+//     verdict under the current revision, which the gate verifies under
+//     the broker's key, is STEP_BLOCKED; nothing is asked, consumed or
+//     started. A step's declared outputs are read back beneath the
+//     action's workspace (held by descriptor from the submit) once an
+//     exited action's group is gone, and listed in its receipt
+//     (evidence.go). VerifyGoal verifies the whole log and judges the
+//     goal inside one log append, so the verdict it signs and the
+//     evidence it names come from the same log.
 //   - A pending approval request is reused for an identical submit; a
 //     denial is reported once — by approval_wait to a requester waiting
 //     for it (the `broker run` prompt), or else as APPROVAL_DENIED to the

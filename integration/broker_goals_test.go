@@ -132,6 +132,9 @@ func TestGoalEvidence(t *testing.T) {
 	if rc.Step != "build" || len(rc.Artefacts) != 1 || rc.Artefacts[0].State != receipt.FileMissing {
 		t.Fatalf("receipt of build none: step %q artefacts %+v; want out/app listed missing", rc.Step, rc.Artefacts)
 	}
+	if out, _ := d.CLI("receipts", "show", res.ReceiptID); !strings.Contains(out, "out/app: missing") || !strings.Contains(out, "step build") {
+		t.Fatalf("receipts show does not list the missing artefact:\n%s", out)
+	}
 	v, code := goalsCLI(t, d, "verify", g)
 	if code == 0 || v.Status != "NOT_DONE" || v.Verdict.Done || criterion(t, v, "build", 0).Met {
 		t.Fatalf("after exit 0 with no file: exit %d, %+v", code, v.Verdict)

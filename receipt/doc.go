@@ -78,6 +78,26 @@
 // cgroups, how they were ended and whether they were then seen gone. It
 // changes nothing in the receipt: the outcome stays unknown.
 //
+// # Goal verdicts and operator statements
+//
+// A verdict (goal-verdict.v1, goals.go) is the broker's evidence
+// oracle's signed judgement of one goal under one revision: done or not,
+// each step's and criterion's finding, the receipts and operator
+// statements it used (log index, id, chain digest) and the files it read
+// back (path, state, size, SHA-256). An operator statement
+// (operator-statement.v1) records what the operator said about one step
+// through the operator channel; it claims nothing ran. Both have the goal
+// revision as subject (goal:ID@REV by the SHA-256 of its document) and
+// are chained and checkpointed like receipts; Verify requires a verdict
+// to name earlier entries exactly (problem kind verdict).
+// Verifier.Evidence returns the receipts and statements of a verified
+// log that may serve as evidence: entries with no problem, covered by the
+// latest verified checkpoint, and none when the log as a whole fails. A
+// receipt's artefacts are the outputs its step declared, read back once
+// its group was gone (present with size and SHA-256, missing, or
+// unchecked with the reason); Validate allows them only for a started
+// action of a step whose group was confirmed gone.
+//
 // # Format
 //
 // The predicate is canonical JSON: encoding/json of the Go structs, whose

@@ -1,8 +1,10 @@
 // Package client is the Go client of a warrant broker, for agents and for
 // the broker's own CLI. It speaks the wire protocol over the state
-// directory's agent.sock (submit, query, wait, cancel, goals, approval_wait,
-// and follow: an action's live output on a connection of its own) and
-// operator.sock (approve, deny, revoke, list, resolve, goal state).
+// directory's agent.sock (submit, query, wait, cancel, goals: create,
+// revise, show, verify, list; approval_wait, and follow: an action's live
+// output on a connection of its own) and operator.sock (approve, deny,
+// revoke, list, resolve, goal state, the operator's statements about
+// goal steps).
 //
 // Every refusal comes back as a *wire.Error (use errors.As), carrying a
 // stable code and a sentence.

@@ -20,10 +20,17 @@
 //	cancel   ask the broker to end an action (nothing is undone)
 //	receipt  one receipt's readable summary beside its verification status,
 //	         read from the log as `broker receipts show` reads it
+//	goal_status  the goal's document, state and latest verdict under its
+//	         current revision (docs/goals.md)
+//	goal_verify  the broker's evidence oracle judges the goal now; its verdict
+//	         is signed into the receipt log, as every verdict is
 //
 // Each has typed input and output schemas and annotations that say what
-// it does: run, wait and cancel start or end programs, status and receipt
-// only read; none reaches beyond the host (openWorldHint false).
+// it does: run, wait and cancel start or end programs, status, receipt,
+// goal_status and goal_verify only read (goal_verify changes nothing of
+// the host or the goal; the record of its verdict is the log's, not an
+// effect on the agent's world); none reaches beyond the host
+// (openWorldHint false). run takes the goal's step.
 //
 // # Invariants
 //

@@ -135,8 +135,12 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 	if r.GoalRevision != nil {
 		rev = strconv.FormatUint(*r.GoalRevision, 10)
 	}
-	fmt.Fprintf(w, "Action    %s, session %q, goal %s revision %s, lease %s, approval %s\n",
-		r.Action, r.Session, r.Goal, rev, r.LeaseID, r.ApprovalID)
+	step := ""
+	if r.Step != "" {
+		step = " step " + r.Step
+	}
+	fmt.Fprintf(w, "Action    %s, session %q, goal %s revision %s%s, lease %s, approval %s\n",
+		r.Action, r.Session, r.Goal, rev, step, r.LeaseID, r.ApprovalID)
 	id := &r.Identity
 	fmt.Fprintf(w, "What ran  %s (requested %s) sha256 %s\n          argv %s\n", id.Executable.Path,
 		strconv.Quote(id.Requested), id.Executable.SHA256, quoteAll(id.Argv))
@@ -181,7 +185,27 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		fmt.Fprintf(w, "Metadata  %d call(s) performed by the broker beneath the writable scope, %d refused\n", m.Performed, m.Refused)
 	}
 	writeProtected(w, r.Protected)
+	writeArtefacts(w, r)
 	writeUnknown(w, r)
+}
+
+// writeArtefacts lists the step's declared outputs as the broker read
+// them back once the group was gone.
+func writeArtefacts(w io.Writer, r *receipt.Receipt) {
+	if r.Artefacts == nil {
+		return
+	}
+	fmt.Fprintf(w, "Artefacts of step %s, read back by the broker after the action:\n", r.Step)
+	for _, a := range r.Artefacts {
+		switch a.State {
+		case receipt.FilePresent:
+			fmt.Fprintf(w, "          %s: %d bytes, sha256 %s\n", a.Path, *a.Size, a.SHA256)
+		case receipt.FileMissing:
+			fmt.Fprintf(w, "          %s: missing\n", a.Path)
+		default:
+			fmt.Fprintf(w, "          %s: unchecked (%s)\n", a.Path, a.Why)
+		}
+	}
 }
 
 func writeEnding(w io.Writer, r *receipt.Receipt) {

@@ -1,8 +1,9 @@
 // Package journal is the broker's durable record and the only package
 // that speaks SQL: the schema and its migrations, the triggers that keep
-// its invariants, goals, approval requests, leases, actions and their
-// events, submit call ids, the receipt log's rows and checkpoints, and
-// capability reports. No other package holds the database.
+// its invariants, goals and their documents per revision, approval
+// requests, leases, actions and their events (and step), submit call
+// ids, the receipt log's rows and checkpoints, the index of goal
+// verdicts, and capability reports. No other package holds the database.
 //
 // The journal is one SQLite database (the pure-Go modernc.org/sqlite
 // driver) in WAL mode with synchronous=FULL on a single connection, so a
@@ -27,7 +28,10 @@
 //   - Triggers (migrate.go) refuse what no code path may do: refund a
 //     lease use, un-revoke a lease, lower a goal revision, resume a
 //     cancelled goal, move a finished or unknown action to another state,
-//     or change a stored capability report.
+//     change a stored capability report, or change or delete a goal
+//     revision's document (earlier revisions stay as they were).
+//   - goal_verdicts is an index of the log's verdict entries; the broker
+//     trusts a verdict only after verifying its envelope, never the row.
 //   - A lease matches only by byte equality of fingerprint, goal id and
 //     current revision, and workspace (dev, ino, mnt_id); there are no
 //     wildcards (MatchLease).

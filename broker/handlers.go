@@ -7,7 +7,6 @@ import (
 
 	"warrant/broker/client"
 	"warrant/broker/internal/identity"
-	"warrant/broker/internal/journal"
 	"warrant/broker/internal/server"
 	"warrant/wire"
 )
@@ -104,7 +103,8 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 	case *wire.Resolve:
 		reply, err = &wire.OK{}, b.j.Resolve(ctx, m.Handle, m.Classification, m.Note)
 	case *wire.GoalSetState:
-		reply, err = goalReply(b.j.SetGoalState(ctx, m.Goal, m.State))
+		g, serr := b.j.SetGoalState(ctx, m.Goal, m.State)
+		reply, err = b.goalView(ctx, g, serr)
 	case *wire.GoalAttest:
 		reply, err = b.attest(ctx, m)
 	default:
@@ -137,13 +137,6 @@ func (b *Broker) answer(reply wire.Message, err error) wire.Message {
 		return b.asWireError(err)
 	}
 	return reply
-}
-
-func goalReply(g journal.Goal, err error) (wire.Message, error) {
-	if err != nil {
-		return nil, err
-	}
-	return g.Reply(), nil
 }
 
 func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {

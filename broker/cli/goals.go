@@ -80,18 +80,15 @@ func runGoals(e *env, args []string) error {
 		if reply, err = cl.SetGoalState(rest[0], state); err != nil {
 			return err
 		}
-		if reply, err = cl.ShowGoal(rest[0]); err != nil {
-			return err
-		}
 	}
-	v, err := decodeView(reply)
+	v, err := goals.DecodeView(reply.View)
 	if err != nil {
 		return err
 	}
 	if e.json {
 		err = e.printJSON(v)
 	} else {
-		writeGoal(e, v)
+		v.Write(e.stdout)
 	}
 	if err == nil && verb == "verify" && v.Status != goals.StatusDone {
 		return exitStatus(exitFailed)
@@ -129,14 +126,6 @@ func readGoalFile(path, workspace string) (string, error) {
 	return string(out), err
 }
 
-func decodeView(r *wire.GoalReply) (*goals.View, error) {
-	var v goals.View
-	if err := json.Unmarshal([]byte(r.View), &v); err != nil {
-		return nil, fmt.Errorf("decode the broker's goal view: %w", err)
-	}
-	return &v, nil
-}
-
 func (e *env) listGoals(cl *client.Client) error {
 	l, err := cl.ListGoals()
 	if err != nil {
@@ -158,53 +147,4 @@ func (e *env) listGoals(cl *client.Client) error {
 		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)
 	}
 	return nil
-}
-
-// writeGoal prints a goal's view: what the latest verdict under the
-// current revision found for each step and criterion, and what it used.
-func writeGoal(e *env, v *goals.View) {
-	p := func(format string, args ...any) { fmt.Fprintf(e.stdout, format+"\n", args...) }
-	p("goal %s  %q  revision %d  %s  %s", v.Goal, v.Title, v.Revision, v.State, v.Status)
-	if v.Document != nil {
-		p("  workspace %s  document sha256 %s", v.Document.Workspace, v.GoalDigest)
-	}
-	if v.Verdict == nil {
-		if v.Document != nil {
-			p("  no verdict under revision %d yet: run `broker goals verify %s`", v.Revision, v.Goal)
-		}
-		return
-	}
-	p("  verdict #%d:", *v.VerdictIndex)
-	if v.Verdict.Problem != "" {
-		p("  %s", v.Verdict.Problem)
-	}
-	for _, s := range v.Verdict.Steps {
-		state := "VERIFIED_DONE"
-		if !s.Done {
-			state = "not done"
-		}
-		p("  step %s: %s", s.ID, state)
-		if len(s.Blocked) > 0 {
-			p("    blocked by %v", s.Blocked)
-		}
-		for _, c := range s.Criteria {
-			mark := "met    "
-			if !c.Met {
-				mark = "NOT MET"
-			}
-			p("    %s %-8s %s", mark, c.Kind, c.Why)
-		}
-	}
-	for _, u := range v.Verdict.Receipts {
-		p("  used receipt #%d %s sha256 %s", u.Index, u.ID, u.Digest)
-	}
-	for _, u := range v.Verdict.Statements {
-		p("  used operator statement #%d %s sha256 %s", u.Index, u.ID, u.Digest)
-	}
-	for _, r := range v.Verdict.ReadBacks {
-		if r.State == 0 {
-			continue
-		}
-		p("  read back %s: %s %s", r.Path, r.State, r.SHA256)
-	}
 }

@@ -3,12 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"warrant/broker/internal/goals"
 	"warrant/broker/internal/journal"
 	"warrant/wire"
 )
@@ -79,38 +79,13 @@ func (c *conn) goalReply(r *wire.GoalReply, err error) (*goalOut, string, error)
 	if err := json.Unmarshal([]byte(r.View), &o.View); err != nil {
 		return nil, "", wire.Errorf(wire.CodeInternal, "decode the goal view: %v", err)
 	}
-	var v struct {
-		Status  string `json:"status"`
-		Verdict *struct {
-			Problem string `json:"logProblem"`
-			Steps   []struct {
-				ID       string `json:"id"`
-				Done     bool   `json:"verifiedDone"`
-				Criteria []struct {
-					Kind string `json:"kind"`
-					Met  bool   `json:"met"`
-					Why  string `json:"why"`
-				} `json:"criteria"`
-			} `json:"steps"`
-		} `json:"verdict"`
-	}
-	if err := json.Unmarshal([]byte(r.View), &v); err != nil {
-		return nil, "", wire.Errorf(wire.CodeInternal, "decode the goal view: %v", err)
+	v, err := goals.DecodeView(r.View)
+	if err != nil {
+		return nil, "", wire.Errorf(wire.CodeInternal, "%v", err)
 	}
 	o.Status = v.Status
 	var b strings.Builder
-	fmt.Fprintf(&b, "goal %s revision %d (%s): %s\n", o.Goal, o.Revision, o.State, o.Status)
-	if v.Verdict != nil {
-		if v.Verdict.Problem != "" {
-			fmt.Fprintf(&b, "%s\n", v.Verdict.Problem)
-		}
-		for _, s := range v.Verdict.Steps {
-			fmt.Fprintf(&b, "step %s: done %t\n", s.ID, s.Done)
-			for _, cr := range s.Criteria {
-				fmt.Fprintf(&b, "  %s met %t: %s\n", cr.Kind, cr.Met, cr.Why)
-			}
-		}
-	}
+	v.Write(&b)
 	o.Summary = b.String()
 	return o, o.Summary, nil
 }

@@ -45,31 +45,26 @@ func OpenEntry(en receipt.Entry) Opened {
 		r, err := receipt.DecodeReceipt(st.Predicate)
 		return Opened{Receipt: r, Err: err}
 	case receipt.DeletionPredicate:
-		var d receipt.Deletion
-		if err := json.Unmarshal(st.Predicate, &d); err != nil {
-			return Opened{Err: fmt.Errorf("deletion record: %w", err)}
-		}
-		return Opened{Deletion: &d}
+		return decodeAs(st.Predicate, "deletion record", func(o *Opened, d *receipt.Deletion) { o.Deletion = d })
 	case receipt.SurvivorsPredicate:
-		var s receipt.Survivors
-		if err := json.Unmarshal(st.Predicate, &s); err != nil {
-			return Opened{Err: fmt.Errorf("survivors record: %w", err)}
-		}
-		return Opened{Survivors: &s}
+		return decodeAs(st.Predicate, "survivors record", func(o *Opened, s *receipt.Survivors) { o.Survivors = s })
 	case receipt.VerdictPredicate:
-		var v receipt.Verdict
-		if err := json.Unmarshal(st.Predicate, &v); err != nil {
-			return Opened{Err: fmt.Errorf("goal verdict: %w", err)}
-		}
-		return Opened{Verdict: &v}
+		return decodeAs(st.Predicate, "goal verdict", func(o *Opened, v *receipt.Verdict) { o.Verdict = v })
 	case receipt.StatementPredicate:
-		var s receipt.OperatorStatement
-		if err := json.Unmarshal(st.Predicate, &s); err != nil {
-			return Opened{Err: fmt.Errorf("operator statement: %w", err)}
-		}
-		return Opened{Statement: &s}
+		return decodeAs(st.Predicate, "operator statement", func(o *Opened, s *receipt.OperatorStatement) { o.Statement = s })
 	}
 	return Opened{Err: fmt.Errorf("unknown predicate type %q", st.PredicateType)}
+}
+
+// decodeAs decodes a predicate for display into a T and sets it with set.
+func decodeAs[T any](pred []byte, what string, set func(*Opened, *T)) Opened {
+	var v T
+	if err := json.Unmarshal(pred, &v); err != nil {
+		return Opened{Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	var o Opened
+	set(&o, &v)
+	return o
 }
 
 // Shown is one receipt of a log snapshot beside the verifier's verdict on

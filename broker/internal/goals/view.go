@@ -2,6 +2,8 @@ package goals
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 
 	"warrant/receipt"
 )
@@ -50,4 +52,60 @@ func (v *View) JSON() string {
 		panic("goals: internal error: encode goal view: " + err.Error())
 	}
 	return string(b)
+}
+
+// DecodeView decodes a view the broker sent (JSON text).
+func DecodeView(text string) (*View, error) {
+	var v View
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return nil, fmt.Errorf("decode the broker's goal view: %w", err)
+	}
+	return &v, nil
+}
+
+// Write prints the view for a person: what the latest verdict under the
+// current revision found for each step and criterion, and what it used.
+func (v *View) Write(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("goal %s  %q  revision %d  %s  %s", v.Goal, v.Title, v.Revision, v.State, v.Status)
+	if v.Document != nil {
+		p("  workspace %s  document sha256 %s", v.Document.Workspace, v.GoalDigest)
+	}
+	d := v.Verdict
+	if d == nil {
+		if v.Document != nil {
+			p("  no verdict under revision %d yet: run `broker goals verify %s`", v.Revision, v.Goal)
+		}
+		return
+	}
+	p("  verdict #%d:", *v.VerdictIndex)
+	if d.Problem != "" {
+		p("  %s", d.Problem)
+	}
+	for _, s := range d.Steps {
+		state := "VERIFIED_DONE"
+		if !s.Done {
+			state = "not done"
+		}
+		p("  step %s: %s", s.ID, state)
+		if len(s.Blocked) > 0 {
+			p("    blocked by %v", s.Blocked)
+		}
+		for _, c := range s.Criteria {
+			mark := "met    "
+			if !c.Met {
+				mark = "NOT MET"
+			}
+			p("    %s %-8s %s", mark, c.Kind, c.Why)
+		}
+	}
+	for _, u := range d.Receipts {
+		p("  used receipt #%d %s sha256 %s", u.Index, u.ID, u.Digest)
+	}
+	for _, u := range d.Statements {
+		p("  used operator statement #%d %s sha256 %s", u.Index, u.ID, u.Digest)
+	}
+	for _, r := range d.ReadBacks {
+		p("  read back %s: %s %s%s", r.Path, r.State, r.SHA256, r.Why)
+	}
 }

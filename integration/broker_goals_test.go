@@ -240,6 +240,15 @@ func TestGoalDAGRefused(t *testing.T) {
 	if err != nil || len(l.Goals) != 1 || l.Goals[0].Goal != "default" {
 		t.Fatalf("a refused goal was stored: %+v %v", l, err)
 	}
+	// A revision is validated the same way and leaves the goal as it was.
+	g := createGoal(t, d, `{"title":"t","workspace":"`+a.WS+`","steps":[{"id":"a",`+crit+`}]}`)
+	_, err = a.cl.ReviseGoal(g, `{"title":"t","workspace":"`+a.WS+`","steps":[{"id":"a","depends_on":["a"],`+crit+`}]}`)
+	if !isCode(err, wire.CodeArgumentsInvalid) || !strings.Contains(err.Error(), "cycle: a → a") {
+		t.Fatalf("a revision with a cycle: %v", err)
+	}
+	if v, _ := goalsCLI(t, d, "show", g); v.Revision != 1 {
+		t.Fatalf("a refused revision was stored: revision %d", v.Revision)
+	}
 }
 
 // TestGoalForgedEvidence: a receipt of another goal, a receipt signed by

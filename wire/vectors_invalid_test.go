@@ -139,6 +139,8 @@ func invalidSpecs() []spec {
 		v("submit-on-operator", O, mustEncode(submit), "wrong-channel", "an agent request on the operator socket"),
 		v("submit-on-reply", R, mustEncode(submit), "wrong-channel", "a request where a reply is expected"),
 		v("approve-on-agent", A, mustEncode(&Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 1}), "wrong-channel", "an agent may not approve"),
+		v("goal-attest-on-agent", A, mustEncode(&GoalAttest{Goal: "g-1", Step: "review", Statement: "it renders"}), "wrong-channel",
+			"an agent may not make the operator's statement an operator criterion asks for"),
 		v("spawn-request-on-agent", A, mustEncode(spawn), "wrong-channel", "an agent may not speak launcher"),
 		v("ready-on-spawn", S, mustEncode(sampleReady(false)), "wrong-channel", "a launcher reply where a spawn request is expected"),
 		v("error-on-launcher", L, mustEncode(Errorf(CodeBusy, "x")), "wrong-channel", "a broker reply on the launcher channel"),

@@ -329,7 +329,7 @@ func (m *Listing) validate() error {
 	return nil
 }
 func (m *GoalReply) validate() error {
-	return firstErr(checkName("goal", m.Goal), checkEnum(m.State), checkText("view", m.View, MaxGoalJSON))
+	return firstErr(checkName("goal", m.Goal), checkEnum(m.State), checkText("view", m.View, MaxGoalView))
 }
 func (m *GoalListing) validate() error {
 	err := checkLen("goals", len(m.Goals), maxList)

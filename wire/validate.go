@@ -21,8 +21,11 @@ const (
 	maxOutputText = 384 << 10 // one projected output stream
 	maxPaths      = 64        // entries in one policy path list
 	maxList       = 512       // entries in one listing
-	// MaxGoalJSON bounds a goal document or a goal's view (JSON text).
-	MaxGoalJSON = 256 << 10
+	// MaxGoalJSON bounds a goal document (JSON text), and MaxGoalView a
+	// goal's view: its document and a verdict, which the document's own
+	// bounds (broker/internal/goals) keep under it, within the frame cap.
+	MaxGoalJSON = 64 << 10
+	MaxGoalView = 900 << 10
 )
 
 // checkText rejects NUL bytes, invalid UTF-8 and text over max bytes. NUL

@@ -16,8 +16,10 @@
 // step's outputs, optionally with its SHA-256) and operator (a prompt the
 // operator answers with a statement through the operator channel).
 // Decode is strict: unknown members, members of another kind, unclean or
-// escaping paths, and a graph with duplicate ids, missing dependencies or
-// a cycle are ARGUMENTS_INVALID, with one sentence naming each duplicate,
+// escaping paths, anything over the bounds (spec.go; with the document's
+// 64 KiB they keep a view, the document and a verdict, under the wire's
+// 900 KiB: TestViewBound), and a graph with duplicate ids, missing
+// dependencies or a cycle are ARGUMENTS_INVALID, with one sentence naming each duplicate,
 // each missing dependency and a cycle's members in order.
 //
 // # The oracle

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"warrant/receipt"
 	"warrant/wire"
@@ -109,7 +110,23 @@ func (e *evaluation) use(ev receipt.Evidence) {
 func (e *evaluation) criterion(c *Criterion, st *Step, evidence []receipt.Evidence) receipt.CriterionVerdict {
 	cv := receipt.CriterionVerdict{Kind: c.Kind}
 	cv.Met, cv.Why = e.judge(c, st, evidence)
+	cv.Why = clip(cv.Why)
 	return cv
+}
+
+// maxWhy bounds a finding's sentence (it may quote a command or a path).
+const maxWhy = 256
+
+// clip cuts s to at most maxWhy bytes, on a rune boundary, marking the cut.
+func clip(s string) string {
+	if len(s) <= maxWhy {
+		return s
+	}
+	cut := maxWhy - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (e *evaluation) judge(c *Criterion, st *Step, evidence []receipt.Evidence) (bool, string) {

@@ -151,3 +151,52 @@ func TestOracleUnverifiedReceipt(t *testing.T) {
 		t.Fatalf("a receipt under another key is evidence: %+v", ev)
 	}
 }
+
+// TestViewBound: the largest views a document within wire.MaxGoalJSON
+// can make — as many steps and criteria as the caps allow, each
+// depending on every step before it, every path distinct and as long as
+// the document's size leaves room for, every criterion unmet with its
+// longest finding, half of them naming a receipt the verdict uses — fit
+// wire.MaxGoalView.
+func TestViewBound(t *testing.T) {
+	for _, pathLen := range []int{8, 24, 40} {
+		var steps []Step
+		f := newFixture(t)
+		for s := range MaxSteps {
+			st := Step{ID: fmt.Sprintf("%0*d", maxID, s)}
+			for d := max(0, s-MaxDeps); d < s; d++ {
+				st.DependsOn = append(st.DependsOn, steps[d].ID)
+			}
+			for c := range MaxCriteria {
+				p := fmt.Sprintf("%0*d", pathLen, s*MaxCriteria+c)
+				if c%2 == 0 {
+					st.Criteria = append(st.Criteria, Criterion{Kind: KindFile, Path: p})
+					continue
+				}
+				st.Criteria = append(st.Criteria, Criterion{Kind: KindReceipt, Command: &Command{Executable: p, Argv: []string{}}})
+				f.seal(exited(fmt.Sprintf("r-%06d", s*MaxCriteria+c), "g1", 1, st.ID, p, []string{}, 1))
+			}
+			steps = append(steps, st)
+			if len((&Spec{Title: "t", Workspace: ws, Steps: steps}).Encode()) > wire.MaxGoalJSON {
+				steps = steps[:len(steps)-1]
+				break
+			}
+		}
+		spec := &Spec{Title: "t", Workspace: ws, Steps: steps}
+		spec.Title = strings.Repeat("t", max(1, min(maxText, wire.MaxGoalJSON-len(spec.Encode()))))
+		must(t, spec.Validate())
+		cp, err := f.chain.Checkpoint()
+		must(t, err)
+		_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp})
+		long := strings.Repeat("x", 4096)
+		v := Evaluate(Input{Goal: strings.Repeat("g", 256), Revision: 1, Spec: spec, Digest: Digest(spec.Encode()), Evidence: ev,
+			Read: func(rel string, _ bool) (receipt.ReadBack, []byte) { return unchecked(receipt.ReadBack{Path: rel}, long), nil }})
+		idx := int64(1 << 40)
+		view := (&View{Goal: v.Goal, Title: spec.Title, Revision: 1, State: "active", Status: StatusOf(spec, &v), Document: spec,
+			GoalDigest: v.GoalDigest, Verdict: &v, VerdictIndex: &idx}).JSON()
+		t.Logf("paths of %d bytes: %d steps, document %d bytes, view %d bytes (cap %d)", pathLen, len(steps), len(spec.Encode()), len(view), wire.MaxGoalView)
+		if len(view) > wire.MaxGoalView {
+			t.Errorf("a view of %d bytes is over wire.MaxGoalView", len(view))
+		}
+	}
+}

@@ -80,7 +80,7 @@ func ReadBeneath(ws *os.File, rel string, content bool) (receipt.ReadBack, []byt
 }
 
 func unchecked(rb receipt.ReadBack, why string) receipt.ReadBack {
-	rb.State, rb.Why = receipt.FileUnchecked, why
+	rb.State, rb.Why = receipt.FileUnchecked, clip(why)
 	return rb
 }
 

@@ -10,16 +10,20 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"warrant/receipt"
 	"warrant/wire"
 )
 
-// Bounds of a goal document.
+// Bounds of a goal document. With the document's own cap
+// (wire.MaxGoalJSON) they keep a goal's view, the document with a
+// verdict, under wire.MaxGoalView (TestViewBound).
 const (
-	MaxSteps    = 256 // steps of one goal
-	MaxCriteria = 32  // criteria of one step
-	MaxDeps     = 64  // dependencies of one step
-	maxID       = 64  // bytes of a step id
+	MaxSteps    = 64   // steps of one goal
+	MaxCriteria = 16   // criteria of one step
+	MaxDeps     = 64   // dependencies of one step
+	MaxOutputs  = 16   // declared outputs of one step
+	maxID       = 64   // bytes of a step id
+	maxPath     = 256  // bytes of a criterion's or an output's path
+	maxText     = 1024 // bytes of a title, a prompt, a contained text
 )
 
 // The closed set of criterion kinds.
@@ -119,8 +123,8 @@ func Digest(doc []byte) string {
 // Validate checks the document and its step graph (dag.go).
 func (s *Spec) Validate() error {
 	switch {
-	case len(s.Title) > 4096:
-		return invalid("the title is over 4096 bytes")
+	case len(s.Title) > maxText:
+		return invalid("the title is over %d bytes", maxText)
 	case s.Workspace == "" || !path.IsAbs(s.Workspace) || path.Clean(s.Workspace) != s.Workspace:
 		return invalid("workspace %q is not a clean absolute path", s.Workspace)
 	case len(s.Steps) == 0:
@@ -146,8 +150,8 @@ func (st *Step) validate() error {
 		return invalid("step %s has %d criteria; the cap is %d", st.ID, len(st.Criteria), MaxCriteria)
 	case len(st.DependsOn) > MaxDeps:
 		return invalid("step %s has %d dependencies; the cap is %d", st.ID, len(st.DependsOn), MaxDeps)
-	case len(st.Outputs) > receipt.MaxArtefacts:
-		return invalid("step %s declares %d outputs; the cap is %d", st.ID, len(st.Outputs), receipt.MaxArtefacts)
+	case len(st.Outputs) > MaxOutputs:
+		return invalid("step %s declares %d outputs; the cap is %d", st.ID, len(st.Outputs), MaxOutputs)
 	}
 	for _, o := range st.Outputs {
 		if err := relPath(o); err != nil {
@@ -186,6 +190,9 @@ func (c *Criterion) validate(st *Step) error {
 		if err := relPath(c.Path); err != nil {
 			return err
 		}
+		if c.Contains != nil && len(*c.Contains) > maxText {
+			return fmt.Errorf("contains is over %d bytes", maxText)
+		}
 		if c.SHA256 != "" && !isHexDigest(c.SHA256) {
 			return fmt.Errorf("sha256 is not a lowercase hex SHA-256")
 		}
@@ -201,6 +208,9 @@ func (c *Criterion) validate(st *Step) error {
 		if (c.JSONPointer == nil) != (c.Equals == nil) {
 			return fmt.Errorf("json_pointer and equals go together")
 		}
+		if (c.JSONPointer != nil && len(*c.JSONPointer) > maxText) || len(c.Equals) > maxText {
+			return fmt.Errorf("json_pointer and equals are at most %d bytes each", maxText)
+		}
 		if c.JSONPointer != nil {
 			if _, err := parsePointer(*c.JSONPointer); err != nil {
 				return err
@@ -214,8 +224,8 @@ func (c *Criterion) validate(st *Step) error {
 		if receiptSet || fileSet || c.Path != "" || c.SHA256 != "" {
 			return fmt.Errorf("only prompt belongs to an operator criterion")
 		}
-		if c.Prompt == "" || len(c.Prompt) > 4096 {
-			return fmt.Errorf("prompt must be 1 to 4096 bytes: what the operator is asked to state")
+		if c.Prompt == "" || len(c.Prompt) > maxText {
+			return fmt.Errorf("prompt must be 1 to %d bytes: what the operator is asked to state", maxText)
 		}
 	default:
 		return fmt.Errorf("kind %q is not one of receipt, file, artefact, operator", c.Kind)
@@ -234,6 +244,9 @@ func (s *Spec) Step(id string) *Step {
 }
 
 func relPath(p string) error {
+	if len(p) > maxPath {
+		return fmt.Errorf("path of %d bytes is over %d", len(p), maxPath)
+	}
 	if p == "." {
 		return fmt.Errorf("path %q names the workspace itself, not a file", p)
 	}

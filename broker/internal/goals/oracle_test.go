@@ -190,7 +190,9 @@ func TestViewBound(t *testing.T) {
 		_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp})
 		long := strings.Repeat("x", 4096)
 		v := Evaluate(Input{Goal: strings.Repeat("g", 256), Revision: 1, Spec: spec, Digest: Digest(spec.Encode()), Evidence: ev,
-			Read: func(rel string, _ bool) (receipt.ReadBack, []byte) { return unchecked(receipt.ReadBack{Path: rel}, long), nil }})
+			Read: func(rel string, _ bool) (receipt.ReadBack, []byte) {
+				return unchecked(receipt.ReadBack{Path: rel}, long), nil
+			}})
 		idx := int64(1 << 40)
 		view := (&View{Goal: v.Goal, Title: spec.Title, Revision: 1, State: "active", Status: StatusOf(spec, &v), Document: spec,
 			GoalDigest: v.GoalDigest, Verdict: &v, VerdictIndex: &idx}).JSON()

@@ -68,7 +68,7 @@ func (f *fixture) seal(r *receipt.Receipt) {
 func (f *fixture) judge(spec *Spec, rev uint64, files map[string]string) receipt.Verdict {
 	cp, err := f.chain.Checkpoint()
 	must(f.t, err)
-	rep, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp})
+	rep, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp}, receipt.Expect{Checkpointed: true})
 	in := Input{Goal: "g1", Revision: rev, Spec: spec, Digest: Digest(spec.Encode()), Evidence: ev, Read: mapReader(files)}
 	in.Rejected = len(rep.Problems)
 	return Evaluate(in)
@@ -146,7 +146,7 @@ func TestOracleUnverifiedReceipt(t *testing.T) {
 	other.seal(exited("r1", "g1", 2, "test", "make", []string{"test"}, 0))
 	cp, err := f.chain.Checkpoint()
 	must(t, err)
-	_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(other.entries, [][]byte{cp})
+	_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(other.entries, [][]byte{cp}, receipt.Expect{Checkpointed: true})
 	if len(ev) != 0 {
 		t.Fatalf("a receipt under another key is evidence: %+v", ev)
 	}
@@ -187,7 +187,7 @@ func TestViewBound(t *testing.T) {
 		must(t, spec.Validate())
 		cp, err := f.chain.Checkpoint()
 		must(t, err)
-		_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp})
+		_, ev := receipt.NewVerifier(f.keys.Public()).Evidence(f.entries, [][]byte{cp}, receipt.Expect{Checkpointed: true})
 		long := strings.Repeat("x", 4096)
 		v := Evaluate(Input{Goal: strings.Repeat("g", 256), Revision: 1, Spec: spec, Digest: Digest(spec.Encode()), Evidence: ev,
 			Read: func(rel string, _ bool) (receipt.ReadBack, []byte) {

@@ -29,9 +29,14 @@ const VerdictNote = "VERIFIED_DONE is granted only from the closed fields of rec
 // StatementNote is written into every operator statement.
 const StatementNote = "an explicit statement by the operator through the operator channel; it is not a receipt and claims nothing was run"
 
-// MaxArtefacts bounds the outputs a step may declare, and so a receipt's
-// artefacts.
-const MaxArtefacts = 64
+// Bounds of the read-backs: a receipt's artefacts (a step declares at
+// most broker/internal/goals.MaxOutputs outputs), and a verdict's
+// read-backs and the entries it names (at most one per criterion of a
+// goal: goals.MaxSteps × goals.MaxCriteria).
+const (
+	MaxArtefacts   = 64
+	MaxVerdictUses = 4096
+)
 
 // FileState is what a read-back found at a path: a regular file (present,
 // with its size and SHA-256), nothing (missing), or something that was
@@ -83,9 +88,9 @@ func (r *ReadBack) validate() error {
 	return errorf("read-back %s: invalid state %d", r.Path, r.State)
 }
 
-func validateReadBacks(field string, rs []ReadBack) error {
-	if len(rs) > MaxArtefacts*4 {
-		return errorf("%s: %d entries over the cap", field, len(rs))
+func validateReadBacks(field string, rs []ReadBack, max int) error {
+	if len(rs) > max {
+		return errorf("%s: %d entries; the cap is %d", field, len(rs), max)
 	}
 	for i := range rs {
 		if err := rs[i].validate(); err != nil {
@@ -159,7 +164,7 @@ func (v *Verdict) validate() error {
 		return errorf("verdict: done %t against its steps", v.Done)
 	}
 	err := firstErr(checkHex("goalDigest", v.GoalDigest), checkUsed("receipts", v.Receipts),
-		checkUsed("statements", v.Statements), validateReadBacks("readBacks", v.ReadBacks))
+		checkUsed("statements", v.Statements), validateReadBacks("readBacks", v.ReadBacks, MaxVerdictUses))
 	if err == nil && v.Previous != "" {
 		err = checkHex("previousReceiptDigest", v.Previous)
 	}
@@ -167,6 +172,9 @@ func (v *Verdict) validate() error {
 }
 
 func checkUsed(field string, us []Used) error {
+	if len(us) > MaxVerdictUses {
+		return errorf("%s: %d entries; the cap is %d", field, len(us), MaxVerdictUses)
+	}
 	for i, u := range us {
 		if u.ID == "" || u.Index < 0 {
 			return errorf("%s[%d]: index and id are required", field, i)

@@ -183,7 +183,7 @@ func (r *Receipt) Validate() error {
 	case r.Artefacts != nil && (r.GroupGone == nil || r.Start == nil || r.Step == "" || len(r.Artefacts) > MaxArtefacts):
 		return errorf("artefacts are read back only for a step's started action once its group was confirmed gone (at most %d)", MaxArtefacts)
 	}
-	return validateReadBacks("artefacts", r.Artefacts)
+	return validateReadBacks("artefacts", r.Artefacts, MaxArtefacts)
 }
 
 func (r *Receipt) validateShape() error {

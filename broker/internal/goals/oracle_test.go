@@ -200,5 +200,9 @@ func TestViewBound(t *testing.T) {
 		if len(view) > wire.MaxGoalView {
 			t.Errorf("a view of %d bytes is over wire.MaxGoalView", len(view))
 		}
+		// And the verdict can be signed: it is within the predicate's bounds.
+		if _, _, err := f.chain.AppendVerdict(v); err != nil {
+			t.Errorf("the largest verdict cannot be recorded: %v", err)
+		}
 	}
 }

@@ -20,7 +20,7 @@ const (
 	MaxSteps    = 64   // steps of one goal
 	MaxCriteria = 16   // criteria of one step
 	MaxDeps     = 64   // dependencies of one step
-	MaxOutputs  = 16   // declared outputs of one step
+	MaxOutputs  = 16   // declared outputs of one step (receipt.MaxArtefacts bounds a receipt's)
 	maxID       = 64   // bytes of a step id
 	maxPath     = 256  // bytes of a criterion's or an output's path
 	maxText     = 1024 // bytes of a title, a prompt, a contained text

@@ -250,6 +250,9 @@ func relPath(p string) error {
 	if p == "." {
 		return fmt.Errorf("path %q names the workspace itself, not a file", p)
 	}
+	if c := path.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Errorf("path %q escapes the workspace", p)
+	}
 	if err := wire.CheckRelPath(p); err != nil {
 		return fmt.Errorf("path %q: %v", p, strings.TrimPrefix(err.Error(), "cwd: "))
 	}

@@ -141,19 +141,33 @@ func (b *Broker) answer(reply wire.Message, err error) wire.Message {
 
 func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
 	var l wire.Listing
+	var n int
 	var err error
+	size := m.PageSize()
+	// One more than the page holds says whether more follow.
 	switch m.Kind {
 	case wire.ListApprovals:
-		l.Approvals, err = b.j.Approvals(ctx, maxList)
+		var more bool
+		l.Approvals, more, err = b.j.Approvals(ctx, m.After, size)
+		n = len(l.Approvals)
+		if more {
+			n = size + 1 // the pending requests go on past the page
+		}
 	case wire.ListLeases:
-		l.Leases, err = b.j.Leases(ctx, maxList)
+		l.Leases, err = b.j.Leases(ctx, m.After, size+1)
+		l.Leases, n = cutPage(l.Leases, size)
 	case wire.ListActions:
-		l.Actions, err = b.j.Actions(ctx, m.UnknownOnly, maxList)
+		l.Actions, err = b.j.Actions(ctx, m.UnknownOnly, m.After, size+1)
+		l.Actions, n = cutPage(l.Actions, size)
 	default:
 		panic(fmt.Sprintf("broker: internal error: list kind %d", m.Kind))
 	}
+	l.Truncated = n > size
 	return &l, err
 }
+
+// cutPage keeps the first size of s and returns how many there were.
+func cutPage[T any](s []T, size int) ([]T, int) { return s[:min(len(s), size)], len(s) }
 
 // Wait answers the action's state once it is terminal or unknown, or
 // WaitTimeout (not a failure) when the budget runs out first.

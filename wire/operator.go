@@ -24,10 +24,27 @@ type Revoke struct {
 	LeaseID string `cbor:"lease_id"`
 }
 
-// List asks for approvals, leases or actions.
+// List asks for one page of approvals, leases or actions, in the
+// listing's order (pending approvals oldest first; leases and actions
+// newest first).
 type List struct {
 	Kind        ListKind `cbor:"kind"`
 	UnknownOnly bool     `cbor:"unknown_only,omitempty"` // actions whose outcome is unknown
+	// Limit is the most entries the page may hold, 1 to MaxList; absent
+	// means MaxList.
+	Limit uint32 `cbor:"limit,omitzero"`
+	// After, when set, starts the page after the entry of this id (an
+	// approval or lease id, an action handle): the cursor the previous
+	// page's last entry gives. An id the journal does not hold is refused.
+	After string `cbor:"after,omitempty"`
+}
+
+// PageSize is the page size m asks for.
+func (m *List) PageSize() int {
+	if m.Limit == 0 {
+		return MaxList
+	}
+	return int(m.Limit)
 }
 
 // Resolve records the operator's classification of an unknown outcome. It
@@ -76,7 +93,13 @@ func (m *Deny) validate() error {
 	return firstErr(checkName("request_id", m.RequestID), checkText("reason", m.Reason, maxText))
 }
 func (m *Revoke) validate() error { return checkName("lease_id", m.LeaseID) }
-func (m *List) validate() error   { return checkEnum(m.Kind) }
+func (m *List) validate() error {
+	err := firstErr(checkEnum(m.Kind), checkText("after", m.After, maxName))
+	if err == nil && m.Limit > MaxList {
+		err = fmt.Errorf("list: limit %d exceeds the cap of %d", m.Limit, MaxList)
+	}
+	return err
+}
 func (m *Resolve) validate() error {
 	return firstErr(checkName("handle", m.Handle), checkEnum(m.Classification),
 		checkText("note", m.Note, maxText))

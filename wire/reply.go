@@ -189,7 +189,7 @@ func (a *ActionView) validate() error {
 }
 
 // MaxListedArgv bounds the argv bytes one listed action or lease carries,
-// so that a listing of maxList entries stays far below MaxAgentFrame. The
+// so that a listing page of MaxList entries stays far below MaxAgentFrame. The
 // whole argv is in the approval card and the receipt.
 const MaxListedArgv = 1024
 
@@ -226,11 +226,14 @@ func checkListedArgv(argv []string) error {
 	return nil
 }
 
-// Listing answers list; only the list that was asked for is present.
+// Listing answers list with one page; only the list that was asked for
+// is present. Truncated says that more entries follow the last one: ask
+// again with After set to its id.
 type Listing struct {
 	Approvals []ApprovalView `cbor:"approvals,omitempty"`
 	Leases    []LeaseView    `cbor:"leases,omitempty"`
 	Actions   []ActionView   `cbor:"actions,omitempty"`
+	Truncated bool           `cbor:"truncated,omitempty"`
 }
 
 // GoalReply describes a goal after goal_create, goal_revise,
@@ -312,8 +315,8 @@ func (m *CancelReply) validate() error {
 }
 func (m *LeaseGranted) validate() error { return m.Lease.validate() }
 func (m *Listing) validate() error {
-	err := firstErr(checkLen("approvals", len(m.Approvals), maxList),
-		checkLen("leases", len(m.Leases), maxList), checkLen("actions", len(m.Actions), maxList))
+	err := firstErr(checkLen("approvals", len(m.Approvals), MaxList),
+		checkLen("leases", len(m.Leases), MaxList), checkLen("actions", len(m.Actions), MaxList))
 	for i := 0; err == nil && i < len(m.Approvals); i++ {
 		err = m.Approvals[i].validate()
 	}
@@ -332,7 +335,7 @@ func (m *GoalReply) validate() error {
 	return firstErr(checkName("goal", m.Goal), checkEnum(m.State), checkText("view", m.View, MaxGoalView))
 }
 func (m *GoalListing) validate() error {
-	err := checkLen("goals", len(m.Goals), maxList)
+	err := checkLen("goals", len(m.Goals), MaxList)
 	for i := 0; err == nil && i < len(m.Goals); i++ {
 		if m.Goals[i].View != "" {
 			err = fmt.Errorf("goals[%d]: a listing carries no views", i)

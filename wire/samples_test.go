@@ -157,6 +157,7 @@ func samples() []namedSample {
 		{"revoke", &Revoke{LeaseID: "lease-1"}},
 		{"list", &List{Kind: ListApprovals}},
 		{"list-unknown", &List{Kind: ListActions, UnknownOnly: true}},
+		{"list-page", &List{Kind: ListLeases, Limit: 50, After: "lease-1"}},
 		{"resolve", &Resolve{Handle: "act-1", Classification: ClassStop, Note: "killed by hand"}},
 		{"goal-set-state", &GoalSetState{Goal: "g-1", State: GoalPaused}},
 		{"goal-attest", &GoalAttest{Goal: "g-1", Step: "review", Statement: "I looked at the page; it renders"}},
@@ -172,6 +173,7 @@ func samples() []namedSample {
 		{"cancel-reply", &CancelReply{Handle: "act-1", Result: CancelAlreadyTerminal}},
 		{"lease-granted", &LeaseGranted{Lease: sampleLease()}},
 		{"listing-empty", &Listing{}},
+		{"listing-truncated", &Listing{Leases: []LeaseView{sampleLease()}, Truncated: true}},
 		{"listing-full", &Listing{Approvals: []ApprovalView{sampleApproval(true)}, Leases: []LeaseView{sampleLease()},
 			Actions: []ActionView{
 				{Handle: "act-1", Executable: "make", Fingerprint: digest(0xdd), State: StateAccepted, CreatedUnix: 1},

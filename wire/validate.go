@@ -20,7 +20,7 @@ const (
 	maxText       = 4096      // human sentences
 	maxOutputText = 384 << 10 // one projected output stream
 	maxPaths      = 64        // entries in one policy path list
-	maxList       = 512       // entries in one listing
+	MaxList       = 512       // entries in one listing page
 	// MaxGoalJSON bounds a goal document (JSON text), and MaxGoalView a
 	// goal's view: its document and a verdict, which the document's own
 	// bounds (broker/internal/goals) keep under it, within the frame cap.

@@ -153,6 +153,10 @@ func invalidSpecs() []spec {
 		v("envelope-unsorted-keys", A, enc(ordered{{"type", "query"}, {"body", map[any]any{"handle": "a"}}}), "not-canonical", "type before body"),
 		v("cancel-empty-reason", A, mutate(&Cancel{Handle: "a"}, set("reason", "")), "not-canonical", "an empty optional member must be absent"),
 		v("submit-empty-call-id", A, mutate(submit, set("call_id", "")), "not-canonical", "no call id is an absent call_id, never an empty one"),
+		v("list-limit-zero", O, mutate(&List{Kind: ListActions}, set("limit", 0)), "not-canonical", "zero optional member must be absent"),
+		v("list-after-empty", O, mutate(&List{Kind: ListActions}, set("after", "")), "not-canonical", "empty optional member must be absent"),
+		v("list-limit-over-cap", O, mutate(&List{Kind: ListActions}, set("limit", 513)), "cap-exceeded", "limit over the listing cap"),
+		v("listing-truncated-false", R, mutate(&Listing{}, set("truncated", false)), "not-canonical", "false optional member must be absent"),
 		v("list-unknown-only-false", O, mutate(&List{Kind: ListActions}, set("unknown_only", false)), "not-canonical", "false optional member must be absent"),
 
 		v("query-handle-int", A, message("query", map[any]any{"handle": 5}), "wrong-type", "an integer for text"),

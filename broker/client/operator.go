@@ -39,10 +39,17 @@ func (cl *Client) Revoke(leaseID string) error {
 	return err
 }
 
-// List lists pending approvals, leases or actions (unknownOnly: only
-// unclassified unknown outcomes).
+// List lists the first page (wire.MaxList entries) of pending approvals,
+// leases or actions (unknownOnly: only unclassified unknown outcomes);
+// the listing's Truncated says whether more follow (see ListPage).
 func (cl *Client) List(kind wire.ListKind, unknownOnly bool) (*wire.Listing, error) {
-	return expect[*wire.Listing](cl.operator.roundTrip(&wire.List{Kind: kind, UnknownOnly: unknownOnly}))
+	return cl.ListPage(wire.List{Kind: kind, UnknownOnly: unknownOnly})
+}
+
+// ListPage lists the page q asks for: at most q.Limit entries after the
+// entry q.After.
+func (cl *Client) ListPage(q wire.List) (*wire.Listing, error) {
+	return expect[*wire.Listing](cl.operator.roundTrip(&q))
 }
 
 // Resolve records the operator's classification of an unknown outcome.

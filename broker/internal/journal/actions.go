@@ -147,16 +147,20 @@ func (j *Journal) Status(ctx context.Context, handle string) (*wire.Status, erro
 	return st, nil
 }
 
-// Actions lists actions, newest first, at most limit of them; with
+// Actions lists actions, newest first, at most limit of them after the
+// action after (none: from the newest; see page); with
 // unknownOnly, only those whose outcome is unknown and not yet classified
 // by the operator.
-func (j *Journal) Actions(ctx context.Context, unknownOnly bool, limit int) ([]wire.ActionView, error) {
-	where := ""
+func (j *Journal) Actions(ctx context.Context, unknownOnly bool, after string, limit int) ([]wire.ActionView, error) {
+	cond, args, err := page(ctx, j.db, "actions", "handle", after, true)
+	if err != nil {
+		return nil, fmt.Errorf("list actions: %w", err)
+	}
 	if unknownOnly {
-		where = `WHERE state = 'unknown' AND classification = ''`
+		cond += ` AND state = 'unknown' AND classification = ''`
 	}
 	rows, err := j.db.QueryContext(ctx, `SELECT handle, session, goal, executable, fingerprint, state, outcome, created_unix,
-		identity, result FROM actions `+where+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, limit)
+		identity, result FROM actions WHERE `+cond+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list actions: %w", err)
 	}

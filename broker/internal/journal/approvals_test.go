@@ -68,8 +68,11 @@ func TestExpiredRequestIsFinal(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0] != ids[2] {
 		t.Fatalf("expire the pending ones: %v, %v; want only %s", got, err, ids[2])
 	}
-	l, err := j.Approvals(ctx, 10)
+	l, truncated, err := j.Approvals(ctx, "", 10)
 	must(t, err)
+	if truncated {
+		t.Fatal("three requests listed as a truncated page of ten")
+	}
 	states := map[string]wire.RequestState{}
 	for _, v := range l {
 		states[v.ID] = v.State

@@ -63,12 +63,16 @@ func (j *Journal) Revoke(ctx context.Context, leaseID string) error {
 	return nil
 }
 
-// Leases lists leases, newest first, at most limit of them, each with the
-// command its approval request bound.
-func (j *Journal) Leases(ctx context.Context, limit int) ([]wire.LeaseView, error) {
-	rows, err := j.db.QueryContext(ctx, `SELECT l.id, l.approval_id, l.goal, l.goal_revision, l.fingerprint, l.expires_unix, l.uses_left,
-		l.revoked_unix IS NOT NULL, a.identity FROM leases l JOIN approval_requests a ON a.id = l.approval_id
-		ORDER BY l.created_unix DESC, l.rowid DESC LIMIT ?`, limit)
+// Leases lists leases, newest first, at most limit of them after the
+// lease after (see page), each with the command its approval request bound.
+func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.LeaseView, error) {
+	cond, args, err := page(ctx, j.db, "leases", "id", after, true)
+	if err != nil {
+		return nil, fmt.Errorf("list leases: %w", err)
+	}
+	rows, err := j.db.QueryContext(ctx, `SELECT id, approval_id, goal, goal_revision, fingerprint, expires_unix, uses_left,
+		revoked_unix IS NOT NULL, (SELECT a.identity FROM approval_requests a WHERE a.id = leases.approval_id)
+		FROM leases WHERE `+cond+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list leases: %w", err)
 	}

@@ -19,14 +19,14 @@ func TestListingsCarryTheCommand(t *testing.T) {
 	if l.UsesLeft() != 2 {
 		t.Errorf("after one checkpoint of three uses, UsesLeft %d", l.UsesLeft())
 	}
-	leases, err := j.Leases(ctx, 10)
+	leases, err := j.Leases(ctx, "", 10)
 	must(t, err)
 	if len(leases) != 1 || leases[0].Executable != "true" || !slices.Equal(leases[0].Argv, []string{"x"}) || leases[0].UsesLeft != 2 {
 		t.Errorf("leases: %+v", leases)
 	}
 	code := int32(3)
 	must(t, j.Finish(ctx, h, &wire.Result{Outcome: wire.Exited, ExitCode: &code}))
-	actions, err := j.Actions(ctx, false, 10)
+	actions, err := j.Actions(ctx, false, "", 10)
 	must(t, err)
 	if len(actions) != 1 || !slices.Equal(actions[0].Argv, []string{"x"}) || actions[0].ExitCode == nil || *actions[0].ExitCode != 3 {
 		t.Errorf("actions: %+v", actions)

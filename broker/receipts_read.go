@@ -111,13 +111,13 @@ func storedReport(ctx context.Context, j *journal.Journal) (*probe.Report, error
 // witness report a broker recorded, and what the witness file and the
 // journal hold now.
 type WitnessStatus struct {
-	Path      string `json:"path"`
-	Failing   bool   `json:"failing"`         // the last recorded write failed
-	Error     string `json:"error,omitempty"` // its error
-	Reported  string `json:"reported"`        // when the broker recorded it (RFC 3339)
-	LogSize   int64  `json:"log_checkpoint"`  // entries the journal's newest checkpoint covers
-	FileSize  int64  `json:"witness_checkpoint"`
-	FileError string `json:"witness_error,omitempty"` // the witness file could not be read, or its last checkpoint does not verify
+	Path      string
+	Failing   bool      // the last recorded write failed
+	Error     string    // its error
+	Reported  time.Time // when the broker recorded it
+	LogSize   int64     // entries the journal's newest checkpoint covers
+	FileSize  int64     // entries the witness file's last checkpoint covers
+	FileError string    // the witness file could not be read, or its last checkpoint does not verify
 }
 
 // ReadWitness reads the witness state of the state directory root,
@@ -143,7 +143,7 @@ func ReadWitness(ctx context.Context, root string) (*WitnessStatus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read witness: %w", err)
 	}
-	w := &WitnessStatus{Path: r.Path, Failing: r.Error != "", Error: r.Error, Reported: r.At.UTC().Format(time.RFC3339)}
+	w := &WitnessStatus{Path: r.Path, Failing: r.Error != "", Error: r.Error, Reported: r.At}
 	latest, err := j.LatestCheckpoint(ctx)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"warrant/broker"
+	"warrant/broker/view"
 )
 
 // cacheCommands are the subcommands of `broker caches`: list reads the
@@ -19,23 +20,59 @@ var cacheCommands = map[string]subcommand{
 func runCaches(e *env, args []string) error { return e.runSub(cacheCommands, args) }
 
 func cachesList(e *env, args []string) error {
+	pf := e.pageFlags()
 	if _, err := e.parse(args, 0); err != nil {
+		return err
+	}
+	if err := pf.check(0); err != nil {
 		return err
 	}
 	list, err := broker.ListCaches(e.state)
 	if err != nil {
 		return err
 	}
+	page, err := pageOf(list, pf, func(c broker.CacheInfo) string { return c.Key })
+	if err != nil {
+		return err
+	}
 	if e.json {
-		return e.printJSON(nonNil(list))
+		return e.printJSON("warrant.caches.list/v1", view.List[cache]{Items: cachesOf(page.Items),
+			Truncated: page.Truncated, NextAfter: page.NextAfter})
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(e.stdout, "No workspace caches.")
 	}
-	for _, c := range list {
+	for _, c := range page.Items {
 		writeCache(e, c)
 	}
+	e.writeMore("caches list", page.NextAfter)
 	return nil
+}
+
+// cache is one workspace cache under the JSON convention; the workspace,
+// its dev and ino are null when unknown, problem when none.
+type cache struct {
+	Key       string  `json:"key"`
+	Dir       string  `json:"dir"`
+	Workspace *string `json:"workspace"`
+	Dev       *uint64 `json:"dev"`
+	Ino       *uint64 `json:"ino"`
+	LastUse   string  `json:"last_use"`
+	Bytes     int64   `json:"bytes"`
+	Files     int64   `json:"files"`
+	Problem   *string `json:"problem"`
+}
+
+func cachesOf(list []broker.CacheInfo) []cache {
+	out := make([]cache, len(list))
+	for i, c := range list {
+		out[i] = cache{Key: c.Key, Dir: c.Dir, Workspace: view.Text(c.Workspace), LastUse: view.Time(c.LastUse),
+			Bytes: c.Bytes, Files: c.Files, Problem: view.Text(c.Problem)}
+		if c.Workspace != "" {
+			out[i].Dev, out[i].Ino = &c.Dev, &c.Ino
+		}
+	}
+	return out
 }
 
 func writeCache(e *env, c broker.CacheInfo) {
@@ -69,10 +106,10 @@ func cachesPrune(e *env, args []string) error {
 	}
 	removed, err := broker.PruneCaches(e.state, cutoff, *all)
 	if e.json && err == nil {
-		return e.printJSON(struct {
-			Cutoff  *string            `json:"cutoff"` // null with --all
-			Removed []broker.CacheInfo `json:"removed"`
-		}{cutoffText(cutoff, *all), nonNil(removed)})
+		return e.printJSON("warrant.caches.prune/v1", struct {
+			Cutoff  *string `json:"cutoff"` // null with --all
+			Removed []cache `json:"removed"`
+		}{cutoffText(cutoff, *all), cachesOf(removed)})
 	}
 	for _, c := range removed {
 		fmt.Fprintf(e.stdout, "Removed ")
@@ -96,8 +133,7 @@ func cutoffText(t time.Time, all bool) *string {
 	if all {
 		return nil
 	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
+	return view.OptTime(t)
 }
 
 // humanBytes prints n in the largest binary unit that keeps one decimal.

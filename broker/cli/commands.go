@@ -12,17 +12,22 @@ import (
 
 func runApprovals(e *env, args []string) error {
 	e.fs.BoolVar(&e.full, "full", false, "show every identity number the approval binds")
+	pf := e.pageFlags()
 	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.List(wire.ListApprovals, false)
+	if err := pf.check(wire.MaxList); err != nil {
+		return err
+	}
+	l, err := cl.ListPage(pf.wire(wire.ListApprovals, false))
 	if err != nil {
 		return err
 	}
+	page := listing(l.Approvals, l.Truncated, view.ApprovalOf, func(a view.Approval) string { return a.ID })
 	if e.json {
-		return e.printJSON(nonNil(l.Approvals))
+		return e.printJSON("warrant.approvals/v1", page)
 	}
 	pending := 0
 	for i := range l.Approvals {
@@ -44,6 +49,7 @@ func runApprovals(e *env, args []string) error {
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
+	e.writeMore("approvals", page.NextAfter)
 	return nil
 }
 
@@ -77,7 +83,9 @@ func runApprove(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(l)
+		return e.printJSON("warrant.approve/v1", struct {
+			Lease view.Lease `json:"lease"`
+		}{view.LeaseOf(l, time.Now())})
 	}
 	fmt.Fprintf(e.stdout, "Granted lease %s for request %s: %d use(s) until %s, goal %s revision %d.\n",
 		l.ID, l.ApprovalID, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339), l.Goal, l.GoalRevision)
@@ -94,6 +102,12 @@ func runDeny(e *env, args []string) error {
 	if err := cl.Deny(pos[0], *reason); err != nil {
 		return err
 	}
+	if e.json {
+		return e.printJSON("warrant.deny/v1", struct {
+			RequestID string  `json:"request_id"`
+			Reason    *string `json:"reason"`
+		}{pos[0], view.Text(*reason)})
+	}
 	fmt.Fprintf(e.stdout, "Denied %s; nothing of it can be reused.\n", pos[0])
 	return nil
 }
@@ -103,24 +117,34 @@ func runDeny(e *env, args []string) error {
 // in text and JSON alike.
 func runLeases(e *env, args []string) error {
 	all := e.fs.Bool("all", false, "also list used-up, expired and revoked leases")
+	pf := e.pageFlags()
 	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.List(wire.ListLeases, false)
+	if err := pf.check(wire.MaxList); err != nil {
+		return err
+	}
+	l, err := cl.ListPage(pf.wire(wire.ListLeases, false))
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	shown := l.Leases[:0]
+	shown := l.Leases[:0:0]
 	for _, v := range l.Leases {
 		if *all || leaseState(&v, now) == "usable" {
 			shown = append(shown, v)
 		}
 	}
+	page := listing(shown, l.Truncated, func(v *wire.LeaseView) view.Lease { return view.LeaseOf(v, now) },
+		func(v view.Lease) string { return v.ID })
+	if l.Truncated {
+		// The next page follows the page's last lease, shown or not.
+		page.NextAfter = &l.Leases[len(l.Leases)-1].ID
+	}
 	if e.json {
-		return e.printJSON(nonNil(shown))
+		return e.printJSON("warrant.leases/v1", page)
 	}
 	if len(shown) == 0 {
 		fmt.Fprintf(e.stdout, "No usable leases (%d spent, expired or revoked: --all lists them).\n", len(l.Leases))
@@ -134,6 +158,7 @@ func runLeases(e *env, args []string) error {
 			v.ID, state, expiry(time.Unix(v.ExpiresUnix, 0), now), listedCommand(v.Executable, v.Argv, v.ArgvTruncated),
 			v.Goal, v.GoalRevision, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
 	}
+	e.writeMore("leases", page.NextAfter)
 	return nil
 }
 
@@ -190,6 +215,11 @@ func runRevoke(e *env, args []string) error {
 	if err := cl.Revoke(pos[0]); err != nil {
 		return err
 	}
+	if e.json {
+		return e.printJSON("warrant.revoke/v1", struct {
+			LeaseID string `json:"lease_id"`
+		}{pos[0]})
+	}
 	fmt.Fprintf(e.stdout, "Revoked %s.\n", pos[0])
 	return nil
 }
@@ -198,17 +228,22 @@ func runRevoke(e *env, args []string) error {
 // exit code or signal, age, and the command (shell-quoted).
 func runActions(e *env, args []string) error {
 	unknown := e.fs.Bool("unknown", false, "only unknown outcomes the operator has not classified")
+	pf := e.pageFlags()
 	cl, _, err := e.connectArgs(args, 0)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.List(wire.ListActions, *unknown)
+	if err := pf.check(wire.MaxList); err != nil {
+		return err
+	}
+	l, err := cl.ListPage(pf.wire(wire.ListActions, *unknown))
 	if err != nil {
 		return err
 	}
+	page := listing(l.Actions, l.Truncated, view.ActionEntryOf, func(a view.ActionEntry) string { return a.Handle })
 	if e.json {
-		return e.printJSON(nonNil(l.Actions))
+		return e.printJSON("warrant.actions/v1", page)
 	}
 	if len(l.Actions) == 0 {
 		fmt.Fprintln(e.stdout, "No actions.")
@@ -229,6 +264,7 @@ func runActions(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s  %-19s %-9s %4s ago  %s\n", a.Handle, outcome, code, age(now.Sub(time.Unix(a.CreatedUnix, 0))),
 			listedCommand(a.Executable, a.Argv, a.ArgvTruncated))
 	}
+	e.writeMore("actions", page.NextAfter)
 	return nil
 }
 
@@ -250,14 +286,35 @@ func runResolve(e *env, args []string) error {
 	if err := cl.Resolve(pos[0], c, *note); err != nil {
 		return err
 	}
+	if e.json {
+		return e.printJSON("warrant.resolve/v1", struct {
+			Handle         string  `json:"handle"`
+			Classification string  `json:"classification"`
+			Note           *string `json:"note"`
+		}{pos[0], c.String(), view.Text(*note)})
+	}
 	fmt.Fprintf(e.stdout, "Recorded your statement that %s was %s. Its outcome stays unknown in receipts.\n", pos[0], c)
 	return nil
 }
 
-// nonNil makes an empty listing print as [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// listing is the page of wire entries truncated says, each under its
+// view, with the last one's cursor when more follow.
+func listing[W, V any](entries []W, truncated bool, of func(*W) V, cursor func(V) string) view.List[V] {
+	l := view.List[V]{Items: make([]V, len(entries)), Truncated: truncated}
+	for i := range entries {
+		l.Items[i] = of(&entries[i])
 	}
-	return s
+	if truncated && len(l.Items) > 0 {
+		c := cursor(l.Items[len(l.Items)-1])
+		l.NextAfter = &c
+	}
+	return l
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"warrant/broker/client"
+	"warrant/broker/view"
 	"warrant/broker/internal/goals"
 	"warrant/wire"
 )
@@ -86,7 +87,7 @@ func runGoals(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		err = e.printJSON(v)
+		err = e.printJSON("warrant.goal/v1", v)
 	} else {
 		v.Write(e.stdout)
 	}
@@ -141,7 +142,7 @@ func (e *env) listGoals(cl *client.Client) error {
 		rows = append(rows, row{g.Goal, g.Revision, g.State.String()})
 	}
 	if e.json {
-		return e.printJSON(rows)
+		return e.printJSON("warrant.goals.list/v1", view.List[row]{Items: rows})
 	}
 	for _, r := range rows {
 		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)

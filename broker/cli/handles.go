@@ -66,10 +66,23 @@ func runCancel(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(map[string]string{"handle": pos[0], "result": res.String()})
+		return e.printJSON("warrant.cancel/v1", struct {
+			Handle string `json:"handle"`
+			Result string `json:"result"`
+		}{pos[0], res.String()})
 	}
 	fmt.Fprintf(e.stdout, "cancel %s: %s\n", pos[0], res)
 	return nil
+}
+
+// statusJSON is what `broker status HANDLE --json` and `broker wait
+// --json` print: the action's state and, once it has ended (terminal or
+// unknown), the object `broker run --json` prints; null before.
+type statusJSON struct {
+	Handle      string       `json:"handle"`
+	State       string       `json:"state"`
+	WaitTimeout bool         `json:"wait_timeout"` // wait's budget ran out first: not a failure
+	Result      *view.Action `json:"result"`
 }
 
 // printStatus prints a status, or (st nil) a wait that ran out of time in
@@ -77,17 +90,19 @@ func runCancel(e *env, args []string) error {
 func (e *env) printStatus(handle string, st *wire.Status, state wire.ActionState) error {
 	if st == nil {
 		if e.json {
-			return e.printJSON(map[string]string{"handle": handle, "state": state.String(), "wait": "wait_timeout"})
+			return e.printJSON("warrant.status/v1", statusJSON{Handle: handle, State: state.String(), WaitTimeout: true})
 		}
 		fmt.Fprintf(e.stdout, "%s: wait_timeout (still %s)\n", handle, state)
 		return nil
 	}
-	r := view.Ending{Handle: handle, Status: st}
 	if e.json {
-		return e.printJSON(struct {
-			State string `json:"state"`
-			view.Action
-		}{st.State.String(), r.Action()})
+		v := statusJSON{Handle: handle, State: st.State.String()}
+		if st.Result != nil {
+			r := view.Ending{Handle: handle, Status: st}
+			a := r.Action()
+			v.Result = &a
+		}
+		return e.printJSON("warrant.status/v1", v)
 	}
 	fmt.Fprintf(e.stdout, "%s: %s", handle, st.State)
 	if res := st.Result; res != nil {
@@ -128,10 +143,9 @@ func (e *env) capabilityStatus() error {
 		if r == nil {
 			r = &probe.Report{State: wire.Unverified, Reason: "no broker has probed this state directory yet"}
 		}
-		return e.printJSON(struct {
-			*probe.Report
-			Witness *broker.WitnessStatus `json:"witness,omitempty"`
-		}{r, w})
+		c := capabilityOf(r)
+		c.Witness = witnessOf(w)
+		return e.printJSON("warrant.capability/v1", c)
 	}
 	if r == nil {
 		fmt.Fprintf(e.stdout, "capability: %s (no broker has probed this state directory yet; `broker probe` or any broker start probes it)\n", wire.Unverified)
@@ -160,7 +174,7 @@ func printWitness(out io.Writer, w *broker.WitnessStatus) {
 		fmt.Fprintf(out, "  LAGS: its last checkpoint covers %d entries; the log's newest covers %d\n", w.FileSize, w.LogSize)
 	}
 	if w.Failing {
-		fmt.Fprintf(out, "  FAILING: the broker's last write to it failed (recorded %s): %s; appends go on, and the next write that succeeds copies the newest checkpoint\n", w.Reported, w.Error)
+		fmt.Fprintf(out, "  FAILING: the broker's last write to it failed (recorded %s): %s; appends go on, and the next write that succeeds copies the newest checkpoint\n", view.Time(w.Reported), w.Error)
 	}
 }
 

@@ -57,7 +57,7 @@ func runOutput(e *env, args []string) error {
 			name, s.Receipt.Action, len(r.Captured.Head), len(r.Captured.Tail), ev.RedactedBytes, s.Receipt.ID)
 	}
 	if e.json {
-		return e.printJSON(out)
+		return e.printJSON("warrant.output/v1", out)
 	}
 	return nil
 }

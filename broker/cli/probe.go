@@ -7,7 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"warrant/broker"
 	"warrant/broker/internal/probe"
+	"warrant/broker/view"
 	"warrant/internal/probeprog"
 	"warrant/wire"
 )
@@ -37,7 +39,7 @@ func runProbe(e *env, args []string) error {
 	r := d.b.Capability()
 	d.close()
 	if e.json {
-		err = e.printJSON(r)
+		err = e.printJSON("warrant.capability/v1", capabilityOf(r))
 	} else {
 		err = printReport(e.stdout, r)
 	}
@@ -85,4 +87,93 @@ func printReport(w io.Writer, r *probe.Report) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", res, c.Name, c.From, c.Expected, c.Observed, c.Evidence)
 	}
 	return tw.Flush()
+}
+
+// capability is a capability report (`broker probe --json`, `broker
+// status --json`) under the JSON convention; probed and duration_ms are
+// null when no probe ran.
+type capability struct {
+	State      string       `json:"state"`
+	Binding    probeBinding `json:"binding"`
+	Probed     *string      `json:"probed"`
+	DurationMS *int64       `json:"duration_ms"`
+	Reason     *string      `json:"reason"`
+	Failed     []string     `json:"failed"`
+	Hints      []string     `json:"hints"`
+	Checks     []probeCheck `json:"checks"`
+	Limits     []probeLimit `json:"limits"`
+	TestSeams  []string     `json:"test_seams"`
+	// Witness is what `broker status` says of the witness file (serve
+	// --witness); null when no broker served with one, and from probe.
+	Witness *witness `json:"witness"`
+}
+
+// witness is the last witness report a broker recorded and what the
+// witness file and the journal hold now; error and file_error are null
+// when there is none.
+type witness struct {
+	Path              string  `json:"path"`
+	Failing           bool    `json:"failing"`
+	Error             *string `json:"error"`
+	Reported          string  `json:"reported"`
+	LogCheckpoint     int64   `json:"log_checkpoint"`
+	WitnessCheckpoint int64   `json:"witness_checkpoint"`
+	FileError         *string `json:"file_error"`
+}
+
+func witnessOf(w *broker.WitnessStatus) *witness {
+	if w == nil {
+		return nil
+	}
+	return &witness{Path: w.Path, Failing: w.Failing, Error: view.Text(w.Error), Reported: view.Time(w.Reported),
+		LogCheckpoint: w.LogSize, WitnessCheckpoint: w.FileSize, FileError: view.Text(w.FileError)}
+}
+
+// probeBinding is what a report is bound to; digests in hex, empty
+// strings when no probe ran.
+type probeBinding struct {
+	OS             string `json:"os"`
+	Kernel         string `json:"kernel"`
+	LandlockABI    int    `json:"landlock_abi"`
+	Seccomp        string `json:"seccomp"`
+	Cgroup         string `json:"cgroup"`
+	LauncherDigest string `json:"launcher_digest"`
+	PolicyDigest   string `json:"policy_digest"`
+	ProbeDigest    string `json:"probe_digest"`
+}
+
+type probeCheck struct {
+	Name     string `json:"name"`
+	Binding  string `json:"binding"`
+	From     string `json:"from"`
+	Allowed  bool   `json:"allowed"`
+	Expected string `json:"expected"`
+	Observed string `json:"observed"`
+	Pass     bool   `json:"pass"`
+	Evidence string `json:"evidence"`
+}
+
+type probeLimit struct {
+	Name       string `json:"name"`
+	EnforcedBy string `json:"enforced_by"`
+	Detail     string `json:"detail"`
+}
+
+func capabilityOf(r *probe.Report) capability {
+	b := r.Binding
+	c := capability{State: r.State.String(), Probed: view.OptTime(r.At), Reason: view.Text(r.Reason),
+		Failed: view.NonNil(r.Failed), Hints: view.NonNil(r.Hints), Checks: []probeCheck{}, Limits: []probeLimit{},
+		TestSeams: view.NonNil(r.TestSeams),
+		Binding: probeBinding{OS: b.OS, Kernel: b.Kernel, LandlockABI: b.LandlockABI, Seccomp: b.Seccomp, Cgroup: b.Cgroup,
+			LauncherDigest: b.LauncherDigest, PolicyDigest: b.PolicyDigest, ProbeDigest: b.ProbeDigest}}
+	if c.Probed != nil {
+		c.DurationMS = &r.DurationMS
+	}
+	for _, k := range r.Checks {
+		c.Checks = append(c.Checks, probeCheck(k))
+	}
+	for _, l := range r.Limits {
+		c.Limits = append(c.Limits, probeLimit(l))
+	}
+	return c
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -45,98 +45,64 @@ func (e *env) readLog(args []string, positional int) (*broker.ReceiptLog, []stri
 	return l, pos, err
 }
 
-// listed is one log entry as `receipts list --json` prints it.
-type listed struct {
-	Index      int64    `json:"index"`
-	Kind       string   `json:"kind"` // receipt, deletion, survivors, verdict, statement or unreadable
-	ReceiptID  string   `json:"receipt_id,omitempty"`
-	Action     string   `json:"action,omitempty"`
-	Outcome    string   `json:"outcome,omitempty"`
-	Executable string   `json:"executable,omitempty"`
-	Issued     string   `json:"issued,omitempty"`
-	Body       string   `json:"body,omitempty"` // retained, deleted or none
-	Deleted    int      `json:"deleted_bodies,omitempty"`
-	Survivors  []int    `json:"survivors,omitempty"`     // pids a later broker found of the action
-	Commands   []string `json:"commands,omitempty"`      // their command lines as found
-	FoundIn    string   `json:"found_in,omitempty"`      // its cgroups, or its process group
-	Identified string   `json:"identified_by,omitempty"` // cgroup, pid-start, or none (reported, not ended)
-	Gone       bool     `json:"gone,omitempty"`          // and saw ended
-	Goal       string   `json:"goal,omitempty"`          // a verdict's or statement's goal
-	Revision   uint64   `json:"goal_revision,omitempty"`
-	Done       *bool    `json:"verified_done,omitempty"` // a verdict's finding
-	Step       string   `json:"step,omitempty"`          // a statement's step
-	Error      string   `json:"error,omitempty"`
-}
-
 func receiptsList(e *env, args []string) error {
+	pf := e.pageFlags()
 	l, _, err := e.readLog(args, 0)
 	if err != nil {
 		return err
 	}
-	out := make([]listed, 0, len(l.Entries))
+	if err := pf.check(0); err != nil {
+		return err
+	}
+	all := make([]logEntry, 0, len(l.Entries))
 	for _, en := range l.Entries {
-		o := view.OpenEntry(en)
-		v := listed{Index: en.Index}
-		switch {
-		case o.Receipt != nil:
-			r := o.Receipt
-			v.Kind, v.ReceiptID, v.Action, v.Outcome = "receipt", r.ID, r.Action, r.Outcome.String()
-			v.Executable, v.Issued, v.Body = r.Identity.Executable.Path, view.Wall(r.Issued), bodyState(r, en)
-		case o.Deletion != nil:
-			v.Kind, v.Issued, v.Deleted = "deletion", view.Wall(o.Deletion.At), len(o.Deletion.Bodies)
-		case o.Survivors != nil:
-			s := o.Survivors
-			v.Kind, v.Issued, v.Action, v.ReceiptID, v.Gone = "survivors", view.Wall(s.At), s.Action, s.ReceiptID, s.Gone
-			v.FoundIn, v.Identified = s.FoundIn, cmp.Or(s.IdentifiedBy, receipt.IdentifiedByCgroup)
-			for _, p := range s.Processes {
-				v.Survivors, v.Commands = append(v.Survivors, int(p.Pid)), append(v.Commands, p.Command)
-			}
-		case o.Verdict != nil:
-			d := o.Verdict
-			v.Kind, v.Issued, v.Goal, v.Revision, v.Done = "verdict", view.Wall(d.At), d.Goal, d.Revision, &d.Done
-		case o.Statement != nil:
-			s := o.Statement
-			v.Kind, v.Issued, v.Goal, v.Revision, v.Step = "statement", view.Wall(s.At), s.Goal, s.Revision, s.Step
-		default:
-			v.Kind, v.Error = "unreadable", o.Err.Error()
-		}
-		out = append(out, v)
+		all = append(all, logEntryOf(en))
+	}
+	page, err := pageOf(all, pf, entryCursor)
+	if err != nil {
+		return err
 	}
 	if e.json {
-		return e.printJSON(out)
+		return e.printJSON("warrant.receipts.list/v1", page)
 	}
-	if len(out) == 0 {
+	if len(all) == 0 {
 		fmt.Fprintln(e.stdout, "No receipts.")
 	}
-	for _, v := range out {
+	for _, v := range page.Items {
+		at := deref(v.At)
 		switch v.Kind {
 		case "receipt":
+			r := v.Receipt
 			fmt.Fprintf(e.stdout, "#%-4d %s  %-18s %s  action %s  %s  body %s\n",
-				v.Index, v.ReceiptID, v.Outcome, strconv.Quote(v.Executable), v.Action, v.Issued, v.Body)
+				v.Index, r.ID, r.Outcome, strconv.Quote(r.Executable), r.Action, at, r.Body)
 		case "deletion":
-			fmt.Fprintf(e.stdout, "#%-4d deletion record: %d retained bod(ies) deleted by policy  %s\n", v.Index, v.Deleted, v.Issued)
+			fmt.Fprintf(e.stdout, "#%-4d deletion record: %d retained bod(ies) deleted by policy  %s\n", v.Index, v.Deletion.Bodies, at)
 		case "survivors":
+			s := v.Survivors
 			ended := "ended"
 			switch {
-			case v.Identified == receipt.IdentifiedByNone:
+			case s.IdentifiedBy == receipt.IdentifiedByNone:
 				ended = "reported, NOT ended: nothing proves they are the action's"
-			case !v.Gone:
+			case !s.Gone:
 				ended = "NOT all ended"
 			}
 			fmt.Fprintf(e.stdout, "#%-4d survivors record: process(es) %v of action %s (receipt %s, outcome unknown) found in %s and %s  %s\n",
-				v.Index, v.Survivors, v.Action, v.ReceiptID, v.FoundIn, ended, v.Issued)
+				v.Index, s.Pids, s.Action, s.ReceiptID, s.FoundIn, ended, at)
 		case "verdict":
+			d := v.Verdict
 			done := "not done"
-			if *v.Done {
+			if d.VerifiedDone {
 				done = "VERIFIED_DONE"
 			}
-			fmt.Fprintf(e.stdout, "#%-4d goal verdict: goal %s revision %d %s  %s\n", v.Index, v.Goal, v.Revision, done, v.Issued)
+			fmt.Fprintf(e.stdout, "#%-4d goal verdict: goal %s revision %d %s  %s\n", v.Index, d.Goal, d.GoalRevision, done, at)
 		case "statement":
-			fmt.Fprintf(e.stdout, "#%-4d operator statement: goal %s revision %d step %s  %s\n", v.Index, v.Goal, v.Revision, v.Step, v.Issued)
+			s := v.Statement
+			fmt.Fprintf(e.stdout, "#%-4d operator statement: goal %s revision %d step %s  %s\n", v.Index, s.Goal, s.GoalRevision, s.Step, at)
 		default:
-			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, v.Error)
+			fmt.Fprintf(e.stdout, "#%-4d unreadable: %s (run `broker receipts verify`)\n", v.Index, deref(v.Error))
 		}
 	}
+	e.writeMore("receipts list", page.NextAfter)
 	return nil
 }
 
@@ -186,11 +152,9 @@ func receiptsVerify(e *env, args []string) error {
 		key = pub
 	}
 	if e.json {
-		if err := e.printJSON(struct {
-			KeyID string `json:"keyid"`
-			OK    bool   `json:"ok"`
-			*receipt.Report
-		}{receipt.KeyID(key), rep.OK(), rep}); err != nil {
+		v := verificationOf(receipt.KeyID(key), len(l.Checkpoints), rep)
+		v.KeyGiven, v.OutsideCheckpoints = pub != nil, len(anchors)
+		if err := e.printJSON("warrant.receipts.verify/v1", v); err != nil {
 			return err
 		}
 	} else {
@@ -234,10 +198,10 @@ func writeReport(e *env, l *broker.ReceiptLog, key ed25519.PublicKey, given bool
 	fmt.Fprintf(w, "  %d entries: %d receipt(s), %d deletion record(s), %d survivors record(s), %d goal verdict(s), %d operator statement(s); %d checkpoint(s)\n",
 		rep.Entries, rep.Receipts, rep.Deletions, rep.Survivors, rep.Verdicts, rep.Statements, len(l.Checkpoints))
 	if cp := rep.Checkpoint; cp != nil {
-		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, cp.Hash)
+		fmt.Fprintf(w, "  latest verified checkpoint covers %d entries, root %s\n", cp.N, hex.EncodeToString(cp.Hash[:]))
 	}
 	if cp := rep.Anchor; cp != nil {
-		fmt.Fprintf(w, "  the log extends the outside checkpoint of %d entries, root %s\n", cp.N, cp.Hash)
+		fmt.Fprintf(w, "  the log extends the outside checkpoint of %d entries, root %s\n", cp.N, hex.EncodeToString(cp.Hash[:]))
 	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(w, "  body of #%d (%s) deleted %s by deletion record #%d under policy %q (deletion by policy, not physical erasure)\n",
@@ -291,14 +255,24 @@ func receiptsCheckpoint(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(map[string]any{"keyid": receipt.KeyID(l.Public), "size": t.N, "root": t.Hash.String(), "note": string(note)})
+		return e.printJSON("warrant.receipts.checkpoint/v1", struct {
+			KeyID    string `json:"keyid"`
+			Size     int64  `json:"size"`
+			RootHash string `json:"root_hash"`
+			Note     string `json:"note"`
+		}{receipt.KeyID(l.Public), t.N, hex.EncodeToString(t.Hash[:]), string(note)})
 	}
 	_, err = e.stdout.Write(note)
 	return err
 }
 
+// receiptsExport writes the log's DSSE envelopes, one per line. With
+// --json it prints them instead as one listing object of the convention
+// (each envelope verbatim beside its index), paged by --limit and --after
+// like `receipts list`; without it, every entry, for DSSE tools.
 func receiptsExport(e *env, args []string) error {
 	format := e.fs.String("format", "dsse-jsonl", "export format (dsse-jsonl: one DSSE envelope per line)")
+	pf := e.pageFlags()
 	l, _, err := e.readLog(args, 0)
 	if err != nil {
 		return err
@@ -306,7 +280,28 @@ func receiptsExport(e *env, args []string) error {
 	if *format != "dsse-jsonl" {
 		return usageError{fmt.Sprintf("format %q is not supported; use dsse-jsonl", *format)}
 	}
-	return receipt.ExportDSSEJSONL(e.stdout, l.Entries)
+	if !e.json {
+		if pf.given(e) {
+			return usageError{"--limit and --after page the --json listing; dsse-jsonl exports every entry"}
+		}
+		return receipt.ExportDSSEJSONL(e.stdout, l.Entries)
+	}
+	if err := pf.check(0); err != nil {
+		return err
+	}
+	all := make([]exported, len(l.Entries))
+	for i, en := range l.Entries {
+		all[i] = exported{Index: en.Index, Envelope: en.Envelope}
+	}
+	page, err := pageOf(all, pf, func(v exported) string { return strconv.FormatInt(v.Index, 10) })
+	if err != nil {
+		return err
+	}
+	return e.printJSON("warrant.receipts.export/v1", struct {
+		Format string `json:"format"`
+		KeyID  string `json:"keyid"`
+		view.List[exported]
+	}{*format, receipt.KeyID(l.Public), page})
 }
 
 func receiptsPubkey(e *env, args []string) error {
@@ -324,7 +319,11 @@ func receiptsPubkey(e *env, args []string) error {
 		return fmt.Errorf("encode checkpoint verifier key: %w", err)
 	}
 	if e.json {
-		return e.printJSON(map[string]string{"keyid": receipt.KeyID(l.Public), "public_key_pem": pemText, "checkpoint_verifier": vkey})
+		return e.printJSON("warrant.receipts.pubkey/v1", struct {
+			KeyID              string `json:"keyid"`
+			PublicKeyPEM       string `json:"public_key_pem"`
+			CheckpointVerifier string `json:"checkpoint_verifier"`
+		}{receipt.KeyID(l.Public), pemText, vkey})
 	}
 	fmt.Fprintf(e.stdout, "%skey id (DSSE keyid): %s\ncheckpoint verifier (signed note): %s\n", pemText, receipt.KeyID(l.Public), vkey)
 	return nil
@@ -351,11 +350,11 @@ func receiptsPrune(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(struct {
+		return e.printJSON("warrant.receipts.prune/v1", struct {
 			Cutoff string  `json:"cutoff"`
 			Pruned []int64 `json:"pruned"`
-			Record *int64  `json:"deletion_record"`
-		}{cutoff.UTC().Format(time.RFC3339), nonNil(pruned), recordPtr(pruned, record)})
+			Record *int64  `json:"deletion_record"` // null when nothing was deleted
+		}{view.Time(cutoff), view.NonNil(pruned), recordPtr(pruned, record)})
 	}
 	if len(pruned) == 0 {
 		fmt.Fprintf(e.stdout, "No retained output of receipts issued before %s; nothing deleted.\n", cutoff.Format(time.RFC3339))

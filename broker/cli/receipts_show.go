@@ -16,7 +16,7 @@ func receiptsShow(e *env, args []string) error {
 		return fmt.Errorf("no receipt has id or action %q", pos[0])
 	}
 	if e.json {
-		return e.printJSON(s)
+		return e.printJSON("warrant.receipts.show/v1", shownOf(s))
 	}
 	s.Write(e.stdout)
 	return nil

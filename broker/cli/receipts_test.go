@@ -16,6 +16,7 @@ import (
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
+	"warrant/broker/view"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -57,10 +58,25 @@ func TestReceiptsSealedVerify(t *testing.T) {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 	code, out = r.cli("receipts", "list", "--json")
-	var listing []listed
-	if code != 0 || json.Unmarshal([]byte(out), &listing) != nil || len(listing) != 4 || listing[2].ReceiptID != st.Result.ReceiptID ||
-		listing[2].Outcome != "exited" || listing[2].Body != "retained" {
+	var listing view.List[logEntry]
+	if code != 0 || json.Unmarshal([]byte(out), &listing) != nil || len(listing.Items) != 4 || listing.Truncated ||
+		listing.NextAfter != nil || listing.Items[2].Receipt == nil || listing.Items[2].Receipt.ID != st.Result.ReceiptID ||
+		listing.Items[2].Receipt.Outcome != "exited" || listing.Items[2].Receipt.Body != "retained" {
 		t.Fatalf("list --json: %d %+v\n%s", code, listing, out)
+	}
+	// Paged: two, then the rest after the cursor the first page gives.
+	var first, rest view.List[logEntry]
+	code, out = r.cli("receipts", "list", "--json", "--limit", "2")
+	if code != 0 || json.Unmarshal([]byte(out), &first) != nil || len(first.Items) != 2 || !first.Truncated || first.NextAfter == nil {
+		t.Fatalf("list --json --limit 2: %d\n%s", code, out)
+	}
+	code, out = r.cli("receipts", "list", "--json", "--limit", "2", "--after", *first.NextAfter)
+	if code != 0 || json.Unmarshal([]byte(out), &rest) != nil || len(rest.Items) != 2 || rest.Truncated || rest.NextAfter != nil ||
+		rest.Items[0].Receipt.ID != listing.Items[2].Receipt.ID {
+		t.Fatalf("list --json --after %s: %d\n%s", *first.NextAfter, code, out)
+	}
+	if code, out := r.cli("receipts", "list", "--after", "99"); code != exitUsage {
+		t.Fatalf("list --after a cursor of no entry: %d\n%s", code, out)
 	}
 	code, out = r.cli("receipts", "show", st.Result.ReceiptID)
 	for _, want := range []string{"verified", handles[2], r.tool, "outcome exited, exit code 0", "REQUESTED", "APPROVED",
@@ -180,10 +196,11 @@ func TestReceiptsNotStarted(t *testing.T) {
 	h := r.run()
 	code, out := r.cli("receipts", "show", h, "--json")
 	var shown struct {
-		Verified bool
-		Receipt  receipt.Receipt
+		Schema   string          `json:"schema"`
+		Verified bool            `json:"verified"`
+		Receipt  receipt.Receipt `json:"receipt"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || !shown.Verified ||
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || !shown.Verified || shown.Schema != "warrant.receipts.show/v1" ||
 		shown.Receipt.Outcome != wire.KnownNotExecuted || shown.Receipt.Error.Code != wire.CodeSandboxUnavailable ||
 		shown.Receipt.Pid != nil || shown.Receipt.Sandbox != nil || shown.Receipt.Limits.EnforcedBy.String() != "none" {
 		t.Fatalf("show --json: %d\n%s", code, out)
@@ -232,6 +249,27 @@ func TestReceiptsExportExternalVerifier(t *testing.T) {
 		if _, err := ev.Verify(context.Background(), &env); err == nil {
 			t.Fatalf("line %d: an edited envelope verified", i)
 		}
+	}
+	// --json: the same envelopes, verbatim, in one listing object.
+	code, out = r.cli("receipts", "export", "--json")
+	var doc struct {
+		Schema string `json:"schema"`
+		KeyID  string `json:"keyid"`
+		view.List[exported]
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Schema != "warrant.receipts.export/v1" ||
+		doc.KeyID != receipt.KeyID(pk.(ed25519.PublicKey)) || len(doc.Items) != 3 || doc.Truncated {
+		t.Fatalf("export --json: %d\n%s", code, out)
+	}
+	for i, it := range doc.Items {
+		var compact bytes.Buffer
+		must(t, json.Compact(&compact, it.Envelope))
+		if it.Index != int64(i) || !bytes.Equal(compact.Bytes(), lines[i]) {
+			t.Fatalf("export --json item %d is not line %d of dsse-jsonl:\n%s\n%s", i, i, compact.Bytes(), lines[i])
+		}
+	}
+	if code, out := r.cli("receipts", "export", "--limit", "1"); code != exitUsage {
+		t.Fatalf("export --limit without --json: %d\n%s", code, out)
 	}
 	if code, out := r.cli("receipts", "export", "--format", "json"); code != exitUsage {
 		t.Fatalf("unknown format: %d\n%s", code, out)

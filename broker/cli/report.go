@@ -55,7 +55,7 @@ func exitCode(r *view.Ending) int {
 // by its outcome's name, and --debug adds the system's own account of it.
 func (e *env) report(r view.Ending, printed *[2]view.Printed) error {
 	if e.json {
-		if err := e.printJSON(r.Action()); err != nil {
+		if err := e.printJSON("warrant.run/v1", r.Action()); err != nil {
 			return err
 		}
 		return exitStatus(exitCode(&r))

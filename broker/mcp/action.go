@@ -247,9 +247,9 @@ func actionText(a *view.Action) string {
 	text := a.Summary()
 	for _, s := range []struct {
 		name string
-		s    view.Stream
+		s    *view.Stream
 	}{{"stdout", a.Stdout}, {"stderr", a.Stderr}} {
-		if s.s.ObservedBytes == 0 {
+		if s.s == nil || s.s.ObservedBytes == 0 {
 			continue
 		}
 		text += fmt.Sprintf("\n--- %s (%d bytes observed) ---\n%s", s.name, s.s.ObservedBytes, s.s.Text)

@@ -194,7 +194,7 @@ func TestWaitTimeoutProgressAndCancel(t *testing.T) {
 		t.Fatalf("cancel: %+v %s", c, text(res))
 	}
 	s.call("wait", map[string]any{"handle": handle}, &out)
-	if out.State != "terminal" || out.Result.Outcome != "cancelled_reaped" || out.Result.Error.Code != "CANCELLED" || !out.Result.GroupGone {
+	if out.State != "terminal" || out.Result.Outcome != "cancelled_reaped" || out.Result.Error.Code != "CANCELLED" || out.Result.GroupGone == nil || !*out.Result.GroupGone {
 		t.Fatalf("after cancel: %+v", out.Result)
 	}
 	if s.call("cancel", map[string]any{"handle": handle}, &c); c.Result != "already_terminal" {

@@ -21,16 +21,21 @@ type Ending struct {
 }
 
 // Action is the one object `broker run --json` prints (docs/architecture.md
-// §3.2), and the body of the MCP server's action results.
+// §3.2, docs/json.md), and the body of the MCP server's action results.
+//
+// What was not observed is null: the exit code and signal of an action
+// that did not exit or was not signalled; group_gone and the streams of
+// one whose end the client never learned (nothing ran, or sight of it was
+// lost).
 type Action struct {
 	Handle    *string `json:"handle"`
 	Outcome   string  `json:"outcome"`
 	ExitCode  *int32  `json:"exit_code"`
 	Signal    *uint8  `json:"signal"`
-	GroupGone bool    `json:"group_gone"`
+	GroupGone *bool   `json:"group_gone"`
 	Error     *Error  `json:"error"`
-	Stdout    Stream  `json:"stdout"`
-	Stderr    Stream  `json:"stderr"`
+	Stdout    *Stream `json:"stdout"`
+	Stderr    *Stream `json:"stderr"`
 	ReceiptID *string `json:"receipt_id"`
 	// Lease and UsesLeft are the lease the action used and the uses it
 	// had left right after; null when no lease was used.
@@ -40,7 +45,15 @@ type Action struct {
 	// .git/config, .envrc, editor directories) that changed during the
 	// run: detected, not prevented. Empty when none changed or nothing
 	// was checked.
-	ProtectedChanges []wire.ProtectedChange `json:"protected_changes"`
+	ProtectedChanges []ProtectedChange `json:"protected_changes"`
+}
+
+// ProtectedChange is one protected path whose state changed (see
+// wire.ProtectedChange for the state's forms).
+type ProtectedChange struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // Error is a refusal or failure: the stable code and the sentence.
@@ -67,8 +80,8 @@ type Stream struct {
 	Truncated         bool   `json:"truncated"`
 }
 
-func streamOf(s wire.Stream) Stream {
-	return Stream{Text: s.Text, ObservedBytes: s.ObservedBytes, RedactedBytes: s.RedactedBytes,
+func streamOf(s wire.Stream) *Stream {
+	return &Stream{Text: s.Text, ObservedBytes: s.ObservedBytes, RedactedBytes: s.RedactedBytes,
 		TextHeadBytes: s.TextHeadBytes, TextTailBytes: s.TextTailBytes, RetainedHeadBytes: s.RetainedHeadBytes,
 		RetainedBytes: s.RetainedBytes, DroppedBytes: s.DroppedBytes, Truncated: s.Truncated}
 }
@@ -89,17 +102,18 @@ func optional[T comparable](v T) *T {
 
 // Action builds the object; every field comes from the broker's status.
 func (r *Ending) Action() Action {
-	out := Action{Handle: optional(r.Handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []wire.ProtectedChange{}}
+	out := Action{Handle: optional(r.Handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []ProtectedChange{}}
 	if r.Lease != "" {
 		out.Lease, out.UsesLeft = &r.Lease, &r.UsesLeft
 	}
 	if res := r.Result(); res != nil {
-		out.Outcome, out.ExitCode, out.GroupGone = res.Outcome.String(), res.ExitCode, res.GroupGone
+		gone := res.GroupGone
+		out.Outcome, out.ExitCode, out.GroupGone = res.Outcome.String(), res.ExitCode, &gone
 		out.Signal = optional(res.Signal)
 		out.Stdout, out.Stderr = streamOf(res.Stdout), streamOf(res.Stderr)
 		out.ReceiptID = optional(res.ReceiptID)
-		if res.ProtectedChanges != nil {
-			out.ProtectedChanges = res.ProtectedChanges
+		for _, c := range res.ProtectedChanges {
+			out.ProtectedChanges = append(out.ProtectedChanges, ProtectedChange(c))
 		}
 		if res.Error != nil {
 			out.Error = &Error{Code: res.Error.Code.String(), Message: res.Error.Message}
@@ -175,12 +189,15 @@ func (a *Action) summary(live *[2]Printed) string {
 	if a.Lease != nil {
 		fmt.Fprintf(&b, " · lease %s, %d use(s) left", *a.Lease, *a.UsesLeft)
 	}
-	for i, s := range []Stream{a.Stdout, a.Stderr} {
+	for i, s := range []*Stream{a.Stdout, a.Stderr} {
+		if s == nil {
+			continue
+		}
 		var p *Printed
 		if live != nil {
 			p = &live[i]
 		}
-		if line := a.streamLine([2]string{"stdout", "stderr"}[i], s, p); line != "" {
+		if line := a.streamLine([2]string{"stdout", "stderr"}[i], *s, p); line != "" {
 			b.WriteString("\n  " + line)
 		}
 	}

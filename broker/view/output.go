@@ -60,22 +60,22 @@ func (s *Shown) Output() ([]Retained, error) {
 // prints it: the whole retained head and tail, projected as the agent's
 // text is (receipt.Project, with no bound on characters), and its counts.
 type RetainedText struct {
-	Stream            string `json:"stream"`
-	ObservedBytes     uint64 `json:"observed_bytes"`
-	RedactedBytes     uint64 `json:"redacted_bytes"`
-	RetainedHeadBytes uint64 `json:"retained_head_bytes"`
-	RetainedTailBytes uint64 `json:"retained_tail_bytes"`
-	OmittedBytes      uint64 `json:"omitted_bytes"`
-	Truncation        string `json:"truncation"` // "" when nothing was left out
-	Text              string `json:"text"`
+	Stream            string  `json:"stream"`
+	ObservedBytes     uint64  `json:"observed_bytes"`
+	RedactedBytes     uint64  `json:"redacted_bytes"`
+	RetainedHeadBytes uint64  `json:"retained_head_bytes"`
+	RetainedTailBytes uint64  `json:"retained_tail_bytes"`
+	OmittedBytes      uint64  `json:"omitted_bytes"`
+	Truncation        *string `json:"truncation"` // null when nothing was left out
+	Text              string  `json:"text"`
 }
 
 // Text is r as RetainedText.
 func (r *Retained) Text() RetainedText {
 	ev := &r.Captured.Evidence
-	why := ""
+	var why *string
 	if ev.Truncation != 0 {
-		why = ev.Truncation.String()
+		why = Text(ev.Truncation.String())
 	}
 	return RetainedText{Stream: ev.Stream.String(), ObservedBytes: ev.ObservedBytes, RedactedBytes: ev.RedactedBytes,
 		RetainedHeadBytes: uint64(len(r.Captured.Head)), RetainedTailBytes: uint64(len(r.Captured.Tail)),

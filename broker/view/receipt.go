@@ -16,6 +16,8 @@ import (
 // Opened is one log entry decoded for display. Display never vouches for
 // an entry: show prints Verify's verdict beside it.
 type Opened struct {
+	// Predicate is the signed statement's predicate as signed.
+	Predicate json.RawMessage
 	Receipt   *receipt.Receipt
 	Deletion  *receipt.Deletion
 	Survivors *receipt.Survivors
@@ -43,7 +45,7 @@ func OpenEntry(en receipt.Entry) Opened {
 	switch st.PredicateType {
 	case receipt.ReceiptPredicate:
 		r, err := receipt.DecodeReceipt(st.Predicate)
-		return Opened{Receipt: r, Err: err}
+		return Opened{Predicate: st.Predicate, Receipt: r, Err: err}
 	case receipt.DeletionPredicate:
 		return decodeAs(st.Predicate, "deletion record", func(o *Opened, d *receipt.Deletion) { o.Deletion = d })
 	case receipt.SurvivorsPredicate:
@@ -56,28 +58,33 @@ func OpenEntry(en receipt.Entry) Opened {
 	return Opened{Err: fmt.Errorf("unknown predicate type %q", st.PredicateType)}
 }
 
-// decodeAs decodes a predicate for display into a T and sets it with set.
+// decodeAs decodes a predicate for display into a T and sets it with set;
+// the Opened keeps the predicate as signed.
 func decodeAs[T any](pred []byte, what string, set func(*Opened, *T)) Opened {
 	var v T
 	if err := json.Unmarshal(pred, &v); err != nil {
 		return Opened{Err: fmt.Errorf("%s: %w", what, err)}
 	}
-	var o Opened
+	o := Opened{Predicate: pred}
 	set(&o, &v)
 	return o
 }
 
 // Shown is one receipt of a log snapshot beside the verifier's verdict on
-// its entry: the object `broker receipts show --json` prints.
+// its entry: what `broker receipts show` and the MCP receipt tool show.
 type Shown struct {
-	Index    int64             `json:"index"`
-	Verified bool              `json:"verified"`
-	Problems []receipt.Problem `json:"problems"`
-	Pruned   *receipt.Pruned   `json:"body_deleted,omitempty"`
-	Receipt  *receipt.Receipt  `json:"receipt"`
+	Index    int64
+	Verified bool
+	Problems []receipt.Problem
+	Pruned   *receipt.Pruned
+	Receipt  *receipt.Receipt
 
-	entry receipt.Entry
+	entry     receipt.Entry
+	predicate json.RawMessage
 }
+
+// Predicate is the receipt's signed predicate verbatim.
+func (s *Shown) Predicate() json.RawMessage { return s.predicate }
 
 // FindReceipt returns the receipt among entries whose receipt id or action
 // handle is id, judged by verify (called only once one is found), or nil.
@@ -89,7 +96,7 @@ func FindReceipt(entries []receipt.Entry, verify func() *receipt.Report, id stri
 			continue
 		}
 		rep := verify()
-		s := &Shown{Index: en.Index, Problems: []receipt.Problem{}, Receipt: o.Receipt, entry: en}
+		s := &Shown{Index: en.Index, Problems: []receipt.Problem{}, Receipt: o.Receipt, entry: en, predicate: o.Predicate}
 		for _, p := range rep.Problems {
 			if p.Index == en.Index || p.Index < 0 {
 				s.Problems = append(s.Problems, p)
@@ -109,10 +116,9 @@ func FindReceipt(entries []receipt.Entry, verify func() *receipt.Report, id stri
 // Write renders the receipt for a person, verdict first.
 func (s *Shown) Write(w io.Writer) { writeReceipt(w, s.entry, s.Receipt, s.Problems, s.Pruned) }
 
-// Wall formats a receipt time for display, in UTC.
-func Wall(t receipt.Time) string {
-	return time.Unix(0, t.WallUnixNs).UTC().Format(time.RFC3339Nano)
-}
+// Wall formats a receipt's wall-clock time under the JSON convention's
+// layout (TimeLayout).
+func Wall(t receipt.Time) string { return Time(time.Unix(0, t.WallUnixNs)) }
 
 // writeReceipt renders r for a person: what ran, where, under which
 // policy, how it ended, what was truncated or redacted, and what remains

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"warrant/broker/client"
-	"warrant/broker/view"
 	"warrant/broker/internal/goals"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 

@@ -184,13 +184,13 @@ func TestBrokerWorkspaceCache(t *testing.T) {
 	}
 
 	out, code := d.CLI("caches", "list", "--json")
-	var list []struct {
+	list := wholeListing[struct {
 		Workspace string `json:"workspace"`
 		Dir       string `json:"dir"`
 		Bytes     int64  `json:"bytes"`
-	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 2 {
-		t.Fatalf("broker caches list: exit %d, %v\n%s", code, err, out)
+	}](t, "caches list", out)
+	if code != 0 || len(list) != 2 {
+		t.Fatalf("broker caches list: exit %d\n%s", code, out)
 	}
 	byWS := map[string]int64{}
 	for _, c := range list {

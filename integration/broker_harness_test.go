@@ -224,20 +224,17 @@ func (d *brokerd) Receipt(id string) *receipt.Receipt {
 
 // Verify requires that `broker receipts verify` passes and returns its
 // report.
-func (d *brokerd) Verify() *receipt.Report {
+func (d *brokerd) Verify() *verified {
 	d.t.Helper()
 	out, code := d.CLI("receipts", "verify", "--json")
-	var rep struct {
-		OK bool `json:"ok"`
-		*receipt.Report
-	}
+	var rep verified
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		d.t.Fatalf("decode receipts verify: %v\n%s", err, out)
 	}
 	if code != 0 || !rep.OK {
 		d.t.Fatalf("broker receipts verify: exit %d\n%s", code, out)
 	}
-	return rep.Report
+	return &rep
 }
 
 // agent is one agent session of a daemon in one workspace.

@@ -315,20 +315,11 @@ func TestBrokerRestartEndsTheSurvivor(t *testing.T) {
 		t.Fatalf("the receipt says %s", rc.Outcome)
 	}
 	out, _ := d2.CLI("receipts", "list", "--json")
-	var listed []struct {
-		Kind      string   `json:"kind"`
-		Action    string   `json:"action"`
-		Survivors []int    `json:"survivors"`
-		Commands  []string `json:"commands"`
-		Gone      bool     `json:"gone"`
-	}
-	if err := json.Unmarshal([]byte(out), &listed); err != nil {
-		t.Fatal(err)
-	}
+	listed := wholeListing[survivorsEntry](t, "receipts list", out)
 	last := listed[len(listed)-1]
-	if last.Kind != "survivors" || last.Action != h || len(last.Survivors) != 1 || last.Survivors[0] != before[0] || !last.Gone ||
-		len(last.Commands) != 1 || last.Commands[0] != "sleep 300" {
-		t.Fatalf("the last log entry is not the survivors record of %s: %+v", h, last)
+	if s := last.Survivors; last.Kind != "survivors" || s == nil || s.Action != h || len(s.Pids) != 1 || s.Pids[0] != before[0] || !s.Gone ||
+		len(s.Commands) != 1 || s.Commands[0] != "sleep 300" || s.IdentifiedBy != "cgroup" {
+		t.Fatalf("the last log entry is not the survivors record of %s:\n%s", h, out)
 	}
 	text, _ := d2.CLI("receipts", "list")
 	if !strings.Contains(text, "survivors record") || !strings.Contains(text, strconv.Itoa(before[0])) {

@@ -76,13 +76,11 @@ func TestRestartEndsTheSurvivorWithoutCgroupsAsUser(t *testing.T) {
 	if l := log.String(); !strings.Contains(l, strconv.Itoa(target)) || !strings.Contains(l, "were ended by") {
 		t.Fatalf("the next broker did not say it ended %d:\n%s", target, l)
 	}
-	var actions []struct {
-		Handle, State, Executable string
-		LeaseID                   string
-	}
-	if err := json.Unmarshal([]byte(u.readCLI("actions", "--json")), &actions); err != nil {
-		t.Fatal(err)
-	}
+	actions := wholeListing[struct {
+		Handle     string `json:"handle"`
+		State      string `json:"state"`
+		Executable string `json:"executable"`
+	}](t, "actions", u.readCLI("actions", "--json"))
 	handle := ""
 	for _, a := range actions {
 		if a.Executable == "/bin/sleep" {
@@ -92,12 +90,14 @@ func TestRestartEndsTheSurvivorWithoutCgroupsAsUser(t *testing.T) {
 			}
 		}
 	}
-	var leases []struct{ UsesLeft int }
-	if err := json.Unmarshal([]byte(u.readCLI("leases", "--json")), &leases); err != nil {
-		t.Fatal(err)
+	leases := wholeListing[struct {
+		UsesLeft *int `json:"uses_left"`
+	}](t, "leases", u.readCLI("leases", "--json"))
+	if len(leases) == 0 {
+		t.Fatal("no lease listed")
 	}
 	for _, l := range leases {
-		if l.UsesLeft != 0 {
+		if l.UsesLeft == nil || *l.UsesLeft != 0 {
 			t.Fatalf("a lease use was given back: %+v", leases)
 		}
 	}
@@ -108,23 +108,13 @@ func TestRestartEndsTheSurvivorWithoutCgroupsAsUser(t *testing.T) {
 	if err := json.Unmarshal([]byte(u.readCLI("receipts", "verify", "--json")), &rep); err != nil || !rep.OK || rep.Survivors != 1 {
 		t.Fatalf("receipts verify: %+v %v", rep, err)
 	}
-	var listed []struct {
-		Kind         string   `json:"kind"`
-		Action       string   `json:"action"`
-		Survivors    []int    `json:"survivors"`
-		Commands     []string `json:"commands"`
-		IdentifiedBy string   `json:"identified_by"`
-		Gone         bool     `json:"gone"`
-	}
-	if err := json.Unmarshal([]byte(u.readCLI("receipts", "list", "--json")), &listed); err != nil {
-		t.Fatal(err)
-	}
+	listed := wholeListing[survivorsEntry](t, "receipts list", u.readCLI("receipts", "list", "--json"))
 	found := false
 	for _, e := range listed {
 		if e.Kind == "survivors" {
 			found = true
-			if e.Action != handle || e.IdentifiedBy != "pid-start" || !e.Gone || len(e.Survivors) != 1 || e.Survivors[0] != target ||
-				len(e.Commands) != 1 || e.Commands[0] != want {
+			if s := e.Survivors; s == nil || s.Action != handle || s.IdentifiedBy != "pid-start" || !s.Gone || len(s.Pids) != 1 ||
+				s.Pids[0] != target || len(s.Commands) != 1 || s.Commands[0] != want {
 				t.Fatalf("the survivors record of %s: %+v", handle, e)
 			}
 		}

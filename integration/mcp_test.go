@@ -172,7 +172,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			t.Fatalf("cancel: %s", cr.text())
 		}
 		a = c.action("wait", map[string]any{"handle": handle})
-		if a.State != "terminal" || a.Result.Outcome != "cancelled_reaped" || !a.Result.GroupGone {
+		if a.State != "terminal" || a.Result.Outcome != "cancelled_reaped" || a.Result.GroupGone == nil || !*a.Result.GroupGone {
 			t.Fatalf("after cancel: %+v", a.Result)
 		}
 		if left := marked(t, mark); len(left) > 0 {

@@ -10,7 +10,11 @@
 // (broker/mcp) on stdin and stdout, against the daemon or an embedded
 // broker opened as `run` opens one. Every command takes --state DIR
 // (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
-// ~/.local/state/warrant), --debug and, where it prints data, --json.
+// ~/.local/state/warrant), --debug and, where it prints data, --json: one
+// object under the convention of docs/json.md, printed through printJSON
+// with its schema name, from a view struct of this package or broker/view
+// (never a wire or journal struct); listings take --limit and --after and
+// say when they are truncated (json.go).
 // Human output is meant to be read before deciding: the approval card
 // (card.go) shows the command, what runs and where, and the limitations in
 // at most 20 lines for an ordinary command, and --full every number the

@@ -4,9 +4,12 @@
 // words for text shown or printed live), a receipt's readable summary
 // beside the verifier's verdict (OpenEntry, FindReceipt, WriteReceipt),
 // and its retained output, head and tail, for `broker output`
-// (Shown.Output, only from a receipt that verifies), and a command line
-// quoted for a shell (CommandLine). The CLI and the MCP server
-// (broker/mcp) share it so that both say the same thing in the same words.
+// (Shown.Output, only from a receipt that verifies), a command line
+// quoted for a shell (CommandLine), the operator's objects (Approval,
+// Lease, ActionEntry, Identity), and the JSON convention's helpers
+// (json.go: Document, Time, Text, List; docs/json.md). The CLI and the
+// MCP server (broker/mcp) share it so that both say the same thing in the
+// same words.
 //
 // # Invariants
 //

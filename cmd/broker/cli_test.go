@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -52,8 +53,8 @@ func TestCLIApprovalFlow(t *testing.T) {
 		}
 	}
 	run("approve", s.Approval.ID, "--uses", "2", "--ttl", "10m")
-	var leases []wire.LeaseView
-	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || len(leases) != 1 || leases[0].UsesLeft != 2 {
+	var leases view.List[view.Lease]
+	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || len(leases.Items) != 1 || leases.Items[0].UsesLeft != 2 {
 		t.Fatalf("leases --json: %+v %v", leases, err)
 	}
 	s, err = cl.Submit(ws, req)
@@ -64,14 +65,14 @@ func TestCLIApprovalFlow(t *testing.T) {
 	if err != nil || st == nil || st.Result == nil || st.Result.Outcome != wire.Exited || *st.Result.ExitCode != 0 {
 		t.Fatalf("wait: %+v %v", st, err)
 	}
-	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || leases[0].UsesLeft != 1 {
+	if err := json.Unmarshal([]byte(run("leases", "--json")), &leases); err != nil || leases.Items[0].UsesLeft != 1 {
 		t.Fatalf("one run did not consume exactly one use: %+v %v", leases, err)
 	}
 	if out := run("status"); !strings.Contains(out, "capability: verified") {
 		t.Fatalf("broker status without a handle does not show the verified capability:\n%s", out)
 	}
-	var actions []wire.ActionView
-	if err := json.Unmarshal([]byte(run("actions", "--json")), &actions); err != nil || len(actions) != 1 || actions[0].Handle != s.Handle {
+	var actions view.List[view.ActionEntry]
+	if err := json.Unmarshal([]byte(run("actions", "--json")), &actions); err != nil || len(actions.Items) != 1 || actions.Items[0].Handle != s.Handle {
 		t.Fatalf("actions --json: %+v %v", actions, err)
 	}
 }

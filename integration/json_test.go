@@ -1,0 +1,300 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"warrant/internal/jsonschema"
+	"warrant/wire"
+)
+
+// jsonCommands is every `broker` command with the schema file
+// (docs/schemas) its --json output follows; "" marks one that prints no
+// JSON. A command is brought under the convention by one line here, its
+// schema file, and one c.run of it in TestJSONConvention; the test fails
+// while a command of `broker help` or a schema file has no line, or a
+// line is never run.
+var jsonCommands = map[string]string{
+	"run":             "run.v1.json",
+	"status":          "capability.v1.json", // no handle: the stored capability report
+	"status HANDLE":   "status.v1.json",
+	"wait":            "status.v1.json",
+	"cancel":          "cancel.v1.json",
+	"probe":           "capability.v1.json",
+	"approvals":       "approvals.v1.json",
+	"approve":         "approve.v1.json",
+	"deny":            "deny.v1.json",
+	"leases":          "leases.v1.json",
+	"revoke":          "revoke.v1.json",
+	"actions":         "actions.v1.json",
+	"resolve":         "resolve.v1.json",
+	"receipts list":   "receipts.list.v1.json",
+	"receipts show":   "receipts.show.v1.json",
+	"receipts verify": "receipts.verify.v1.json",
+	"receipts export": "receipts.export.v1.json",
+	"receipts pubkey": "receipts.pubkey.v1.json",
+	"receipts prune":  "receipts.prune.v1.json",
+	"caches list":     "caches.list.v1.json",
+	"caches prune":    "caches.prune.v1.json",
+	"serve":           "",
+	"mcp":             "",
+}
+
+// jsonCheck runs commands and validates what they print.
+type jsonCheck struct {
+	t       *testing.T
+	d       *brokerd
+	schemas *jsonschema.Set
+	seen    map[string]bool
+}
+
+// run runs `broker ARGS` as command (a key of jsonCommands), requires
+// exit status want (-1: any) and that its output validates against the
+// command's schema, and decodes it into v.
+func (c *jsonCheck) run(command string, want int, v any, args ...string) {
+	c.t.Helper()
+	file, ok := jsonCommands[command]
+	if !ok || file == "" {
+		c.t.Fatalf("%s: not a JSON command of jsonCommands", command)
+	}
+	out, code := c.d.CLI(args...)
+	if want >= 0 && code != want {
+		c.t.Fatalf("broker %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out)
+	}
+	if err := c.schemas.Validate(file, []byte(out)); err != nil {
+		c.t.Fatalf("broker %s does not follow %s: %v\n%s", strings.Join(args, " "), file, err, out)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		c.t.Fatalf("broker %s: %v", strings.Join(args, " "), err)
+	}
+	c.seen[command] = true
+}
+
+// page is the part of a listing a test follows.
+type page struct {
+	Items []struct {
+		ID     string `json:"id"`
+		Handle string `json:"handle"`
+		Index  *int64 `json:"index"`
+	} `json:"items"`
+	Truncated bool    `json:"truncated"`
+	NextAfter *string `json:"next_after"`
+}
+
+// Every command's --json output, against a real daemon's state (actions
+// that exited, were refused, timed a wait out, were cancelled and became
+// unknown across a restart; approvals granted, denied and paged; leases
+// revoked; the receipt log listed, shown, verified, exported and pruned;
+// the probe), validates against its schema in docs/schemas, and every
+// listing pages honestly.
+func TestJSONConvention(t *testing.T) {
+	schemas, err := jsonschema.Load("../docs/schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireRegistryComplete(t, schemas)
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	c := &jsonCheck{t: t, d: d, schemas: schemas, seen: map[string]bool{}}
+
+	var ran struct {
+		Handle    *string `json:"handle"`
+		ReceiptID *string `json:"receipt_id"`
+		Stdout    *struct {
+			Text string `json:"text"`
+		} `json:"stdout"`
+	}
+	c.run("run", 0, &ran, "run", "--approve", "--json", "--workspace", a.WS, "--", "/bin/echo", "hi")
+	if ran.Handle == nil || ran.ReceiptID == nil || ran.Stdout == nil || ran.Stdout.Text != "hi\n" {
+		t.Fatalf("run --json: %+v", ran)
+	}
+	h := *ran.Handle
+	var refused struct {
+		Handle *string         `json:"handle"`
+		Stdout json.RawMessage `json:"stdout"`
+		Gone   json.RawMessage `json:"group_gone"`
+	}
+	c.run("run", exitNotExecuted, &refused, "run", "--approve", "--json", "--workspace", "/", "--", "/bin/true")
+	if refused.Handle != nil || string(refused.Stdout) != "null" || string(refused.Gone) != "null" {
+		t.Fatalf("a refused run claims what nothing observed: %+v", refused)
+	}
+
+	var st struct {
+		State       string          `json:"state"`
+		WaitTimeout bool            `json:"wait_timeout"`
+		Result      json.RawMessage `json:"result"`
+	}
+	c.run("status HANDLE", 0, &st, "status", h, "--json")
+	c.run("wait", 0, &st, "wait", h, "--json")
+	if st.State != "terminal" || st.WaitTimeout || string(st.Result) == "null" {
+		t.Fatalf("wait on an ended action: %+v", st)
+	}
+	sleeper := a.Start(a.request(wire.ProfileShort, "/bin/sleep", "300"), 2)
+	c.run("wait", 0, &st, "wait", sleeper, "--timeout", "1ms", "--json")
+	if !st.WaitTimeout || string(st.Result) != "null" {
+		t.Fatalf("a wait that ran out: %+v", st)
+	}
+	var cancelled struct{ Result string }
+	c.run("cancel", 0, &cancelled, "cancel", sleeper, "--json")
+	if res := a.End(sleeper); cancelled.Result != "accepted" || res.Outcome != wire.CancelledReaped {
+		t.Fatalf("cancel --json said %q; the action ended %s", cancelled.Result, res.Outcome)
+	}
+
+	// Two pending requests, paged one at a time; one approved, one denied.
+	var ids []string
+	for _, arg := range []string{"one", "two"} {
+		s, err := a.cl.Submit(a.WS, a.request(wire.ProfileShort, "/bin/echo", arg))
+		if err != nil || s.Approval == nil {
+			t.Fatalf("submit: %+v %v", s, err)
+		}
+		ids = append(ids, s.Approval.ID)
+	}
+	var p page
+	c.run("approvals", 0, &p, "approvals", "--json", "--limit", "1")
+	if len(p.Items) != 1 || p.Items[0].ID != ids[0] || !p.Truncated || p.NextAfter == nil || *p.NextAfter != ids[0] {
+		t.Fatalf("first page of approvals: %+v", p)
+	}
+	c.run("approvals", 0, &p, "approvals", "--json", "--limit", "1", "--after", *p.NextAfter)
+	if len(p.Items) != 1 || p.Items[0].ID != ids[1] || p.Truncated || p.NextAfter != nil {
+		t.Fatalf("last page of approvals: %+v", p)
+	}
+	var granted struct {
+		Lease struct {
+			ID       string `json:"id"`
+			UsesLeft uint32 `json:"uses_left"`
+		} `json:"lease"`
+	}
+	c.run("approve", 0, &granted, "approve", ids[0], "--uses", "3", "--json")
+	var denied struct{}
+	c.run("deny", 0, &denied, "deny", ids[1], "--reason", "not this one", "--json")
+	c.run("approvals", 0, &p, "approvals", "--json")
+	if len(p.Items) != 0 || granted.Lease.UsesLeft != 3 {
+		t.Fatalf("after approve and deny: %+v, lease %+v", p, granted)
+	}
+	c.run("leases", 0, &p, "leases", "--json")
+	if len(p.Items) != 3 || p.Items[0].ID != granted.Lease.ID || p.Truncated {
+		t.Fatalf("leases, newest first: %+v", p)
+	}
+	c.run("leases", 0, &p, "leases", "--json", "--limit", "2")
+	if len(p.Items) != 2 || !p.Truncated || *p.NextAfter != p.Items[1].ID {
+		t.Fatalf("a page of two leases: %+v", p)
+	}
+	var revoked struct{}
+	c.run("revoke", 0, &revoked, "revoke", granted.Lease.ID, "--json")
+	c.run("actions", 0, &p, "actions", "--json", "--limit", "1")
+	if len(p.Items) != 1 || p.Items[0].Handle != sleeper || !p.Truncated {
+		t.Fatalf("a page of one action: %+v", p)
+	}
+	c.run("status", 0, &st, "status", "--json")
+	c.run("caches list", 0, &p, "caches", "list", "--json")
+
+	// An action whose broker dies is unknown to the next one; the operator
+	// resolves it.
+	lost := a.Start(a.request(wire.ProfileShort, "/bin/sleep", "301"), 1)
+	awaitState(t, a, lost, wire.StateRunning)
+	d.kill()
+	d2 := startBroker(t, d.State)
+	c.d = d2
+	c.run("actions", 0, &p, "actions", "--unknown", "--json")
+	if len(p.Items) != 1 || p.Items[0].Handle != lost {
+		t.Fatalf("actions --unknown: %+v", p)
+	}
+	var resolved struct{}
+	c.run("resolve", 0, &resolved, "resolve", lost, "stop", "--note", "killed with its broker", "--json")
+
+	c.run("receipts list", 0, &p, "receipts", "list", "--json")
+	entries := len(p.Items)
+	if entries < 4 || p.Truncated {
+		t.Fatalf("receipts list: %+v", p)
+	}
+	c.run("receipts list", 0, &p, "receipts", "list", "--json", "--limit", "2", "--after", "0")
+	if len(p.Items) != 2 || *p.Items[0].Index != 1 || !p.Truncated || *p.NextAfter != "2" {
+		t.Fatalf("a page of the receipt log: %+v", p)
+	}
+	var shown struct{ Verified bool }
+	c.run("receipts show", 0, &shown, "receipts", "show", h, "--json")
+	c.run("receipts show", 0, &shown, "receipts", "show", lost, "--json")
+	var rep verified
+	c.run("receipts verify", 0, &rep, "receipts", "verify", "--json")
+	if !rep.OK || rep.Entries != int64(entries) || rep.Checkpoint == nil || rep.Checkpoint.Size != rep.Entries {
+		t.Fatalf("receipts verify: %+v", rep)
+	}
+	c.run("receipts export", 0, &p, "receipts", "export", "--json")
+	if len(p.Items) != entries {
+		t.Fatalf("receipts export --json: %d entries of %d", len(p.Items), entries)
+	}
+	var key struct{}
+	c.run("receipts pubkey", 0, &key, "receipts", "pubkey", "--json")
+
+	// What needs the state directory to itself.
+	d2.kill()
+	var pruned struct{ Pruned []int64 }
+	c.run("receipts prune", 0, &pruned, "receipts", "prune", "--older-than", "0s", "--json")
+	if len(pruned.Pruned) == 0 {
+		t.Fatalf("prune --older-than 0s deleted no body: %+v", pruned)
+	}
+	c.run("receipts verify", 0, &rep, "receipts", "verify", "--json")
+	c.run("caches prune", 0, &p, "caches", "prune", "--all", "--json")
+	c.run("probe", -1, &st, "probe", "--launcher", bins.launcher, "--json")
+
+	for command, file := range jsonCommands {
+		if file != "" && !c.seen[command] {
+			t.Errorf("%s (%s) was never run", command, file)
+		}
+	}
+}
+
+// requireRegistryComplete requires a line of jsonCommands for every
+// command `broker help` lists and every schema file but common's.
+func requireRegistryComplete(t *testing.T, schemas *jsonschema.Set) {
+	t.Helper()
+	help, _ := exec.Command(bins.broker, "help").CombinedOutput()
+	for line := range strings.Lines(string(help)) {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "broker" || f[1] == "COMMAND" {
+			continue
+		}
+		found := false
+		for command := range jsonCommands {
+			found = found || strings.Fields(command)[0] == f[1]
+		}
+		if !found {
+			t.Errorf("broker %s has no line in jsonCommands", f[1])
+		}
+	}
+	used := map[string]bool{"common.v1.json": true}
+	for _, file := range jsonCommands {
+		used[file] = true
+	}
+	for _, file := range schemas.Files() {
+		if !used[file] {
+			t.Errorf("schema %s is no command's", file)
+		}
+	}
+	if !slices.Contains(schemas.Files(), "run.v1.json") {
+		t.Fatal("docs/schemas has no run.v1.json")
+	}
+}
+
+// awaitState waits until the action is in state.
+func awaitState(t *testing.T, a *agent, handle string, state wire.ActionState) {
+	t.Helper()
+	deadline := time.Now().Add(daemonSafety)
+	for time.Now().Before(deadline) {
+		st, err := a.cl.Query(handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == state {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("action %s never became %s", handle, state)
+}

@@ -297,20 +297,6 @@ func runResolve(e *env, args []string) error {
 	return nil
 }
 
-// listing is the page of wire entries truncated says, each under its
-// view, with the last one's cursor when more follow.
-func listing[W, V any](entries []W, truncated bool, of func(*W) V, cursor func(V) string) view.List[V] {
-	l := view.List[V]{Items: make([]V, len(entries)), Truncated: truncated}
-	for i := range entries {
-		l.Items[i] = of(&entries[i])
-	}
-	if truncated && len(l.Items) > 0 {
-		c := cursor(l.Items[len(l.Items)-1])
-		l.NextAfter = &c
-	}
-	return l
-}
-
 // deref is *s, or "" for nil.
 func deref(s *string) string {
 	if s == nil {

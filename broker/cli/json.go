@@ -74,6 +74,20 @@ func (e *env) writeMore(command string, next *string) {
 	}
 }
 
+// listing is the page of wire entries truncated says, each under its
+// view, with the last one's cursor when more follow.
+func listing[W, V any](entries []W, truncated bool, of func(*W) V, cursor func(V) string) view.List[V] {
+	l := view.List[V]{Items: make([]V, len(entries)), Truncated: truncated}
+	for i := range entries {
+		l.Items[i] = of(&entries[i])
+	}
+	if truncated && len(l.Items) > 0 {
+		c := cursor(l.Items[len(l.Items)-1])
+		l.NextAfter = &c
+	}
+	return l
+}
+
 // pageOf is the page pf asks for of a listing read whole (items in its
 // order), each item named by cursor: the entries after the one named
 // --after (which must be there), at most --limit of them.

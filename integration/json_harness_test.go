@@ -32,7 +32,11 @@ func wholeListing[T any](t testing.TB, what, out string) []T {
 // verified is what `broker receipts verify --json` prints, in the parts
 // the tests read.
 type verified struct {
-	OK         bool  `json:"ok"`
+	OK       bool `json:"ok"`
+	KeyGiven bool `json:"key_given"`
+	Anchor   *struct {
+		Size int64 `json:"size"`
+	} `json:"anchor"`
 	Entries    int64 `json:"entries"`
 	Receipts   int   `json:"receipts"`
 	Deletions  int   `json:"deletions"`

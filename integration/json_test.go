@@ -4,7 +4,10 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,29 +24,31 @@ import (
 // while a command of `broker help` or a schema file has no line, or a
 // line is never run.
 var jsonCommands = map[string]string{
-	"run":             "run.v1.json",
-	"status":          "capability.v1.json", // no handle: the stored capability report
-	"status HANDLE":   "status.v1.json",
-	"wait":            "status.v1.json",
-	"cancel":          "cancel.v1.json",
-	"probe":           "capability.v1.json",
-	"approvals":       "approvals.v1.json",
-	"approve":         "approve.v1.json",
-	"deny":            "deny.v1.json",
-	"leases":          "leases.v1.json",
-	"revoke":          "revoke.v1.json",
-	"actions":         "actions.v1.json",
-	"resolve":         "resolve.v1.json",
-	"receipts list":   "receipts.list.v1.json",
-	"receipts show":   "receipts.show.v1.json",
-	"receipts verify": "receipts.verify.v1.json",
-	"receipts export": "receipts.export.v1.json",
-	"receipts pubkey": "receipts.pubkey.v1.json",
-	"receipts prune":  "receipts.prune.v1.json",
-	"caches list":     "caches.list.v1.json",
-	"caches prune":    "caches.prune.v1.json",
-	"serve":           "",
-	"mcp":             "",
+	"run":                 "run.v1.json",
+	"status":              "capability.v1.json", // no handle: the stored capability report
+	"status HANDLE":       "status.v1.json",
+	"wait":                "status.v1.json",
+	"cancel":              "cancel.v1.json",
+	"probe":               "capability.v1.json",
+	"approvals":           "approvals.v1.json",
+	"approve":             "approve.v1.json",
+	"deny":                "deny.v1.json",
+	"leases":              "leases.v1.json",
+	"revoke":              "revoke.v1.json",
+	"actions":             "actions.v1.json",
+	"resolve":             "resolve.v1.json",
+	"receipts list":       "receipts.list.v1.json",
+	"receipts show":       "receipts.show.v1.json",
+	"receipts verify":     "receipts.verify.v1.json",
+	"receipts checkpoint": "receipts.checkpoint.v1.json",
+	"receipts export":     "receipts.export.v1.json",
+	"receipts pubkey":     "receipts.pubkey.v1.json",
+	"receipts prune":      "receipts.prune.v1.json",
+	"caches list":         "caches.list.v1.json",
+	"caches prune":        "caches.prune.v1.json",
+	"serve":               "",
+	"completion":          "",
+	"mcp":                 "",
 }
 
 // jsonCheck runs commands and validates what they print.
@@ -220,17 +225,36 @@ func TestJSONConvention(t *testing.T) {
 	var shown struct{ Verified bool }
 	c.run("receipts show", 0, &shown, "receipts", "show", h, "--json")
 	c.run("receipts show", 0, &shown, "receipts", "show", lost, "--json")
+	// What an operator keeps elsewhere: the key and the newest checkpoint.
+	var key struct {
+		PEM string `json:"public_key_pem"`
+	}
+	c.run("receipts pubkey", 0, &key, "receipts", "pubkey", "--json")
+	keyFile, cpFile := filepath.Join(t.TempDir(), "pub.pem"), filepath.Join(t.TempDir(), "checkpoint")
+	note, _ := d2.CLI("receipts", "checkpoint")
+	if err := errors.Join(os.WriteFile(keyFile, []byte(key.PEM), 0o600), os.WriteFile(cpFile, []byte(note), 0o600)); err != nil {
+		t.Fatal(err)
+	}
 	var rep verified
 	c.run("receipts verify", 0, &rep, "receipts", "verify", "--json")
 	if !rep.OK || rep.Entries != int64(entries) || rep.Checkpoint == nil || rep.Checkpoint.Size != rep.Entries {
 		t.Fatalf("receipts verify: %+v", rep)
 	}
+	var cp struct {
+		Size int64 `json:"size"`
+	}
+	c.run("receipts checkpoint", 0, &cp, "receipts", "checkpoint", "--json")
+	if cp.Size != rep.Entries {
+		t.Fatalf("receipts checkpoint --json covers %d entries of %d", cp.Size, rep.Entries)
+	}
+	c.run("receipts verify", 0, &rep, "receipts", "verify", "--json", "--pubkey", keyFile, "--checkpoint", cpFile)
+	if !rep.OK || rep.Anchor == nil || rep.Anchor.Size != rep.Entries || !rep.KeyGiven {
+		t.Fatalf("receipts verify against what was kept: %+v", rep)
+	}
 	c.run("receipts export", 0, &p, "receipts", "export", "--json")
 	if len(p.Items) != entries {
 		t.Fatalf("receipts export --json: %d entries of %d", len(p.Items), entries)
 	}
-	var key struct{}
-	c.run("receipts pubkey", 0, &key, "receipts", "pubkey", "--json")
 
 	// What needs the state directory to itself.
 	d2.kill()

@@ -51,13 +51,15 @@ func checkTools(t *testing.T, tools []listedTool) {
 func pendingApprovals(t *testing.T, d *brokerd) []string {
 	t.Helper()
 	out, code := d.CLI("approvals", "--json")
-	var l []wire.ApprovalView
-	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil {
-		t.Fatalf("broker approvals: exit %d, %v\n%s", code, err, out)
+	if code != 0 {
+		t.Fatalf("broker approvals: exit %d\n%s", code, out)
 	}
 	var ids []string
-	for _, a := range l {
-		if a.State == wire.RequestPending { // the listing ends with those that ended last
+	for _, a := range wholeListing[struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	}](t, "approvals", out) {
+		if a.State == "pending" { // the listing ends with those that ended last
 			ids = append(ids, a.ID)
 		}
 	}
@@ -67,12 +69,13 @@ func pendingApprovals(t *testing.T, d *brokerd) []string {
 func leaseApprovals(t *testing.T, d *brokerd) []string {
 	t.Helper()
 	out, code := d.CLI("leases", "--json")
-	var l []wire.LeaseView
-	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil {
-		t.Fatalf("broker leases: exit %d, %v\n%s", code, err, out)
+	if code != 0 {
+		t.Fatalf("broker leases: exit %d\n%s", code, out)
 	}
 	var ids []string
-	for _, v := range l {
+	for _, v := range wholeListing[struct {
+		ApprovalID string `json:"approval_id"`
+	}](t, "leases", out) {
 		ids = append(ids, v.ApprovalID)
 	}
 	return ids

@@ -89,9 +89,11 @@ func TestReceiptsVerifyAnchored(t *testing.T) {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 	code, out = r.cli("receipts", "checkpoint", "--json")
-	if code != 0 || !strings.Contains(out, `"size": 5`) || !strings.Contains(out, `"note": "warrant receipt log\n5\n`) {
+	if code != 0 || !strings.Contains(out, `"schema": "warrant.receipts.checkpoint/v1"`) || !strings.Contains(out, `"size": 5`) ||
+		!strings.Contains(out, `"note": "warrant receipt log\n5\n`) {
 		t.Fatalf("checkpoint --json: %d\n%s", code, out)
 	}
+	wantSchema(t, "receipts.checkpoint.v1.json", out)
 }
 
 // Deleting the last row and its checkpoint leaves a log whose newest
@@ -284,13 +286,19 @@ func TestReceiptsWitness(t *testing.T) {
 	}
 	code, out = r.cli("status", "--json")
 	var st struct {
-		State   string                `json:"state"`
-		Witness *broker.WitnessStatus `json:"witness"`
+		State   string `json:"state"`
+		Witness *struct {
+			Path              string `json:"path"`
+			Failing           bool   `json:"failing"`
+			LogCheckpoint     int64  `json:"log_checkpoint"`
+			WitnessCheckpoint int64  `json:"witness_checkpoint"`
+		} `json:"witness"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.State == "" || st.Witness == nil || st.Witness.Path != file ||
-		st.Witness.Failing || st.Witness.FileSize != 4 || st.Witness.LogSize != 4 {
+		st.Witness.Failing || st.Witness.WitnessCheckpoint != 4 || st.Witness.LogCheckpoint != 4 {
 		t.Fatalf("status --json: %d %+v\n%s", code, st.Witness, out)
 	}
+	wantSchema(t, "capability.v1.json", out)
 	code, out = r.cli("receipts", "verify", "--pubkey", pubFile, "--checkpoint", file)
 	if code != 0 || !strings.Contains(out, "extends all 4 checkpoint(s)") {
 		t.Fatalf("verify against the witness: %d\n%s", code, out)

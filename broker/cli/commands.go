@@ -264,7 +264,11 @@ func runActions(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s  %-19s %-9s %4s ago  %s\n", a.Handle, outcome, code, age(now.Sub(time.Unix(a.CreatedUnix, 0))),
 			listedCommand(a.Executable, a.Argv, a.ArgvTruncated))
 	}
-	e.writeMore("actions", page.NextAfter)
+	more := "actions"
+	if *unknown {
+		more += " --unknown"
+	}
+	e.writeMore(more, page.NextAfter)
 	return nil
 }
 

@@ -2,7 +2,6 @@ package view
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -31,15 +30,6 @@ func OptTime(t time.Time) *string {
 		return nil
 	}
 	s := Time(t)
-	return &s
-}
-
-// Hex formats a digest; nil (JSON null) when there is none.
-func Hex(b []byte) *string {
-	if b == nil {
-		return nil
-	}
-	s := hex.EncodeToString(b)
 	return &s
 }
 

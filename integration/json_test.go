@@ -120,6 +120,13 @@ func TestJSONConvention(t *testing.T) {
 		t.Fatalf("run --json: %+v", ran)
 	}
 	h := *ran.Handle
+	// A repeated call id answers the action it started, in the same object.
+	for range 2 {
+		c.run("run", 0, &ran, "run", "--approve", "--json", "--workspace", a.WS, "--session", "s-json", "--call-id", "c-json", "--", "/bin/echo", "call")
+	}
+	if ran.Stdout == nil || ran.Stdout.Text != "call\n" {
+		t.Fatalf("run --call-id repeated: %+v", ran)
+	}
 	var refused struct {
 		Handle *string         `json:"handle"`
 		Stdout json.RawMessage `json:"stdout"`

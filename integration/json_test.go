@@ -190,7 +190,7 @@ func TestJSONConvention(t *testing.T) {
 		t.Fatalf("after approve and deny: %+v, lease %+v", p, granted)
 	}
 	c.run("leases", 0, &p, "leases", "--json")
-	if len(p.Items) != 3 || p.Items[0].ID != granted.Lease.ID || p.Truncated {
+	if len(p.Items) != 4 || p.Items[0].ID != granted.Lease.ID || p.Truncated {
 		t.Fatalf("leases, newest first: %+v", p)
 	}
 	c.run("leases", 0, &p, "leases", "--json", "--limit", "2")

@@ -84,9 +84,11 @@ func (c *jsonCheck) run(command string, want int, v any, args ...string) {
 // page is the part of a listing a test follows.
 type page struct {
 	Items []struct {
-		ID     string `json:"id"`
-		Handle string `json:"handle"`
-		Index  *int64 `json:"index"`
+		ID     string  `json:"id"`
+		Handle string  `json:"handle"`
+		Index  *int64  `json:"index"`
+		State  string  `json:"state"`
+		Reason *string `json:"reason"`
 	} `json:"items"`
 	Truncated bool    `json:"truncated"`
 	NextAfter *string `json:"next_after"`
@@ -185,8 +187,12 @@ func TestJSONConvention(t *testing.T) {
 	c.run("approve", 0, &granted, "approve", ids[0], "--uses", "3", "--json")
 	var denied struct{}
 	c.run("deny", 0, &denied, "deny", ids[1], "--reason", "not this one", "--json")
+	// Nothing is pending; the listing ends with what became of the two,
+	// the last decided first.
 	c.run("approvals", 0, &p, "approvals", "--json")
-	if len(p.Items) != 0 || granted.Lease.UsesLeft != 3 {
+	if len(p.Items) < 2 || p.Items[0].ID != ids[1] || p.Items[0].State != "denied" || p.Items[0].Reason == nil ||
+		*p.Items[0].Reason != "not this one" || p.Items[1].ID != ids[0] || p.Items[1].State != "approved" ||
+		p.Truncated || granted.Lease.UsesLeft != 3 {
 		t.Fatalf("after approve and deny: %+v, lease %+v", p, granted)
 	}
 	c.run("leases", 0, &p, "leases", "--json")

@@ -12,8 +12,8 @@ import (
 // made from the wire's views and never are the wire's structs themselves,
 // whose encoding is CBOR's.
 
-// Approval is a pending approval request: the whole identity the
-// approval binds, its fingerprint and the limitations text.
+// Approval is an approval request: the whole identity the approval
+// binds, its fingerprint, the limitations text, and its state.
 type Approval struct {
 	ID           string   `json:"id"`
 	Goal         string   `json:"goal"`
@@ -23,13 +23,15 @@ type Approval struct {
 	Fingerprint  string   `json:"fingerprint"`
 	Limitations  string   `json:"limitations"`
 	Created      string   `json:"created"`
+	State        string   `json:"state"`  // pending, approved, denied or expired
+	Reason       *string  `json:"reason"` // a denial's or an expiry's; null when none
 }
 
 // ApprovalOf is the view of a.
 func ApprovalOf(a *wire.ApprovalView) Approval {
 	return Approval{ID: a.ID, Goal: a.Goal, GoalRevision: a.GoalRevision, Session: Text(a.Session),
 		Identity: IdentityOf(&a.Identity), Fingerprint: hex.EncodeToString(a.Fingerprint),
-		Limitations: a.Limitations, Created: UnixTime(a.CreatedUnix)}
+		Limitations: a.Limitations, Created: UnixTime(a.CreatedUnix), State: a.State.String(), Reason: Text(a.Reason)}
 }
 
 // Lease is a lease as the operator sees it, with its state at the time

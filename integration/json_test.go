@@ -29,6 +29,7 @@ var jsonCommands = map[string]string{
 	"status HANDLE":       "status.v1.json",
 	"wait":                "status.v1.json",
 	"cancel":              "cancel.v1.json",
+	"output":              "output.v1.json",
 	"probe":               "capability.v1.json",
 	"approvals":           "approvals.v1.json",
 	"approve":             "approve.v1.json",
@@ -148,6 +149,16 @@ func TestJSONConvention(t *testing.T) {
 	c.run("wait", 0, &st, "wait", h, "--json")
 	if st.State != "terminal" || st.WaitTimeout || string(st.Result) == "null" {
 		t.Fatalf("wait on an ended action: %+v", st)
+	}
+	var retained struct {
+		Streams []struct {
+			Stream string `json:"stream"`
+			Text   string `json:"text"`
+		} `json:"streams"`
+	}
+	c.run("output", 0, &retained, "output", h, "--json")
+	if len(retained.Streams) == 0 || retained.Streams[0].Stream != "stdout" || retained.Streams[0].Text != "hi\n" {
+		t.Fatalf("output --json: %+v", retained)
 	}
 	sleeper := a.Start(a.request(wire.ProfileShort, "/bin/sleep", "300"), 2)
 	c.run("wait", 0, &st, "wait", sleeper, "--timeout", "1ms", "--json")

@@ -41,6 +41,8 @@ type verified struct {
 	Receipts   int   `json:"receipts"`
 	Deletions  int   `json:"deletions"`
 	Survivors  int   `json:"survivors"`
+	Verdicts   int   `json:"verdicts"`
+	Statements int   `json:"statements"`
 	Unanchored int64 `json:"unanchored"`
 	Checkpoint *struct {
 		Size     int64  `json:"size"`

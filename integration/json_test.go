@@ -47,6 +47,15 @@ var jsonCommands = map[string]string{
 	"receipts prune":      "receipts.prune.v1.json",
 	"caches list":         "caches.list.v1.json",
 	"caches prune":        "caches.prune.v1.json",
+	"goals create":        "goals.create.v1.json",
+	"goals show":          "goals.show.v1.json",
+	"goals verify":        "goals.verify.v1.json",
+	"goals revise":        "goals.revise.v1.json",
+	"goals pause":         "goals.pause.v1.json",
+	"goals resume":        "goals.resume.v1.json",
+	"goals cancel":        "goals.cancel.v1.json",
+	"goals attest":        "goals.attest.v1.json",
+	"goals list":          "goals.list.v1.json",
 	"serve":               "",
 	"completion":          "",
 	"mcp":                 "",
@@ -206,11 +215,21 @@ func TestJSONConvention(t *testing.T) {
 		p.Truncated || granted.Lease.UsesLeft != 3 {
 		t.Fatalf("after approve and deny: %+v, lease %+v", p, granted)
 	}
-	c.run("leases", 0, &p, "leases", "--json")
+	c.run("leases", 0, &p, "leases", "--all", "--json")
 	if len(p.Items) != 4 || p.Items[0].ID != granted.Lease.ID || p.Truncated {
-		t.Fatalf("leases, newest first: %+v", p)
+		t.Fatalf("leases --all, newest first: %+v", p)
 	}
-	c.run("leases", 0, &p, "leases", "--json", "--limit", "2")
+	p = page{}
+	c.run("leases", 0, &p, "leases", "--json")
+	if len(p.Items) == 0 || len(p.Items) == 4 || p.Items[0].ID != granted.Lease.ID || p.Truncated {
+		t.Fatalf("leases (the usable ones only), newest first: %+v", p)
+	}
+	for _, l := range p.Items {
+		if l.State != "usable" {
+			t.Fatalf("leases without --all lists a lease %s: %+v", l.State, p)
+		}
+	}
+	c.run("leases", 0, &p, "leases", "--all", "--json", "--limit", "2")
 	if len(p.Items) != 2 || !p.Truncated || *p.NextAfter != p.Items[1].ID {
 		t.Fatalf("a page of two leases: %+v", p)
 	}
@@ -236,6 +255,87 @@ func TestJSONConvention(t *testing.T) {
 	}
 	var resolved struct{}
 	c.run("resolve", 0, &resolved, "resolve", lost, "stop", "--note", "killed with its broker", "--json")
+
+	// A goal through every goals command; its verdicts and the operator's
+	// statement become entries of the log listed below.
+	goalFile := filepath.Join(t.TempDir(), "goal.json")
+	must(t, os.WriteFile(goalFile, []byte(`{"title":"the page renders","workspace":"`+a.WS+
+		`","steps":[{"id":"review","criteria":[{"kind":"operator","prompt":"does it render?"}]}]}`), 0o600))
+	var gv struct {
+		Goal     string          `json:"goal"`
+		Revision uint64          `json:"revision"`
+		State    string          `json:"state"`
+		Status   string          `json:"status"`
+		Verdict  json.RawMessage `json:"verdict"`
+	}
+	c.run("goals create", 0, &gv, "goals", "create", goalFile, "--json")
+	if gv.Revision != 1 || gv.Status != "UNVERIFIED" || string(gv.Verdict) != "null" {
+		t.Fatalf("goals create --json: %+v", gv)
+	}
+	g := gv.Goal
+	c.run("goals show", 0, &gv, "goals", "show", g, "--json")
+	c.run("goals verify", 1, &gv, "goals", "verify", g, "--json")
+	if gv.Status != "NOT_DONE" || string(gv.Verdict) == "null" {
+		t.Fatalf("goals verify --json before the statement: %+v", gv)
+	}
+	c.run("goals attest", 0, &gv, "goals", "attest", g, "review", "it renders", "--json")
+	c.run("goals verify", 0, &gv, "goals", "verify", g, "--json")
+	if gv.Status != "VERIFIED_DONE" {
+		t.Fatalf("goals verify --json after the statement: %+v", gv)
+	}
+	c.run("goals revise", 0, &gv, "goals", "revise", g, "--json")
+	if gv.Revision != 2 || gv.Status != "UNVERIFIED" || string(gv.Verdict) != "null" {
+		t.Fatalf("goals revise --json: %+v", gv)
+	}
+	for _, step := range []struct{ verb, state string }{{"pause", "paused"}, {"resume", "active"}, {"cancel", "cancelled"}} {
+		c.run("goals "+step.verb, 0, &gv, "goals", step.verb, g, "--json")
+		if gv.State != step.state {
+			t.Fatalf("goals %s --json: %+v", step.verb, gv)
+		}
+	}
+	c.run("goals create", 0, &gv, "goals", "create", goalFile, "--json")
+	var goalPage struct {
+		Items []struct {
+			Goal string `json:"goal"`
+		} `json:"items"`
+		Truncated bool    `json:"truncated"`
+		NextAfter *string `json:"next_after"`
+	}
+	c.run("goals list", 0, &goalPage, "goals", "list", "--json")
+	var all []string
+	for _, it := range goalPage.Items {
+		all = append(all, it.Goal)
+	}
+	if len(all) < 2 || goalPage.Truncated || goalPage.NextAfter != nil || !slices.Contains(all, g) {
+		t.Fatalf("goals list --json: %+v", goalPage)
+	}
+	// Page by page, one goal a page, the same goals in the same order.
+	var paged []string
+	for after := ""; ; {
+		args := []string{"goals", "list", "--json", "--limit", "1"}
+		if after != "" {
+			args = append(args, "--after", after)
+		}
+		goalPage.Items = nil
+		c.run("goals list", 0, &goalPage, args...)
+		if len(goalPage.Items) != 1 {
+			t.Fatalf("a page of one goal: %+v", goalPage)
+		}
+		paged = append(paged, goalPage.Items[0].Goal)
+		if !goalPage.Truncated {
+			if goalPage.NextAfter != nil {
+				t.Fatalf("the last page names a next one: %+v", goalPage)
+			}
+			break
+		}
+		if goalPage.NextAfter == nil || *goalPage.NextAfter != goalPage.Items[0].Goal || len(paged) > len(all) {
+			t.Fatalf("a truncated page of goals: %+v", goalPage)
+		}
+		after = *goalPage.NextAfter
+	}
+	if !slices.Equal(paged, all) {
+		t.Fatalf("goals paged one by one %v, listed whole %v", paged, all)
+	}
 
 	c.run("receipts list", 0, &p, "receipts", "list", "--json")
 	entries := len(p.Items)

@@ -51,7 +51,7 @@ var commands = map[string]command{
 	"wait":      {"wait HANDLE [--timeout D] [--json]", "Wait for an action to end, at most D (a duration with a unit: 30s, 10m).", runWait},
 	"cancel":    {"cancel HANDLE [--reason R] [--json]", "Ask the broker to end an action; nothing is undone.", runCancel},
 	"output":    {"output HANDLE [--stream stdout|stderr] [--json]", "Print an action's retained output (head and tail) from its verified receipt.", runOutput},
-	"goals":     {"goals create|show|verify|revise|pause|resume|cancel|attest|list [flags]", "Create, show, verify, revise, pause, resume, cancel, attest or list goals and their steps (docs/goals.md).", runGoals},
+	"goals":     {"goals create|show|verify|revise|pause|resume|cancel|attest|list [flags] [--json]; list: [--limit N] [--after CURSOR]", "Create, show, verify, revise, pause, resume, cancel, attest or list goals and their steps (docs/goals.md).", runGoals},
 	"mcp":       {"mcp [--workspace DIR] [--session S] [--goal G] [--launcher PATH]", "Serve agents the MCP server on stdin and stdout.", runMCP},
 }
 

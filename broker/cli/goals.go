@@ -20,6 +20,7 @@ import (
 func runGoals(e *env, args []string) error {
 	workspace := e.fs.String("workspace", "", "create: the workspace, when the document names none (default: the current directory)")
 	title := e.fs.String("title", "", "create: the title, when the document has none")
+	pf := e.pageFlags()
 	pos, err := e.parseRange(args, 1, 4)
 	if err != nil {
 		return err
@@ -33,6 +34,9 @@ func runGoals(e *env, args []string) error {
 	if verb == "revise" && len(rest) == 1 {
 		n = 1 // a new revision that keeps the document
 	}
+	if verb != "list" && pf.given(e) {
+		return usageError{"--limit and --after page goals list only"}
+	}
 	if len(rest) != n {
 		return usageError{fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
 	}
@@ -44,7 +48,7 @@ func runGoals(e *env, args []string) error {
 	var reply *wire.GoalReply
 	switch verb {
 	case "list":
-		return e.listGoals(cl)
+		return e.listGoals(cl, pf)
 	case "create":
 		spec, err := readGoalFile(rest[0], *workspace)
 		if err != nil {
@@ -87,7 +91,7 @@ func runGoals(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		err = e.printJSON("warrant.goal/v1", v)
+		err = e.printJSON("warrant.goals."+verb+"/v1", goalOf(v))
 	} else {
 		v.Write(e.stdout)
 	}
@@ -127,25 +131,74 @@ func readGoalFile(path, workspace string) (string, error) {
 	return string(out), err
 }
 
-func (e *env) listGoals(cl *client.Client) error {
+// goal is a goal's view under the JSON convention (docs/json.md): what
+// every `broker goals VERB --json` but list prints. Document is the goal
+// document of the revision (its own schema, docs/goals.md) and Verdict
+// the signed goal-verdict.v1 predicate in its own encoding (camelCase,
+// times as the receipts' {monoNs, wallUnixNs}): signed bodies keep their
+// schema, as receipts show's receipt does. What does not exist is null.
+type goal struct {
+	Goal            string          `json:"goal"`
+	Title           string          `json:"title"`
+	Revision        uint64          `json:"revision"`
+	State           string          `json:"state"`
+	Status          string          `json:"status"`
+	GoalDigest      *string         `json:"goal_digest"`
+	Document        json.RawMessage `json:"document"`
+	Verdict         json.RawMessage `json:"verdict"`
+	VerdictLogIndex *int64          `json:"verdict_log_index"`
+}
+
+func goalOf(v *goals.View) goal {
+	g := goal{Goal: v.Goal, Title: v.Title, Revision: v.Revision, State: v.State, Status: v.Status,
+		GoalDigest: view.Text(v.GoalDigest), Document: rawOrNull(v.Document), Verdict: rawOrNull(v.Verdict),
+		VerdictLogIndex: v.VerdictIndex}
+	return g
+}
+
+// rawOrNull is v's JSON, or null when v is nil.
+func rawOrNull[T any](v *T) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("cli: internal error: encode a goal's view: " + err.Error())
+	}
+	return b
+}
+
+// goalEntry is one goal of `broker goals list --json`.
+type goalEntry struct {
+	Goal     string `json:"goal"`
+	Revision uint64 `json:"revision"`
+	State    string `json:"state"`
+}
+
+// listGoals lists the goals, paged by --limit and --after (the cursor is
+// a goal id) over what the broker answers: at most wire.MaxList goals.
+func (e *env) listGoals(cl *client.Client, pf pageFlags) error {
+	if err := pf.check(0); err != nil {
+		return err
+	}
 	l, err := cl.ListGoals()
 	if err != nil {
 		return err
 	}
-	type row struct {
-		Goal     string `json:"goal"`
-		Revision uint64 `json:"revision"`
-		State    string `json:"state"`
-	}
-	rows := []row{}
+	all := make([]goalEntry, 0, len(l.Goals))
 	for _, g := range l.Goals {
-		rows = append(rows, row{g.Goal, g.Revision, g.State.String()})
+		all = append(all, goalEntry{g.Goal, g.Revision, g.State.String()})
+	}
+	page, err := pageOf(all, pf, func(g goalEntry) string { return g.Goal })
+	if err != nil {
+		return err
 	}
 	if e.json {
-		return e.printJSON("warrant.goals.list/v1", view.List[row]{Items: rows})
+		return e.printJSON("warrant.goals.list/v1", page)
 	}
-	for _, r := range rows {
+	for _, r := range page.Items {
 		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)
 	}
+	e.writeMore("goals list", page.NextAfter)
 	return nil
 }

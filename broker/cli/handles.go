@@ -183,7 +183,8 @@ func printWitness(out io.Writer, w *broker.WitnessStatus) {
 // state directory: something removed them under it, and its next action
 // makes them again or, where its limits cannot be set there, is refused
 // (known_not_executed, IO_FAILED). With no broker answering nothing is
-// listed: the directories exist only while one runs.
+// listed: the directories exist only while one runs. Nil says nothing
+// was checked; an empty list that every directory is there.
 func missingCgroups(state string, dirs []string) []string {
 	if len(dirs) == 0 {
 		return nil
@@ -193,7 +194,7 @@ func missingCgroups(state string, dirs []string) []string {
 		return nil
 	}
 	cl.Close()
-	var gone []string
+	gone := []string{}
 	for _, d := range dirs {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			gone = append(gone, d)

@@ -103,6 +103,12 @@ type capability struct {
 	Checks     []probeCheck `json:"checks"`
 	Limits     []probeLimit `json:"limits"`
 	TestSeams  []string     `json:"test_seams"`
+	// CgroupDirs are the cgroup directories the binding's cgroup
+	// describes; CgroupMissing those of them `broker status` found gone
+	// while a broker answers ([] when none), null when nothing was
+	// checked (probe, no broker answering, no directories).
+	CgroupDirs    []string `json:"cgroup_dirs"`
+	CgroupMissing []string `json:"cgroup_missing"`
 	// Witness is what `broker status` says of the witness file (serve
 	// --witness); null when no broker served with one, and from probe.
 	Witness *witness `json:"witness"`
@@ -163,7 +169,7 @@ func capabilityOf(r *probe.Report) capability {
 	b := r.Binding
 	c := capability{State: r.State.String(), Probed: view.OptTime(r.At), Reason: view.Text(r.Reason),
 		Failed: view.NonNil(r.Failed), Hints: view.NonNil(r.Hints), Checks: []probeCheck{}, Limits: []probeLimit{},
-		TestSeams: view.NonNil(r.TestSeams),
+		TestSeams: view.NonNil(r.TestSeams), CgroupDirs: view.NonNil(r.CgroupDirs), CgroupMissing: r.CgroupMissing,
 		Binding: probeBinding{OS: b.OS, Kernel: b.Kernel, LandlockABI: b.LandlockABI, Seccomp: b.Seccomp, Cgroup: b.Cgroup,
 			LauncherDigest: b.LauncherDigest, PolicyDigest: b.PolicyDigest, ProbeDigest: b.ProbeDigest}}
 	if c.Probed != nil {

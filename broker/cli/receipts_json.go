@@ -154,6 +154,8 @@ type verification struct {
 	Receipts           int         `json:"receipts"`
 	Deletions          int         `json:"deletions"`
 	Survivors          int         `json:"survivors"`
+	Verdicts           int         `json:"verdicts"`
+	Statements         int         `json:"statements"`
 	Checkpoints        int         `json:"checkpoints"`
 	Checkpoint         *checkpoint `json:"checkpoint"`
 	Unanchored         int64       `json:"unanchored"`
@@ -171,7 +173,7 @@ type checkpoint struct {
 
 func verificationOf(keyID string, checkpoints int, rep *receipt.Report) verification {
 	v := verification{KeyID: keyID, OK: rep.OK(), Entries: rep.Entries, Receipts: rep.Receipts, Deletions: rep.Deletions,
-		Survivors: rep.Survivors, Checkpoints: checkpoints, Unanchored: rep.Unanchored, Pruned: []pruned{},
+		Survivors: rep.Survivors, Verdicts: rep.Verdicts, Statements: rep.Statements, Checkpoints: checkpoints, Unanchored: rep.Unanchored, Pruned: []pruned{},
 		Problems: problemsOf(rep.Problems)}
 	v.Checkpoint, v.Anchor = checkpointOf(rep.Checkpoint), checkpointOf(rep.Anchor)
 	for i := range rep.Pruned {

@@ -92,7 +92,7 @@ func TestRestartEndsTheSurvivorWithoutCgroupsAsUser(t *testing.T) {
 	}
 	leases := wholeListing[struct {
 		UsesLeft *int `json:"uses_left"`
-	}](t, "leases", u.readCLI("leases", "--json"))
+	}](t, "leases", u.readCLI("leases", "--all", "--json"))
 	if len(leases) == 0 {
 		t.Fatal("no lease listed")
 	}

@@ -193,8 +193,17 @@ func (e *env) listGoals(cl *client.Client, pf pageFlags) error {
 	if err != nil {
 		return err
 	}
+	// The broker answers at most wire.MaxList goals: a listing cut there
+	// says so, even on its last page, rather than stop early in silence.
+	capped := len(all) == wire.MaxList && !page.Truncated
+	if capped {
+		page.Truncated = true
+	}
 	if e.json {
 		return e.printJSON("warrant.goals.list/v1", page)
+	}
+	if capped {
+		defer fmt.Fprintf(e.stderr, "broker goals list: the broker lists at most %d goals; more may exist beyond these\n", wire.MaxList)
 	}
 	for _, r := range page.Items {
 		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)

@@ -42,5 +42,7 @@ lint:
 	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
 	GOOS=darwin CGO_ENABLED=0 $(GO) build ./...
 
+# The workspace is a fresh directory: the repository holds bin/, the
+# broker's own binaries, which no workspace may contain.
 demo: build
-	d=$$(mktemp -d) && WARRANT_STATE=$$d ./bin/broker run --approve -- python3 -c 'print(6*7)'; s=$$?; rm -rf "$$d"; exit $$s
+	d=$$(mktemp -d) && mkdir "$$d/ws" && WARRANT_STATE=$$d/state ./bin/broker run --approve --workspace "$$d/ws" -- python3 -c 'print(6*7)'; s=$$?; rm -rf "$$d"; exit $$s

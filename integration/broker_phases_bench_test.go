@@ -79,7 +79,7 @@ func (o *phasedObserver) End(obs *runner.Observation) {
 // p50 and p95 in µs.
 func BenchmarkRunTruePhases(b *testing.B) {
 	ctx := context.Background()
-	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "phases-" + token(b)}, nil)
+	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "phases-" + token(b), Warm: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -54,6 +54,7 @@ type brokerOptions struct {
 	env         stringList // --env NAME=VALUE, after <state>/env
 	cargoTarget bool       // --cargo-target-cache
 	witness     string     // --witness DIR (serve only)
+	warm        bool       // keep a launcher started ahead (serve: a daemon runs many actions)
 }
 
 // brokerFlags registers the flags serve and run share for the broker they
@@ -116,7 +117,7 @@ func openBroker(ctx context.Context, e *env, o brokerOptions, logw io.Writer,
 			live(handle, s, p)
 		}
 	}
-	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8])}, logf)
+	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8]), Warm: o.warm}, logf)
 	if err != nil {
 		lock.Release()
 		return nil, err

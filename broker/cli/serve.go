@@ -17,7 +17,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // runServe runs the daemon in the foreground until SIGINT or SIGTERM.
 func runServe(e *env, args []string) error {
-	var o brokerOptions
+	o := brokerOptions{warm: true}
 	e.fs.Var(&o.readPaths, "read-path", "an extra read+execute path for every policy (repeatable)")
 	e.fs.StringVar(&o.launcher, "launcher", "", "the launcher binary (default $WARRANT_LAUNCHER or beside this binary)")
 	e.fs.StringVar(&o.witness, "witness", "", "copy every signed checkpoint to an append-only file in this directory, outside the state directory")

@@ -33,8 +33,11 @@ func BecomeSubreaper() error { return nil }
 
 func (s *supervisor) setup() (undo func(), err error) { return func() {}, nil }
 
+// cgroupFD is -1: there are no cgroups to start the launcher in.
+func (o *osState) cgroupFD() int { return -1 }
+
 // place does nothing: there are no cgroups to place the launcher in.
-func (o *osState) place(int) error { return nil }
+func (o *osState) place(int, bool) error { return nil }
 
 // readUsage does nothing: no limit counts anything on macOS.
 func (s *supervisor) readUsage() {}

@@ -74,13 +74,23 @@ func (s *supervisor) setup() (undo func(), err error) {
 	return func() { s.spec.Cgroup.release(cg) }, nil
 }
 
-// place puts the launcher into the action's cgroup v1 directories before
-// it is sent its request.
-func (o *osState) place(pid int) error {
+// cgroupFD is the action's cgroup v2 directory, for CLONE_INTO_CGROUP,
+// or -1.
+func (o *osState) cgroupFD() int {
+	if o.cg == nil {
+		return -1
+	}
+	return o.cg.fd
+}
+
+// place puts the launcher into the action's cgroup v1 directories, and
+// into its v2 directory too when it was started warm (in the hold,
+// warm_linux.go), before it is sent its request.
+func (o *osState) place(pid int, warm bool) error {
 	if o.cg == nil {
 		return nil
 	}
-	return o.cg.place(pid)
+	return o.cg.place(pid, warm)
 }
 
 // readUsage reads what the action's cgroups counted.

@@ -76,6 +76,19 @@
 // in the background once it has ended. A spare holds no process, ever;
 // one a dead broker left is removed by the next, as an empty leftover.
 //
+// A daemon keeps one launcher started ahead (Warm, warm.go): the process
+// start and the Go runtime's start are off the action's path too. A
+// warm launcher is started exactly as a cold one, and waits for its
+// request, which is the first thing it reads; until then it knows of no
+// action and runs nothing. It waits in the hold, this broker's cgroup v2
+// directory warm-<random> (hold_linux.go), and the action that takes it
+// moves it into its own v2 and v1 cgroups before its origin is recorded
+// and its request sent. One that died waiting is reaped and replaced by
+// a cold start; a dead broker's warm launcher reads end of stream on its
+// request socket and exits, and the next broker removes the hold (ending
+// whatever is in it without calling it a survivor: nothing in a hold was
+// ever sent a request).
+//
 // At the end the counters are read before the directories are removed:
 // oom_kill (memory.events, memory.oom_control), the memory peak,
 // pids.events max and pids.peak. A risen oom_kill is the kernel's

@@ -25,90 +25,98 @@ type launcher struct {
 	h      handle        // the platform's hold on the unreaped process
 	exited chan struct{} // closed when the root has exited (not reaped)
 	exitAt time.Time     // when it was seen to exit; read only after exited is closed
-	sock   *net.UnixConn
-	stdout *os.File
+	req    *os.File      // the request socket until the request is sent; then nil
+	sock   *net.UnixConn // the same socket, for the replies, once the request is sent
+	stdout *os.File      // nil until the launcher is given an action
 	stderr *os.File
 }
 
-// start creates the request socket and the output pipes, starts the
-// launcher with fd 3 = its end of the socket, an empty environment and
-// /dev/null as stdio (inside the action's cgroup v2 when it has one),
-// places it in the action's cgroup v1 directories, tells spec.OnLaunch
-// its Origin, and only then sends the request with its fds. On error
-// nothing is left running.
+// start takes a warm launcher (spec.Warm), or starts one, gives it the
+// action's output pipes, places it in the action's cgroups, tells
+// spec.OnLaunch its Origin, and only then sends the request with its fds.
+// On error nothing is left running.
 func start(spec *Spec, o *osState) (l *launcher, err error) {
 	frame, err := wire.EncodeFrame(spec.Request)
 	if err != nil {
 		return nil, err
 	}
+	l, warm := spec.Warm.take(), true
+	if l == nil {
+		if l, err = startLauncher(spec.Launcher, o.cgroupFD()); err != nil {
+			return nil, err
+		}
+		warm = false
+	}
+	defer func() {
+		if err != nil {
+			l.abandon()
+		}
+	}()
+	outR, outW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer outW.Close()
+	l.stdout = outR
+	errR, errW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer errW.Close()
+	l.stderr = errR
+	// The launcher waits for its request; until it has one it runs
+	// nothing, so it is placed in the action's cgroups first.
+	if err = o.place(l.pid, warm); err != nil {
+		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+	}
+	if err = tellOrigin(l.pid, spec.OnLaunch); err != nil {
+		return nil, err
+	}
+	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
+	for _, s := range spec.Snapshots {
+		fds = append(fds, int(s.Fd()))
+	}
+	if err = sendRequest(int(l.req.Fd()), frame, unix.UnixRights(fds...)); err != nil {
+		return nil, fmt.Errorf("send spawn request: %w", err)
+	}
+	conn, err := net.FileConn(l.req)
+	l.req.Close()
+	l.req = nil
+	if err != nil {
+		return nil, fmt.Errorf("wrap request socket: %w", err)
+	}
+	l.sock = conn.(*net.UnixConn)
+	return l, nil
+}
+
+// startLauncher starts the launcher with fd 3 = its end of a new request socket,
+// an empty environment and /dev/null as stdio, inside the cgroup v2
+// cgroupFD when it is not -1, and watches for its exit. It runs nothing
+// until it is sent a request.
+func startLauncher(path string, cgroupFD int) (*launcher, error) {
 	pair, err := requestSocket()
 	if err != nil {
 		return nil, fmt.Errorf("create request socket: %w", err)
 	}
 	ours, theirs := os.NewFile(uintptr(pair[0]), "launcher-request"), os.NewFile(uintptr(pair[1]), "launcher-request")
 	defer theirs.Close()
-	outR, outW, err := pipe()
-	if err != nil {
-		ours.Close()
-		return nil, err
-	}
-	defer outW.Close()
-	errR, errW, err := pipe()
-	if err != nil {
-		ours.Close()
-		outR.Close()
-		return nil, err
-	}
-	defer errW.Close()
-	defer func() {
-		if err != nil {
-			ours.Close()
-			outR.Close()
-			errR.Close()
-		}
-	}()
-
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
+		ours.Close()
 		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
-	pid, h, err := spawn(spec.Launcher, []*os.File{devnull, devnull, devnull, theirs}, o)
+	pid, h, err := spawn(path, []*os.File{devnull, devnull, devnull, theirs}, cgroupFD)
 	if err != nil {
+		ours.Close()
 		return nil, err
 	}
-	l = &launcher{pid: pid, h: h, exited: make(chan struct{}), stdout: outR, stderr: errR}
+	l := &launcher{pid: pid, h: h, exited: make(chan struct{}), req: ours}
 	go func() {
 		h.watch()
 		l.exitAt = time.Now()
 		close(l.exited)
 	}()
-	// The launcher waits for its request; until it has one it runs
-	// nothing, so it is placed in the action's remaining cgroups first.
-	if err := o.place(pid); err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
-	}
-	if err := tellOrigin(pid, spec.OnLaunch); err != nil {
-		l.abandon()
-		return nil, err
-	}
-
-	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
-	for _, s := range spec.Snapshots {
-		fds = append(fds, int(s.Fd()))
-	}
-	if err := sendRequest(int(ours.Fd()), frame, unix.UnixRights(fds...)); err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("send spawn request: %w", err)
-	}
-	conn, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("wrap request socket: %w", err)
-	}
-	l.sock = conn.(*net.UnixConn)
 	return l, nil
 }
 
@@ -211,7 +219,10 @@ func (l *launcher) close() {
 	if l.sock != nil {
 		l.sock.Close()
 	}
-	l.stdout.Close()
-	l.stderr.Close()
+	for _, f := range []*os.File{l.req, l.stdout, l.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
 	l.h.release()
 }

@@ -45,7 +45,7 @@ func pipeCloexec() (p [2]int, err error) {
 // spawn starts the launcher and registers an EVFILT_PROC NOTE_EXIT watch
 // on it. The watch reports the exit without reaping, so the zombie holds
 // the pid, and with it the process group id, while the group is signalled.
-func spawn(path string, files []*os.File, _ *osState) (int, handle, error) {
+func spawn(path string, files []*os.File, _ int) (int, handle, error) {
 	kq, err := unix.Kqueue()
 	if err != nil {
 		return 0, handle{}, os.NewSyscallError("kqueue", err)
@@ -86,6 +86,10 @@ func (h handle) kill() { unix.Kill(h.pid, unix.SIGKILL) }
 // release does nothing: the kqueue belongs to watch, which closes it when
 // the exit is seen (a root that never dies keeps it open).
 func (h handle) release() {}
+
+// hasExited reports whether the process has exited, without waiting or
+// reaping it.
+func (h handle) hasExited() bool { return h.gone || isZombie(h.pid) }
 
 // watch returns when the process has exited, without reaping it. If the
 // kqueue fails, it falls back to polling the process's state.

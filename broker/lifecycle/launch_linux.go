@@ -28,13 +28,13 @@ func pipeCloexec() (p [2]int, err error) {
 	return p, err
 }
 
-// spawn starts the launcher, inside the action's cgroup v2 when it has
-// one (its v1 cgroups are joined by place), and takes a pidfd for it.
-func spawn(path string, files []*os.File, o *osState) (int, handle, error) {
+// spawn starts the launcher, inside the cgroup v2 cgroupFD unless it is
+// -1 (its v1 cgroups are joined by place), and takes a pidfd for it.
+func spawn(path string, files []*os.File, cgroupFD int) (int, handle, error) {
 	pidfd := -1
 	sys := &syscall.SysProcAttr{PidFD: &pidfd}
-	if o.cg != nil && o.cg.fd >= 0 {
-		sys.UseCgroupFD, sys.CgroupFD = true, o.cg.fd
+	if cgroupFD >= 0 {
+		sys.UseCgroupFD, sys.CgroupFD = true, cgroupFD
 	}
 	pid, err := startProcess(path, files, sys)
 	if err != nil {
@@ -51,6 +51,14 @@ func spawn(path string, files []*os.File, o *osState) (int, handle, error) {
 func (h handle) kill() { unix.PidfdSendSignal(h.pidfd, unix.SIGKILL, nil, 0) }
 
 func (h handle) release() { unix.Close(h.pidfd) }
+
+// hasExited reports whether the process has exited, without waiting or
+// reaping it.
+func (h handle) hasExited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PIDFD, h.pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0
+}
 
 // watch returns when the process has exited. It does not reap it
 // (WNOWAIT): the zombie keeps the process group id from being reused while

@@ -31,8 +31,16 @@ func (c *Cgroups) EndLeftovers() ([]Leftover, error) {
 	ids, err := c.leftoverIDs()
 	var out []Leftover
 	for _, id := range ids {
+		if id == c.hold {
+			continue // this broker's own
+		}
 		a := c.existing(id)
 		if populated, perr := a.populated(); perr != nil || !populated {
+			a.remove()
+			continue
+		}
+		if isHold(id) {
+			a.end() // a dead broker's warm launcher, which was never sent a request
 			a.remove()
 			continue
 		}

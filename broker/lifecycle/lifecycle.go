@@ -19,6 +19,7 @@ type Spec struct {
 	Snapshots []*os.File         // sealed memfds in SpawnRequest order, when Request.Snapshots
 	Limits    profile.Limits     // Memory and Pids are applied where Cgroup enforces them
 	Cgroup    *Cgroups           // nil when no cgroup hierarchy is writable
+	Warm      *Warm              // the launcher started ahead, if any (nil: started for the action)
 	Stdout    io.Writer          // receives every raw stdout byte, in order
 	Stderr    io.Writer          // receives every raw stderr byte, in order
 	Cancel    <-chan struct{}

@@ -13,3 +13,12 @@ func Run(Spec) Result {
 	return Result{Outcome: wire.KnownNotExecuted,
 		Err: wire.Errorf(wire.CodeSandboxUnavailable, "supervision is not implemented on this platform")}
 }
+
+// Warm does nothing on this platform, where nothing is launched.
+type Warm struct{}
+
+// NewWarm returns a nil Warm.
+func NewWarm(string, *Cgroups) (*Warm, error) { return nil, nil }
+
+// Close does nothing.
+func (*Warm) Close() {}

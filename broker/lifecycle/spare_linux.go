@@ -89,9 +89,7 @@ func (c *Cgroups) refill(lim profile.Limits) {
 	go func() {
 		defer s.bg.Done()
 		sp := &actionCgroup{fd: -1}
-		var b [8]byte
-		rand.Read(b[:])
-		err := c.createV1(sp, "spare-"+hex.EncodeToString(b[:]), lim)
+		err := c.createV1(sp, randomName("spare-"), lim)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.making[key] = false
@@ -101,6 +99,14 @@ func (c *Cgroups) refill(lim profile.Limits) {
 		}
 		s.ready[key] = sp
 	}()
+}
+
+// randomName is prefix and 16 random hex digits: the name of a cgroup
+// directory that is no action's.
+func randomName(prefix string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // release removes an ended action's directories in the background.

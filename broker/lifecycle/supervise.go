@@ -62,6 +62,7 @@ func (s *supervisor) run() {
 	defer undo()
 	l, err := start(s.spec, &s.osState)
 	if err != nil {
+		s.spec.Warm.refill()
 		// Nothing was started, or the launcher was killed before it could
 		// have read a request: it executes only after Ready.
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
@@ -74,7 +75,9 @@ func (s *supervisor) run() {
 	budget := s.spec.Limits.HardOutput
 	s.out = newCapture(l.stdout, s.spec.Stdout, budget, s.signalOver)
 	s.err = newCapture(l.stderr, s.spec.Stderr, budget, s.signalOver)
-	if s.handshake() {
+	running := s.handshake()
+	s.spec.Warm.refill()
+	if running {
 		s.supervise()
 	}
 }

@@ -107,6 +107,7 @@ type Survivor struct {
 type Runner struct {
 	launcher *pinned
 	cgroups  *lifecycle.Cgroups // nil: supervision by process group alone
+	warm     *lifecycle.Warm    // nil: every launcher started for its action
 	limits   lifecycle.Enforcement
 	rules    *receipt.Ruleset
 	live     func(handle string, stream receipt.StreamName, redacted []byte)
@@ -123,6 +124,10 @@ type Options struct {
 	// Scope names this broker's cgroup directory (one per state
 	// directory, which the broker holds locked).
 	Scope string
+	// Warm keeps a launcher started ahead of the next action
+	// (lifecycle.Warm): for a daemon, which runs many; a broker that runs
+	// one action would start one for nothing.
+	Warm bool
 	// Live, if set, receives each stream's redacted output as it is
 	// released (for `broker run` in the foreground). It must not keep the
 	// slice.
@@ -158,6 +163,11 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 	}
 	if r.limits.Missing != "" && logf != nil {
 		logf("resource limits: %s", r.limits.Missing)
+	}
+	if o.Warm {
+		if r.warm, err = lifecycle.NewWarm(l.path, r.cgroups); err != nil && logf != nil {
+			logf("no launcher started ahead (%v); each is started for its action", err)
+		}
 	}
 	return r, nil
 }
@@ -245,6 +255,7 @@ func (r *Runner) CgroupDirs() []string {
 // launcher.
 func (r *Runner) Close() {
 	r.wg.Wait()
+	r.warm.Close()
 	r.launcher.close()
 	if r.cgroups != nil {
 		r.cgroups.Remove()
@@ -330,7 +341,7 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 	return lifecycle.Spec{
 		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
-		Limits: lim, Cgroup: r.cgroups,
+		Limits: lim, Cgroup: r.cgroups, Warm: r.warm,
 		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch,
 	}
 }

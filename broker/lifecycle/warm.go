@@ -1,0 +1,111 @@
+//go:build linux || darwin
+
+package lifecycle
+
+import "sync"
+
+// Warm keeps one launcher started ahead of the next action, so that an
+// action does not wait for a process to start and its runtime to come
+// up: about half of an action's own time for /bin/true
+// (BenchmarkRunTruePhases). A warm launcher has done nothing but what
+// every launcher does before its request: it has cleaned its slate and
+// waits to read that request, and it knows nothing of any action. It
+// was started exactly as a cold one is (startLauncher), in the hold (the cgroup
+// v2 directory warm-<random> of this broker, when it has cgroup v2), and
+// the action that takes it places it in its own cgroups, v2 and v1,
+// before its origin is recorded and its request sent: nothing of the
+// action runs outside them, as with a cold launcher. One that died
+// while it waited is reaped and the action starts its own. A broker
+// that dies leaves its warm launcher with the other end of its request
+// socket closed: it reads end of stream, refuses and exits, and the next
+// broker removes the empty hold as a leftover (or ends what is in it:
+// a process in a hold has never been sent a request).
+//
+// A nil *Warm starts every launcher when its action needs it.
+type Warm struct {
+	path string
+	hold *hold
+
+	mu     sync.Mutex
+	ready  *launcher // started, waiting for its request; nil when none
+	making bool
+	closed bool
+	bg     sync.WaitGroup // the refill in flight
+}
+
+// NewWarm makes the hold in c (nil: no cgroups) and starts the first warm
+// launcher of path in the background.
+func NewWarm(path string, c *Cgroups) (*Warm, error) {
+	h, err := newHold(c)
+	if err != nil {
+		return nil, err
+	}
+	w := &Warm{path: path, hold: h}
+	w.refill()
+	return w, nil
+}
+
+// take returns the warm launcher, or nil when there is none ready.
+func (w *Warm) take() *launcher {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	l := w.ready
+	w.ready = nil
+	w.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	if l.h.hasExited() {
+		l.abandon() // it died waiting, before it was anyone's
+		return nil
+	}
+	return l
+}
+
+// refill starts the next warm launcher in the background, unless one is
+// ready or being started, or Close has begun. An action calls it once its
+// own launcher is done with (after the handshake), so that the new
+// process does not compete with the action's start.
+func (w *Warm) refill() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.ready != nil || w.making {
+		return
+	}
+	w.making = true
+	w.bg.Add(1)
+	go func() {
+		defer w.bg.Done()
+		l, err := startLauncher(w.path, w.hold.fd)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.making = false
+		switch {
+		case err != nil: // the next action starts its own, and tries again
+		case w.closed:
+			l.abandon()
+		default:
+			w.ready = l
+		}
+	}()
+}
+
+// Close ends the warm launcher and removes the hold.
+func (w *Warm) Close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.bg.Wait()
+	if l := w.take(); l != nil {
+		l.abandon()
+	}
+	w.hold.remove()
+}

@@ -16,7 +16,10 @@
 // (RecordOrigin, read to find processes that outlived a broker, which a
 // host's crash leaves none of) and its move from executing to running
 // (MarkRunning: recovery treats both alike). The next fsync'd commit
-// makes them durable too; WAL order is kept.
+// makes them durable too; WAL order is kept. Each connection keeps the
+// statements it has prepared, by their text (stmtcache.go): the same few
+// dozen statements run for every action, and parsing them cost more than
+// running most of them.
 //
 // # Invariants, and where each is kept
 //

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
-
 	"warrant/wire"
 )
 
@@ -67,10 +65,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Journal, err
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open journal: %w", err)
-	}
+	db := sql.OpenDB(&connector{dsn: "file:" + path + "?" + q.Encode()})
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
@@ -243,10 +238,7 @@ func OpenReadOnly(path string) (*Journal, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open journal read-only: %w", err)
-	}
+	db := sql.OpenDB(&connector{dsn: "file:" + path + "?" + q.Encode()})
 	db.SetMaxOpenConns(1)
 	return &Journal{db: db, now: time.Now}, nil
 }

@@ -16,7 +16,7 @@ const maxCached = 256
 
 // connector opens connections that keep the statements they have
 // prepared, by their text. Parsing and planning an SQL statement cost
-// more than running most of the journal's (BenchmarkCheckpoint): every
+// more than running most of the journal's (BenchmarkAdmitAndCheckpoint in broker/): every
 // action's checkpoint, events and receipt run the same few dozen
 // statements. It changes nothing else: each call still binds its
 // arguments to the statement and runs it in the caller's transaction.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,6 +85,7 @@ type Broker struct {
 	owned bool // Open took lock, and Close releases it
 	j     *journal.Journal
 	snaps *snapcache.Cache
+	adirs *actionDirs // actions' private directories (actiondirs.go)
 	base  wire.Policy
 	env   []wire.EnvVar // the identity's environment but for the workspace cache's variables
 	rlog  *receiptLog
@@ -183,7 +183,8 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
 		protected: protected, withheld: withheld, declared: declared, caches: store,
-		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now()}
+		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now(),
+		adirs: openActionDirs(dirs.actions, cfg.Logf)}
 	keys, err := loadKeys(dirs)
 	if err == nil {
 		b.rlog, err = openReceiptLog(ctx, j, keys)
@@ -335,6 +336,7 @@ func (b *Broker) Close() error {
 		b.rlog.witness.close()
 	}
 	b.snaps.Close()
+	b.adirs.close()
 	err := b.j.Close()
 	b.protected.Close()
 	if b.owned {
@@ -380,18 +382,6 @@ func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (
 	}
 }
 
-// actionDirs creates the private HOME and TMPDIR of an action.
-func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
-	dir := filepath.Join(b.dirs.actions, handle)
-	home, tmp = filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
-	for _, d := range []string{dir, home, tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return "", "", fmt.Errorf("create action directory: %w", err)
-		}
-	}
-	return home, tmp, nil
-}
-
 // removeActionDirs removes an action's private HOME and TMPDIR, with
 // whatever its target left there, once its outcome is known and before it
 // is recorded. Every outcome but unknown is decided before anything ran or
@@ -400,9 +390,9 @@ func (b *Broker) actionDirs(handle string) (home, tmp string, err error) {
 // working in them, and they are evidence for the operator who resolves it.
 // Removal does not follow symlinks the target planted (os.RemoveAll works
 // by directory descriptor); a failure is logged and leaves the directory
-// behind.
+// behind. The deletion itself is in the background (actionDirs).
 func (b *Broker) removeActionDirs(handle string) {
-	if err := os.RemoveAll(filepath.Join(b.dirs.actions, handle)); err != nil {
+	if err := b.adirs.remove(handle); err != nil {
 		b.cfg.Logf("action %s: remove its private directories: %v", handle, err)
 	}
 }

@@ -132,7 +132,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	obs.handle = launch.Handle
 	defer b.notify()
 	accepted := &wire.Accepted{Handle: launch.Handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}
-	if launch.Home, launch.Tmp, err = b.actionDirs(launch.Handle); err != nil {
+	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err != nil {
 		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
 		return accepted, nil

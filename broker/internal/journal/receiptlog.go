@@ -270,8 +270,14 @@ type Event struct {
 func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	r := &Record{Handle: handle}
 	var idBlob []byte
-	err := j.db.QueryRowContext(ctx, `SELECT lease_id, approval_id, goal, goal_revision, session, step, fingerprint, identity
-		FROM actions WHERE handle = ?`, handle).Scan(&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Step, &r.Fingerprint, &idBlob)
+	var requested sql.NullInt64
+	var decided sql.NullInt64
+	// The action and its approval request in one read (a LEFT JOIN, so
+	// that a missing request is named, not taken for a missing action).
+	err := j.db.QueryRowContext(ctx, `SELECT a.lease_id, a.approval_id, a.goal, a.goal_revision, a.session, a.step, a.fingerprint, a.identity,
+		r.created_unix, r.decided_unix
+		FROM actions a LEFT JOIN approval_requests r ON r.id = a.approval_id WHERE a.handle = ?`, handle).Scan(
+		&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Step, &r.Fingerprint, &idBlob, &requested, &decided)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
 	}
@@ -281,13 +287,10 @@ func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	if err := wire.DecodeCanonical(idBlob, &r.Identity); err != nil {
 		return nil, fmt.Errorf("decode identity of %s: %w", handle, err)
 	}
-	var requested int64
-	var decided sql.NullInt64
-	if err := j.db.QueryRowContext(ctx, `SELECT created_unix, decided_unix FROM approval_requests WHERE id = ?`,
-		r.ApprovalID).Scan(&requested, &decided); err != nil {
-		return nil, fmt.Errorf("read approval request %s: %w", r.ApprovalID, err)
+	if !requested.Valid {
+		return nil, fmt.Errorf("read approval request %s: %w", r.ApprovalID, sql.ErrNoRows)
 	}
-	r.Requested = time.Unix(requested, 0)
+	r.Requested = time.Unix(requested.Int64, 0)
 	if decided.Valid {
 		at := time.Unix(decided.Int64, 0)
 		r.Approved = &at

@@ -7,3 +7,5 @@ type hold struct{ fd int }
 func newHold(*Cgroups) (*hold, error) { return &hold{fd: -1}, nil }
 
 func (*hold) remove() {}
+
+func (*hold) gone() bool { return false }

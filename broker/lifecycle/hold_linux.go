@@ -49,6 +49,15 @@ func (h *hold) remove() {
 	}
 }
 
+// gone reports whether the hold's directory was removed.
+func (h *hold) gone() bool {
+	if h.fd < 0 {
+		return false
+	}
+	_, err := os.Stat(h.dir)
+	return err != nil
+}
+
 // isHold reports whether a child of this broker's cgroup directory is a
 // hold, not an action's.
 func isHold(name string) bool { return strings.HasPrefix(name, holdPrefix) }

@@ -19,12 +19,15 @@ import "sync"
 // that dies leaves its warm launcher with the other end of its request
 // socket closed: it reads end of stream, refuses and exits, and the next
 // broker removes the empty hold as a leftover (or ends what is in it:
-// a process in a hold has never been sent a request).
+// a process in a hold has never been sent a request). A hold removed
+// under a running broker (with its whole cgroup directory, which the
+// next action makes again) is made again by the next refill.
 //
 // A nil *Warm starts every launcher when its action needs it.
 type Warm struct {
 	path string
-	hold *hold
+	cg   *Cgroups
+	hold *hold // written by the refill in flight alone
 
 	mu     sync.Mutex
 	ready  *launcher // started, waiting for its request; nil when none
@@ -40,7 +43,7 @@ func NewWarm(path string, c *Cgroups) (*Warm, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Warm{path: path, hold: h}
+	w := &Warm{path: path, cg: c, hold: h}
 	w.refill()
 	return w, nil
 }
@@ -82,6 +85,15 @@ func (w *Warm) refill() {
 	go func() {
 		defer w.bg.Done()
 		l, err := startLauncher(w.path, w.hold.fd)
+		if err != nil && w.hold.gone() {
+			// Someone removed the hold (or this broker's whole cgroup
+			// directory, which an action then makes again): a new one.
+			if h, herr := newHold(w.cg); herr == nil {
+				w.hold.remove()
+				w.hold = h
+				l, err = startLauncher(w.path, w.hold.fd)
+			}
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.making = false

@@ -196,6 +196,9 @@ type launch struct {
 	Env        []string              // the launcher's own environment (default empty)
 	Wrap       []string              // a command line in front of the launcher
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
+	// Warm starts the launcher and waits this long before sending the
+	// request, as the daemon's warm launcher is sent its request.
+	Warm time.Duration
 }
 
 // splice encodes req and replaces the one occurrence of placeholder with
@@ -225,6 +228,7 @@ type result struct {
 	Execed         bool // EOF on the reply socket right after Ready
 	Stdout, Stderr string
 	State          *os.ProcessState
+	Sent           time.Time // when the request was sent
 }
 
 // Run launches req with the defaults.
@@ -266,10 +270,17 @@ func (a *action) Launch(l launch) *result {
 		sends = 2
 	}
 	unix.SetsockoptInt(sv[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 4<<20) // oversized datagrams
-	for range sends {
-		if err := unix.Sendmsg(sv[0], frame, unix.UnixRights(fds...), nil, 0); err != nil {
-			t.Fatalf("send the request: %v", err)
+	r := &result{}
+	send := func() {
+		r.Sent = time.Now()
+		for range sends {
+			if err := unix.Sendmsg(sv[0], frame, unix.UnixRights(fds...), nil, 0); err != nil {
+				t.Fatalf("send the request: %v", err)
+			}
 		}
+	}
+	if l.Warm == 0 {
+		send()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), launchSafety)
 	defer cancel()
@@ -281,10 +292,13 @@ func (a *action) Launch(l launch) *result {
 		t.Fatal(err)
 	}
 	theirs.Close()
+	if l.Warm > 0 {
+		time.Sleep(l.Warm)
+		send()
+	}
 	for fd := range toClose { // the kernel holds its own copies in flight
 		unix.Close(fd)
 	}
-	r := &result{}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go drain(&wg, stdout, &r.Stdout)

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"warrant/broker/internal/journal"
+	"warrant/internal/ahead"
 )
 
 // Prefixes of the entries of actions/ that are no action's: a spare set
@@ -30,28 +30,34 @@ const (
 // are removed by the next one (Open). An unknown action's directories are
 // never removed (removeActionDirs' callers).
 type actionDirs struct {
-	root string
-	logf func(string, ...any)
-
-	mu     sync.Mutex
-	spare  string // a ready spare set, or ""
-	making bool
-	closed bool
-	bg     sync.WaitGroup // the refill and removals in flight
+	root  string
+	logf  func(string, ...any)
+	spare *ahead.One[string] // a spare set's path; also runs the removals
 }
 
 // openActionDirs removes what a previous broker left in root that is no
 // action's, and makes the first spare.
 func openActionDirs(root string, logf func(string, ...any)) *actionDirs {
 	d := &actionDirs{root: root, logf: logf}
+	d.spare = ahead.New(d.makeSpare, func(dir string) { os.RemoveAll(dir) })
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		if n := e.Name(); strings.HasPrefix(n, sparePrefix) || strings.HasPrefix(n, trashPrefix) {
 			d.removeInBackground(filepath.Join(root, n))
 		}
 	}
-	d.refill()
+	d.spare.Refill()
 	return d
+}
+
+// makeSpare makes a spare set under a new name.
+func (d *actionDirs) makeSpare() (string, error) {
+	dir := filepath.Join(d.root, journal.NewID(sparePrefix))
+	if err := makeSet(dir); err != nil {
+		os.RemoveAll(dir) // the next action makes its own
+		return "", err
+	}
+	return dir, nil
 }
 
 // make gives handle its private directories: the spare, renamed, or a
@@ -59,12 +65,8 @@ func openActionDirs(root string, logf func(string, ...any)) *actionDirs {
 func (d *actionDirs) make(handle string) (home, tmp string, err error) {
 	dir := filepath.Join(d.root, handle)
 	home, tmp = filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
-	d.mu.Lock()
-	spare := d.spare
-	d.spare = ""
-	d.mu.Unlock()
-	defer d.refill()
-	if spare != "" {
+	defer d.spare.Refill()
+	if spare, ok := d.spare.Take(); ok {
 		if err := os.Rename(spare, dir); err == nil {
 			return home, tmp, nil
 		}
@@ -102,51 +104,12 @@ func (d *actionDirs) remove(handle string) error {
 }
 
 func (d *actionDirs) removeInBackground(path string) {
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
+	d.spare.Go(func() {
 		if err := os.RemoveAll(path); err != nil {
 			d.logf("remove %s: %v", path, err)
 		}
-	}()
-}
-
-// refill makes the next spare in the background, unless one is ready or
-// being made, or close has begun.
-func (d *actionDirs) refill() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || d.spare != "" || d.making {
-		return
-	}
-	d.making = true
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		dir := filepath.Join(d.root, journal.NewID(sparePrefix))
-		err := makeSet(dir)
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.making = false
-		switch {
-		case err != nil:
-			os.RemoveAll(dir) // the next action makes its own
-		case d.closed:
-			os.RemoveAll(dir)
-		default:
-			d.spare = dir
-		}
-	}()
+	})
 }
 
 // close waits for the background work and removes the spare.
-func (d *actionDirs) close() {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	d.bg.Wait()
-	if d.spare != "" {
-		os.RemoveAll(d.spare)
-		d.spare = ""
-	}
-}
+func (d *actionDirs) close() { d.spare.Close() }

@@ -51,7 +51,7 @@ func TestActionDirsSpareRenameAndBackgroundRemoval(t *testing.T) {
 		}
 	}
 	d := openActionDirs(root, t.Logf)
-	d.bg.Wait() // the leftovers' removal and the first spare
+	d.spare.Wait() // the leftovers' removal and the first spare
 	if got := names(t, root, "trash-"); len(got) != 0 {
 		t.Fatalf("a previous broker's trash is left: %v", got)
 	}

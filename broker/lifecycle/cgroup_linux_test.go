@@ -307,7 +307,7 @@ func TestSparesAreTakenAndRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg.sp.bg.Wait() // the refill
+	cg.ahead(lim).Wait() // the refill
 	spare, _ := filepath.Glob(filepath.Join(cg.mem, "spare-*"))
 	if len(spare) != 1 {
 		t.Fatalf("spares after the first action: %v", spare)

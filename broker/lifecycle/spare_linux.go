@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"warrant/internal/ahead"
 	"warrant/internal/profile"
 )
 
@@ -25,17 +26,39 @@ import (
 // background work, and removes the spares.
 type spares struct {
 	mu     sync.Mutex
-	ready  map[spareKey]*actionCgroup
-	making map[spareKey]bool
+	byKey  map[spareKey]*ahead.One[*actionCgroup]
 	closed bool
-	bg     sync.WaitGroup // refills and removals in flight
+	bg     sync.WaitGroup // removals in flight
 }
 
 // spareKey is what a spare is made for: the limits its knobs carry.
 type spareKey struct{ memory, pids uint64 }
 
 func newSpares() *spares {
-	return &spares{ready: map[spareKey]*actionCgroup{}, making: map[spareKey]bool{}}
+	return &spares{byKey: map[spareKey]*ahead.One[*actionCgroup]{}}
+}
+
+// ahead is the spare made ahead for lim, or nil once quiesce has begun.
+func (c *Cgroups) ahead(lim profile.Limits) *ahead.One[*actionCgroup] {
+	s, key := c.sp, spareKey{lim.Memory, lim.Pids}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	o := s.byKey[key]
+	if o == nil {
+		o = ahead.New(func() (*actionCgroup, error) {
+			sp := &actionCgroup{fd: -1}
+			if err := c.createV1(sp, randomName("spare-"), lim); err != nil {
+				sp.remove()
+				return nil, err
+			}
+			return sp, nil
+		}, (*actionCgroup).remove)
+		s.byKey[key] = o
+	}
+	return o
 }
 
 // takeSpare gives a the v1 directories of the spare made for lim,
@@ -43,13 +66,13 @@ func newSpares() *spares {
 // returns false when there was none, or a rename failed (the spare is
 // then removed): the caller makes them itself.
 func (c *Cgroups) takeSpare(a *actionCgroup, id string, lim profile.Limits) bool {
-	s, key := c.sp, spareKey{lim.Memory, lim.Pids}
-	defer c.refill(lim)
-	s.mu.Lock()
-	sp := s.ready[key]
-	delete(s.ready, key)
-	s.mu.Unlock()
-	if sp == nil {
+	o := c.ahead(lim)
+	if o == nil {
+		return false
+	}
+	defer o.Refill()
+	sp, ok := o.Take()
+	if !ok {
 		return false
 	}
 	for _, p := range []struct {
@@ -75,32 +98,6 @@ func (c *Cgroups) takeSpare(a *actionCgroup, id string, lim profile.Limits) bool
 	return true
 }
 
-// refill makes the spare for lim in the background, unless one is ready
-// or being made, or Remove has begun.
-func (c *Cgroups) refill(lim profile.Limits) {
-	s, key := c.sp, spareKey{lim.Memory, lim.Pids}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || s.ready[key] != nil || s.making[key] {
-		return
-	}
-	s.making[key] = true
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		sp := &actionCgroup{fd: -1}
-		err := c.createV1(sp, randomName("spare-"), lim)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.making[key] = false
-		if err != nil || s.closed {
-			sp.remove()
-			return
-		}
-		s.ready[key] = sp
-	}()
-}
-
 // randomName is prefix and 16 random hex digits: the name of a cgroup
 // directory that is no action's.
 func randomName(prefix string) string {
@@ -124,12 +121,13 @@ func (c *Cgroups) quiesce() {
 	s := c.sp
 	s.mu.Lock()
 	s.closed = true
-	s.mu.Unlock()
-	s.bg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, sp := range s.ready {
-		sp.remove()
-		delete(s.ready, k)
+	made := make([]*ahead.One[*actionCgroup], 0, len(s.byKey))
+	for _, o := range s.byKey {
+		made = append(made, o)
 	}
+	s.mu.Unlock()
+	for _, o := range made {
+		o.Close()
+	}
+	s.bg.Wait()
 }

@@ -2,7 +2,7 @@
 
 package lifecycle
 
-import "sync"
+import "warrant/internal/ahead"
 
 // Warm keeps one launcher started ahead of the next action, so that an
 // action does not wait for a process to start and its runtime to come
@@ -27,13 +27,8 @@ import "sync"
 type Warm struct {
 	path string
 	cg   *Cgroups
-	hold *hold // written by the refill in flight alone
-
-	mu     sync.Mutex
-	ready  *launcher // started, waiting for its request; nil when none
-	making bool
-	closed bool
-	bg     sync.WaitGroup // the refill in flight
+	hold *hold // used by the refill in flight alone, until Close
+	one  *ahead.One[*launcher]
 }
 
 // NewWarm makes the hold in c (nil: no cgroups) and starts the first warm
@@ -44,8 +39,24 @@ func NewWarm(path string, c *Cgroups) (*Warm, error) {
 		return nil, err
 	}
 	w := &Warm{path: path, cg: c, hold: h}
-	w.refill()
+	w.one = ahead.New(w.start, (*launcher).abandon)
+	w.one.Refill()
 	return w, nil
+}
+
+// start starts a launcher in the hold.
+func (w *Warm) start() (*launcher, error) {
+	l, err := startLauncher(w.path, w.hold.fd)
+	if err != nil && w.hold.gone() {
+		// Someone removed the hold (or this broker's whole cgroup
+		// directory, which an action then makes again): a new one.
+		if h, herr := newHold(w.cg); herr == nil {
+			w.hold.remove()
+			w.hold = h
+			l, err = startLauncher(w.path, w.hold.fd)
+		}
+	}
+	return l, err
 }
 
 // take returns the warm launcher, or nil when there is none ready.
@@ -53,11 +64,8 @@ func (w *Warm) take() *launcher {
 	if w == nil {
 		return nil
 	}
-	w.mu.Lock()
-	l := w.ready
-	w.ready = nil
-	w.mu.Unlock()
-	if l == nil {
+	l, ok := w.one.Take()
+	if !ok {
 		return nil
 	}
 	if l.h.hasExited() {
@@ -72,39 +80,9 @@ func (w *Warm) take() *launcher {
 // own launcher is done with (after the handshake), so that the new
 // process does not compete with the action's start.
 func (w *Warm) refill() {
-	if w == nil {
-		return
+	if w != nil {
+		w.one.Refill()
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed || w.ready != nil || w.making {
-		return
-	}
-	w.making = true
-	w.bg.Add(1)
-	go func() {
-		defer w.bg.Done()
-		l, err := startLauncher(w.path, w.hold.fd)
-		if err != nil && w.hold.gone() {
-			// Someone removed the hold (or this broker's whole cgroup
-			// directory, which an action then makes again): a new one.
-			if h, herr := newHold(w.cg); herr == nil {
-				w.hold.remove()
-				w.hold = h
-				l, err = startLauncher(w.path, w.hold.fd)
-			}
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.making = false
-		switch {
-		case err != nil: // the next action starts its own, and tries again
-		case w.closed:
-			l.abandon()
-		default:
-			w.ready = l
-		}
-	}()
 }
 
 // Close ends the warm launcher and removes the hold.
@@ -112,12 +90,6 @@ func (w *Warm) Close() {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.bg.Wait()
-	if l := w.take(); l != nil {
-		l.abandon()
-	}
+	w.one.Close()
 	w.hold.remove()
 }

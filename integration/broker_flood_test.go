@@ -74,7 +74,7 @@ func TestBrokerStdoutFlood(t *testing.T) {
 }
 
 // streamOf returns the receipt's evidence of stream s.
-func streamOf(t *testing.T, rc *receipt.Receipt, s receipt.StreamName) *receipt.StreamEvidence {
+func streamOf(t testing.TB, rc *receipt.Receipt, s receipt.StreamName) *receipt.StreamEvidence {
 	t.Helper()
 	for i := range rc.Streams {
 		if rc.Streams[i].Stream == s {

@@ -5,9 +5,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+
+	"warrant/internal/logtext"
 )
 
 var testMACKey = bytes.Repeat([]byte{7}, MACKeySize)
@@ -272,6 +275,36 @@ func TestRecorderRetainedDigest(t *testing.T) {
 				t.Fatalf("retain %d, writes of %d: head %d tail %d bytes, retained digest %s, want %x",
 					retain, size, len(c.Head), len(c.Tail), c.Evidence.RetainedSHA256, sum)
 			}
+		}
+	}
+}
+
+// A log with credentials (internal/logtext), written in chunks of several
+// sizes, is redacted exactly as logtext says line by line, independently
+// of this package: the redacted digest, counts and hits match.
+func TestRecorderLogText(t *testing.T) {
+	var raw, want bytes.Buffer
+	hits := map[string]uint64{}
+	logtext.Write(&raw, 8<<20, 3, func(_, red []byte, rule string) {
+		want.Write(red)
+		if rule != "" {
+			hits[rule]++
+		}
+	})
+	sum := sha256.Sum256(want.Bytes())
+	for _, size := range []int{MaxChunk, 65521, 4093, 61} {
+		ev := record(t, newTestRecorder(t, 1<<20, 1<<40), raw.Bytes(), size).Evidence
+		if ev.ObservedBytes != uint64(raw.Len()) || ev.RedactedBytes != uint64(want.Len()) ||
+			ev.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("size %d: %d raw → %d redacted bytes, SHA-256 %s; want %d → %d, %x",
+				size, ev.ObservedBytes, ev.RedactedBytes, ev.RedactedSHA256, raw.Len(), want.Len(), sum)
+		}
+		got := map[string]uint64{}
+		for _, h := range ev.Redactions {
+			got[h.Type] = h.Count
+		}
+		if fmt.Sprint(got) != fmt.Sprint(hits) {
+			t.Fatalf("size %d: hits %v, want %v", size, got, hits)
 		}
 	}
 }

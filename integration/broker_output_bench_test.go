@@ -1,0 +1,212 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"warrant/internal/logtext"
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// BenchmarkStdoutThroughput streams 1 GiB through the whole chain
+// (launcher, pipes, capture, redaction, digests, receipt) under the long
+// profile, beside the same bytes through `… | cat` read by this process,
+// in the same loop: zero bytes from `head -c 1G /dev/zero`, and a 1 GiB
+// text log with credentials in it (internal/logtext) by `cat FILE`, whose receipt
+// must carry the digests of exactly the raw and redacted bytes.
+func BenchmarkStdoutThroughput(b *testing.B) {
+	const size = 1 << 30
+	d := startBroker(b, "")
+	lookPath(b, "head")
+	lookPath(b, "cat")
+	b.Run("zero", func(b *testing.B) {
+		a := d.newAgent(b)
+		n := strconv.Itoa(size)
+		benchStream(b, a, a.request(wire.ProfileLong, "head", "-c", n, "/dev/zero"),
+			"head -c "+n+" /dev/zero | cat", size, nil)
+	})
+	b.Run("text", func(b *testing.B) {
+		a := d.newAgent(b)
+		file := filepath.Join(a.WS, "build.log")
+		want := writeTextLog(b, file, size, macKey(b, d))
+		b.Logf("%s: %d bytes, %d lines, redactions %v", file, size, want.lines, want.hits)
+		benchStream(b, a, a.request(wire.ProfileLong, "cat", "build.log"), "cat "+file+" | cat", size,
+			func(r *wire.Result) { want.check(b, d, r) })
+	})
+}
+
+// BenchmarkStdoutFlood sends 10 GiB of text through the chain under the
+// long profile (one run: -benchtime 1x) beside the same flood through
+// `| cat`, and reports the daemon's peak RSS (VmHWM) after it next to
+// its peak before the flood, after start-up and a first action.
+// TestBrokerStdoutFlood asserts the bound (64 MiB).
+func BenchmarkStdoutFlood(b *testing.B) {
+	d := startBroker(b, "")
+	a := d.newAgent(b)
+	py := python(b)
+	n := strconv.FormatInt(floodBytes, 10)
+	idle := float64(d.HWM()) / (1 << 20)
+	benchStream(b, a, a.request(wire.ProfileLong, py, "-c", flood, n),
+		py+" -c '"+flood+"' "+n+" | cat", floodBytes, nil)
+	b.ReportMetric(float64(d.HWM())/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(idle, "start-rss-MiB")
+}
+
+// benchStream runs req until b is done, each run beside the shell
+// pipeline base read by this process; both must move exactly size bytes,
+// and check, if set, is given each run's result (outside the timings).
+// It reports the chain's MiB/s, the pipeline's and their ratio. The
+// pipeline is read 128 KiB at a time, as cat reads, and also by
+// io.Copy into io.Discard, 8 KiB at a time, which slows the pipeline down
+// (how this benchmark read it before issue 19): cat8k-MiB/s and x-cat8k.
+func benchStream(b *testing.B, a *agent, req wire.ActionRequest, base string, size int64, check func(*wire.Result)) {
+	s, err := a.cl.Submit(a.WS, req)
+	if err != nil || s.Approval == nil {
+		b.Fatalf("submit: %+v, %v", s, err)
+	}
+	if _, err := a.cl.Approve(s.Approval.ID, 10000, time.Hour); err != nil { // the most uses a lease takes
+		b.Fatal(err)
+	}
+	var chain, bare, bare8k time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		s, err := a.cl.Submit(a.WS, req)
+		if err != nil || s.Handle == "" {
+			b.Fatalf("submit: %+v, %v", s, err)
+		}
+		r := a.End(s.Handle)
+		chain += time.Since(t0)
+		if r.Outcome != wire.Exited || r.Stdout.ObservedBytes != uint64(size) {
+			b.Fatalf("%s, observed %d of %d bytes: %+v", r.Outcome, r.Stdout.ObservedBytes, size, r.Error)
+		}
+		if check != nil {
+			check(r)
+		}
+		bare += pipeline(b, base, size, func(r io.Reader) (int64, error) {
+			buf := make([]byte, 128<<10)
+			var n int64
+			for {
+				k, err := r.Read(buf)
+				n += int64(k)
+				if err == io.EOF {
+					return n, nil
+				} else if err != nil {
+					return n, err
+				}
+			}
+		})
+		bare8k += pipeline(b, base, size, func(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) })
+	}
+	mib := float64(size) / (1 << 20) * float64(b.N)
+	b.ReportMetric(mib/chain.Seconds(), "MiB/s")
+	b.ReportMetric(mib/bare.Seconds(), "cat-MiB/s")
+	b.ReportMetric(bare.Seconds()/chain.Seconds(), "x-cat")
+	b.ReportMetric(mib/bare8k.Seconds(), "cat8k-MiB/s")
+	b.ReportMetric(bare8k.Seconds()/chain.Seconds(), "x-cat8k")
+}
+
+// pipeline runs `sh -c base`, reads its stdout with read, requires size
+// bytes and returns how long it took.
+func pipeline(b *testing.B, base string, size int64, read func(io.Reader) (int64, error)) time.Duration {
+	t0 := time.Now()
+	cmd := exec.Command("sh", "-c", base)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	got, err := read(out)
+	if werr := cmd.Wait(); err != nil || werr != nil || got != size {
+		b.Fatalf("%s: %d of %d bytes, %v %v", base, got, size, err, werr)
+	}
+	return time.Since(t0)
+}
+
+// macKey is the daemon's output HMAC key, so that a benchmark can check
+// the raw digest of a receipt itself.
+func macKey(b *testing.B, d *brokerd) []byte {
+	k, err := receipt.LoadOrCreateKeys(filepath.Join(d.State, "keys"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k.MACKey()
+}
+
+// textDigests is what the receipt of `cat` of a text log must say of its
+// stdout, computed as the log was written.
+type textDigests struct {
+	rawHMAC, redactedSHA string
+	redactedBytes        uint64
+	lines                int
+	hits                 map[string]uint64
+}
+
+// check requires r's receipt to carry exactly the digests and counts of
+// the log's raw and redacted bytes.
+func (w *textDigests) check(b *testing.B, d *brokerd, r *wire.Result) {
+	ev := streamOf(b, d.Receipt(r.ReceiptID), receipt.Stdout)
+	if ev.RawHMAC != w.rawHMAC || ev.RedactedSHA256 != w.redactedSHA || ev.RedactedBytes != w.redactedBytes {
+		b.Fatalf("receipt stdout: raw HMAC %s, redacted SHA-256 %s of %d bytes; the log's are %s, %s of %d",
+			ev.RawHMAC, ev.RedactedSHA256, ev.RedactedBytes, w.rawHMAC, w.redactedSHA, w.redactedBytes)
+	}
+	got := map[string]uint64{}
+	for _, h := range ev.Redactions {
+		got[h.Type] = h.Count
+	}
+	if len(got) != len(w.hits) {
+		b.Fatalf("receipt redactions %v, want %v", ev.Redactions, w.hits)
+	}
+	for k, n := range w.hits {
+		if got[k] != n {
+			b.Fatalf("receipt redactions %v, want %v", ev.Redactions, w.hits)
+		}
+	}
+}
+
+// writeTextLog writes a size-byte text log (internal/logtext) to path and
+// returns the HMAC under key of its bytes and the SHA-256 of its
+// redaction, each computed from the lines as logtext made them, not by
+// the receipt package.
+func writeTextLog(b *testing.B, path string, size int64, key []byte) *textDigests {
+	t0 := time.Now()
+	raw, red := hmac.New(sha256.New, key), sha256.New()
+	w := &textDigests{hits: map[string]uint64{}}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := bufio.NewWriterSize(f, 1<<20)
+	err = logtext.Write(buf, size, 19, func(line, redacted []byte, rule string) {
+		raw.Write(line)
+		red.Write(redacted)
+		w.redactedBytes += uint64(len(redacted))
+		w.lines++
+		if rule != "" {
+			w.hits[rule]++
+		}
+	})
+	if err == nil {
+		err = buf.Flush()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.rawHMAC, w.redactedSHA = hex.EncodeToString(raw.Sum(nil)), hex.EncodeToString(red.Sum(nil))
+	b.Logf("text log written and digested in %s", time.Since(t0).Round(time.Millisecond))
+	return w
+}

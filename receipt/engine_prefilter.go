@@ -64,9 +64,27 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 const pairLookahead = 32
 
 // pairRef is a literal that holds the pair of a table entry at offset off.
+// head and mask are its first (up to) eight bytes as a little-endian load
+// reads them, so that most confirmations are one load and one compare.
+// boundary says that its rule matches only where the byte before the
+// literal is not a word byte.
 type pairRef struct {
-	lit string
-	off int
+	lit        string
+	off        int
+	boundary   bool
+	head, mask uint64
+}
+
+// at reports whether the literal is at buf[s:], which holds at least
+// len(lit) bytes.
+func (r *pairRef) at(buf []byte, s int) bool {
+	if s+8 <= len(buf) {
+		if binary.LittleEndian.Uint64(buf[s:])&r.mask != r.head {
+			return false
+		}
+		return len(r.lit) <= 8 || string(buf[s+8:s+len(r.lit)]) == r.lit[8:]
+	}
+	return string(buf[s:s+len(r.lit)]) == r.lit
 }
 
 // prefilter is the pair table and, per marked pair, the literals behind
@@ -81,8 +99,9 @@ type prefilter struct {
 // pairKey is the pair a, b as a little-endian 16-bit load reads it.
 func pairKey(a, b byte) uint16 { return uint16(a) | uint16(b)<<8 }
 
-// addLiteral marks the rarest two adjacent pairs of lit.
-func (f *prefilter) addLiteral(lit string) {
+// addLiteral marks the rarest two adjacent pairs of lit, the literal of a
+// rule that needs a word boundary before it if boundary is set.
+func (f *prefilter) addLiteral(lit string, boundary bool) {
 	if len(lit) < 3 {
 		panic("receipt: internal error: literal shorter than three bytes: " + lit)
 	}
@@ -102,50 +121,55 @@ func (f *prefilter) addLiteral(lit string) {
 			f.refs = append(f.refs, nil)
 			f.slot[k] = uint8(len(f.refs))
 		}
-		f.refs[f.slot[k]-1] = append(f.refs[f.slot[k]-1], pairRef{lit: lit, off: off})
+		ref := pairRef{lit: lit, off: off, boundary: boundary}
+		for i := range min(8, len(lit)) {
+			ref.head |= uint64(lit[i]) << (8 * i)
+			ref.mask |= 0xff << (8 * i)
+		}
+		f.refs[f.slot[k]-1] = append(f.refs[f.slot[k]-1], ref)
 	}
 	f.maxOff = max(f.maxOff, best+1)
 }
 
-// nextHit returns the first position i >= from, stepping by two, whose
-// pair buf[i], buf[i+1] is marked; -1 if there is none. It reads sixteen
-// bytes (eight sampled pairs) per step.
-func (f *prefilter) nextHit(buf []byte, from int) int {
-	t := &f.slot
-	i := from
-	for ; i+16 <= len(buf); i += 16 {
-		x := binary.LittleEndian.Uint64(buf[i:])
-		y := binary.LittleEndian.Uint64(buf[i+8:])
-		if t[uint16(x)]|t[uint16(x>>16)]|t[uint16(x>>32)]|t[uint16(x>>48)]|
-			t[uint16(y)]|t[uint16(y>>16)]|t[uint16(y>>32)]|t[uint16(y>>48)] != 0 {
-			break
-		}
-	}
-	for ; i+1 < len(buf); i += 2 {
-		if t[pairKey(buf[i], buf[i+1])] != 0 {
-			return i
-		}
-	}
-	return -1
-}
-
-// candidate returns the earliest start p >= c of any literal in buf, or -1.
-// A literal starting at s puts a chosen pair on a sampled position at most
-// s+maxOff, so once one is found, hits up to maxOff past it are checked
-// for a literal that starts earlier.
+// candidate returns the earliest start p >= c in buf of a literal whose
+// rule could match there, or -1: a literal of a rule that needs a word
+// boundary is passed over where a word byte of buf precedes it (at p == 0
+// the byte before is not in buf, and the engine decides).
+//
+// It looks at every second position from c, sixteen bytes (eight sampled
+// pairs) per step while no pair is marked, and confirms each marked pair
+// against the literals behind it. A literal starting at s puts a chosen
+// pair on a sampled position at most s+maxOff, so once one is found only
+// the pairs up to maxOff past it are looked at, for a literal that starts
+// earlier.
 func (f *prefilter) candidate(buf []byte, c int) int {
+	t := &f.slot
 	best := -1
-	for i := f.nextHit(buf, c); i >= 0; i = f.nextHit(buf, i+2) {
-		if best >= 0 && i > best+f.maxOff {
-			break
-		}
-		for _, ref := range f.refs[f.slot[pairKey(buf[i], buf[i+1])]-1] {
-			s := i - ref.off
-			if s >= c && (best < 0 || s < best) && s+len(ref.lit) <= len(buf) &&
-				string(buf[s:s+len(ref.lit)]) == ref.lit {
-				best = s
+	lim := len(buf) - 1 // a sampled position has its pair in buf
+	for i := c; ; i += 2 {
+		for ; i+15 <= lim; i += 16 {
+			x := binary.LittleEndian.Uint64(buf[i:])
+			y := binary.LittleEndian.Uint64(buf[i+8:])
+			if t[uint16(x)]|t[uint16(x>>16)]|t[uint16(x>>32)]|t[uint16(x>>48)]|
+				t[uint16(y)]|t[uint16(y>>16)]|t[uint16(y>>32)]|t[uint16(y>>48)] != 0 {
+				break
 			}
 		}
+		for ; i < lim && t[pairKey(buf[i], buf[i+1])] == 0; i += 2 {
+		}
+		if i >= lim {
+			return best
+		}
+		refs := f.refs[t[pairKey(buf[i], buf[i+1])]-1]
+		for j := range refs {
+			ref := &refs[j]
+			s := i - ref.off
+			if s < c || (best >= 0 && s >= best) || s+len(ref.lit) > len(buf) || !ref.at(buf, s) ||
+				(ref.boundary && s > 0 && classWord[buf[s-1]]) {
+				continue
+			}
+			best = s
+			lim = min(lim, s+f.maxOff+1)
+		}
 	}
-	return best
 }

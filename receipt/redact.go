@@ -95,7 +95,7 @@ func (rs *Ruleset) add(m matcher) {
 	m.hole = []byte("[REDACTED:" + m.name + "]")
 	rs.rules = append(rs.rules, m)
 	for _, l := range m.lits {
-		rs.pre.addLiteral(l)
+		rs.pre.addLiteral(l, m.boundary)
 		rs.byFirst[l[0]] = append(rs.byFirst[l[0]], litRule{lit: l, rule: idx})
 		rs.maxLit = max(rs.maxLit, len(l))
 	}
@@ -219,6 +219,12 @@ func (e *engine) run(eof bool, emit emitFunc) (err error) {
 func (e *engine) scan(eof bool, emit emitFunc) int {
 	buf, n, rs := e.buf, len(e.buf), e.rs
 	complete := func(p, w int) bool { return eof || p+w <= n }
+	// No match can start at or after safe that more bytes would not
+	// complete (see pending); buf does not change during the scan.
+	safe := n
+	if !eof {
+		safe = rs.pending(buf, n-(rs.maxLit-1))
+	}
 	r, c := 0, 0 // raw run start; positions < c decided
 	for {
 		if e.state.active() {
@@ -233,10 +239,6 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 			c += k
 			r, e.state = c, next
 			continue
-		}
-		safe := n
-		if !eof {
-			safe = rs.pending(buf, n-(rs.maxLit-1))
 		}
 		p := rs.pre.candidate(buf, c)
 		if p < 0 || p >= safe {

@@ -3,6 +3,7 @@ package receipt
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -137,39 +138,56 @@ func (f *prefilter) addLiteral(lit string, boundary bool) {
 // the byte before is not in buf, and the engine decides).
 //
 // It looks at every second position from c, sixteen bytes (eight sampled
-// pairs) per step while no pair is marked, and confirms each marked pair
-// against the literals behind it. A literal starting at s puts a chosen
-// pair on a sampled position at most s+maxOff, so once one is found only
-// the pairs up to maxOff past it are looked at, for a literal that starts
-// earlier.
+// pairs) per step, and confirms each marked pair of a step against the
+// literals behind it before it takes the next step. A literal starting at
+// s puts a chosen pair on a sampled position at most s+maxOff, so once
+// one is found only the pairs up to maxOff past it are looked at, for a
+// literal that starts earlier.
 func (f *prefilter) candidate(buf []byte, c int) int {
 	t := &f.slot
 	best := -1
 	lim := len(buf) - 1 // a sampled position has its pair in buf
-	for i := c; ; i += 2 {
-		for ; i+15 <= lim; i += 16 {
-			x := binary.LittleEndian.Uint64(buf[i:])
-			y := binary.LittleEndian.Uint64(buf[i+8:])
-			if t[uint16(x)]|t[uint16(x>>16)]|t[uint16(x>>32)]|t[uint16(x>>48)]|
-				t[uint16(y)]|t[uint16(y>>16)]|t[uint16(y>>32)]|t[uint16(y>>48)] != 0 {
+	i := c
+	for ; i+15 <= lim; i += 16 {
+		x := binary.LittleEndian.Uint64(buf[i:])
+		y := binary.LittleEndian.Uint64(buf[i+8:])
+		if t[uint16(x)]|t[uint16(x>>16)]|t[uint16(x>>32)]|t[uint16(x>>48)]|
+			t[uint16(y)]|t[uint16(y>>16)]|t[uint16(y>>32)]|t[uint16(y>>48)] == 0 {
+			continue
+		}
+		// The marked pairs of the step, one byte each, taken in order.
+		h := uint64(t[uint16(x)]) | uint64(t[uint16(x>>16)])<<8 | uint64(t[uint16(x>>32)])<<16 | uint64(t[uint16(x>>48)])<<24 |
+			uint64(t[uint16(y)])<<32 | uint64(t[uint16(y>>16)])<<40 | uint64(t[uint16(y>>32)])<<48 | uint64(t[uint16(y>>48)])<<56
+		for h != 0 {
+			k := bits.TrailingZeros64(h) &^ 7 // the byte of the first marked pair
+			if i+k/4 >= lim {
 				break
 			}
-		}
-		for ; i < lim && t[pairKey(buf[i], buf[i+1])] == 0; i += 2 {
-		}
-		if i >= lim {
-			return best
-		}
-		refs := f.refs[t[pairKey(buf[i], buf[i+1])]-1]
-		for j := range refs {
-			ref := &refs[j]
-			s := i - ref.off
-			if s < c || (best >= 0 && s >= best) || s+len(ref.lit) > len(buf) || !ref.at(buf, s) ||
-				(ref.boundary && s > 0 && classWord[buf[s-1]]) {
-				continue
-			}
-			best = s
-			lim = min(lim, s+f.maxOff+1)
+			best, lim = f.confirm(buf, c, i+k/4, uint8(h>>k), best, lim)
+			h &^= 0xff << k
 		}
 	}
+	for ; i < lim; i += 2 {
+		if slot := t[pairKey(buf[i], buf[i+1])]; slot != 0 {
+			best, lim = f.confirm(buf, c, i, slot, best, lim)
+		}
+	}
+	return best
+}
+
+// confirm checks the literals behind the marked pair at i (its table
+// entry slot) and returns the earliest start found so far and the new
+// limit of the positions still to look at.
+func (f *prefilter) confirm(buf []byte, c, i int, slot uint8, best, lim int) (int, int) {
+	refs := f.refs[slot-1]
+	for j := range refs {
+		ref := &refs[j]
+		s := i - ref.off
+		if s < c || (best >= 0 && s >= best) || s+len(ref.lit) > len(buf) || !ref.at(buf, s) ||
+			(ref.boundary && s > 0 && classWord[buf[s-1]]) {
+			continue
+		}
+		best, lim = s, min(lim, s+f.maxOff+1)
+	}
+	return best, lim
 }

@@ -8,15 +8,21 @@ import (
 )
 
 // A matcher decides whether a rule matches at the start of w. The engine
-// calls it only once w holds the rule's full window (width bytes) or the
-// stream has ended, so the answer never depends on where chunks were cut.
+// calls match only once w holds the rule's full window (width bytes) or
+// the stream has ended, so the answer never depends on where chunks were
+// cut. Before that it may ask cannot, with the bytes there are so far:
+// true means match would find nothing at this place whatever bytes
+// follow, so the engine passes on at once instead of holding the bytes
+// until the window is complete (a near miss of a PEM header would
+// otherwise hold back 32 KiB). cannot never says yes to a match.
 type matcher struct {
 	name     string
 	lits     []string
 	boundary bool // the byte before the match must not be a word byte
 	width    int  // W: the most bytes match may look at
 	match    func(w []byte) (n int, next cont)
-	hole     []byte // the placeholder written instead of the match
+	cannot   func(w []byte) bool // nil: only a full window decides
+	hole     []byte              // the placeholder written instead of the match
 }
 
 // cont is what the engine still owes after a match whose secret may go
@@ -248,12 +254,15 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 		matched, wait := false, false
 		for _, ri := range e.startingAt(p) {
 			m := &rs.rules[ri]
-			if !complete(p, m.width) {
-				wait = true
-				break
-			}
 			if m.boundary && e.wordBefore(p) {
 				continue
+			}
+			if !complete(p, m.width) {
+				if m.cannot != nil && m.cannot(buf[p:]) {
+					continue
+				}
+				wait = true
+				break
 			}
 			k, next := m.match(buf[p:min(n, p+m.width)])
 			if k == 0 {

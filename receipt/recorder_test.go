@@ -308,3 +308,28 @@ func TestRecorderLogText(t *testing.T) {
 		}
 	}
 }
+
+// Live is handed the redacted stream as it is released: a written line
+// before Write returns, and over the whole stream exactly the redacted
+// bytes, with no secret in them, however the writes were cut.
+func TestRecorderLive(t *testing.T) {
+	var raw, want bytes.Buffer
+	logtext.Write(&raw, 1<<20, 5, func(_, red []byte, _ string) { want.Write(red) })
+	for _, size := range []int{MaxChunk, 4093, 61} {
+		var live []byte
+		r, err := NewRecorder(RecorderConfig{Stream: Stdout, Retain: 1 << 10, Budget: 1 << 40,
+			MACKey: testMACKey, Rules: testRules(t), Live: func(p []byte) { live = append(live, p...) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Write([]byte("compiling 3 packages\n"))
+		if string(live) != "compiling 3 packages\n" {
+			t.Fatalf("a written line was not released at once: %q", live)
+		}
+		live = live[:0]
+		record(t, r, raw.Bytes(), size)
+		if !bytes.Equal(live, want.Bytes()) {
+			t.Fatalf("size %d: live output (%d bytes) is not the redacted stream (%d bytes)", size, len(live), want.Len())
+		}
+	}
+}

@@ -17,7 +17,8 @@ import (
 // pairs are all unmarked (the common case) costs one table load per two
 // bytes, sixteen bytes per step, however many literals and exact secrets
 // the ruleset holds; a hit is confirmed by comparing the literals behind
-// that pair.
+// that pair, unless the bytes just before and after it already rule
+// every one of them out (ERROR holds RO, but AROA needs an A around it).
 
 // commonBytes lists bytes from most to least frequent in ordinary text,
 // logs and source code (a rough, general estimate, not fitted to any
@@ -95,6 +96,11 @@ type prefilter struct {
 	slot   [1 << 16]uint8 // pair → 1 + its index in refs; 0 if unmarked
 	refs   [][]pairRef
 	maxOff int // largest offset of a chosen pair in its literal
+	// around[k-1] holds, for the pair of table entry k, the bytes that
+	// may stand just before it and just after it in some literal behind
+	// it (any byte where a literal starts or ends with the pair): a hit
+	// with other neighbours is no literal, known without confirming.
+	around [][2]byteClass
 }
 
 // pairKey is the pair a, b as a little-endian 16-bit load reads it.
@@ -120,7 +126,13 @@ func (f *prefilter) addLiteral(lit string, boundary bool) {
 				panic("receipt: internal error: too many prefilter pairs")
 			}
 			f.refs = append(f.refs, nil)
+			f.around = append(f.around, [2]byteClass{})
 			f.slot[k] = uint8(len(f.refs))
+		}
+		nb := &f.around[f.slot[k]-1]
+		for b := range 256 {
+			nb[0][b] = nb[0][b] || off == 0 || lit[off-1] == byte(b)
+			nb[1][b] = nb[1][b] || off+2 == len(lit) || lit[off+2] == byte(b)
 		}
 		ref := pairRef{lit: lit, off: off, boundary: boundary}
 		for i := range min(8, len(lit)) {
@@ -177,8 +189,13 @@ func (f *prefilter) candidate(buf []byte, c int) int {
 
 // confirm checks the literals behind the marked pair at i (its table
 // entry slot) and returns the earliest start found so far and the new
-// limit of the positions still to look at.
+// limit of the positions still to look at. Most hits of ordinary text
+// are not a literal, and the pair's neighbours already say so.
 func (f *prefilter) confirm(buf []byte, c, i int, slot uint8, best, lim int) (int, int) {
+	nb := &f.around[slot-1]
+	if (i > 0 && !nb[0][buf[i-1]]) || (i+2 < len(buf) && !nb[1][buf[i+2]]) {
+		return best, lim
+	}
 	refs := f.refs[slot-1]
 	for j := range refs {
 		ref := &refs[j]

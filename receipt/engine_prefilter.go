@@ -161,8 +161,9 @@ func (f *prefilter) candidate(buf []byte, c int) int {
 	lim := len(buf) - 1 // a sampled position has its pair in buf
 	i := c
 	for ; i+15 <= lim; i += 16 {
-		x := binary.LittleEndian.Uint64(buf[i:])
-		y := binary.LittleEndian.Uint64(buf[i+8:])
+		w := buf[i : i+16] // one bounds check for the step
+		x := binary.LittleEndian.Uint64(w)
+		y := binary.LittleEndian.Uint64(w[8:])
 		if t[uint16(x)]|t[uint16(x>>16)]|t[uint16(x>>32)]|t[uint16(x>>48)]|
 			t[uint16(y)]|t[uint16(y>>16)]|t[uint16(y>>32)]|t[uint16(y>>48)] == 0 {
 			continue

@@ -3,12 +3,10 @@
 package integration
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -163,53 +161,4 @@ func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args .
 	reportAgainst(b, "", chain, "bwrap", box)
 	reportAgainst(b, "exec-", bare, "", nil)
 	b.ReportMetric(float64(quantile(chain, 0.50))/float64(quantile(bare, 0.50)), "p50-x-exec")
-}
-
-// BenchmarkStdoutThroughput streams 1 GiB from `head -c 1G /dev/zero`
-// through the whole chain (launcher, pipes, capture, redaction, digests,
-// receipt) under the long profile, beside the same stream through `cat`
-// and a pipe read by this process, in the same run.
-func BenchmarkStdoutThroughput(b *testing.B) {
-	const size = 1 << 30
-	d := startBroker(b, "")
-	a := d.newAgent(b)
-	n := strconv.Itoa(size)
-	req := a.request(wire.ProfileLong, "head", "-c", n, "/dev/zero")
-	lookPath(b, "head")
-	lookPath(b, "cat")
-	h := a.Start(req, 10000) // the most uses a lease takes
-	if r := a.End(h); r.Stdout.ObservedBytes != size {
-		b.Fatalf("observed %d of %d bytes", r.Stdout.ObservedBytes, size)
-	}
-	var chain, bare time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		s, err := a.cl.Submit(a.WS, req)
-		if err != nil || s.Handle == "" {
-			b.Fatalf("submit: %+v, %v", s, err)
-		}
-		if r := a.End(s.Handle); r.Outcome != wire.Exited || r.Stdout.ObservedBytes != size {
-			b.Fatalf("%s, observed %d", r.Outcome, r.Stdout.ObservedBytes)
-		}
-		chain += time.Since(t0)
-
-		t0 = time.Now()
-		cmd := exec.Command("sh", "-c", "head -c "+n+" /dev/zero | cat")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		got, _ := io.Copy(io.Discard, out)
-		if err := cmd.Wait(); err != nil || got != size {
-			b.Fatalf("cat: %d bytes, %v", got, err)
-		}
-		bare += time.Since(t0)
-	}
-	mib := float64(size) / (1 << 20) * float64(b.N)
-	b.ReportMetric(mib/chain.Seconds(), "MiB/s")
-	b.ReportMetric(mib/bare.Seconds(), "cat-MiB/s")
-	b.ReportMetric(bare.Seconds()/chain.Seconds(), "x-cat")
 }

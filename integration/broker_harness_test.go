@@ -118,10 +118,16 @@ func shared(t *testing.T) *brokerd {
 		}
 		sharedD.d = d
 	}
-	d := *sharedD.d
-	d.t = t
+	d := sharedD.d.in(t)
 	d.dial()
-	return &d
+	return d
+}
+
+// in returns d for t: the harness's failures and cleanups go to t.
+func (d *brokerd) in(t testing.TB) *brokerd {
+	c := *d
+	c.t = t
+	return &c
 }
 
 // stopShared kills the shared daemon, if one was started.
@@ -176,6 +182,27 @@ func (d *brokerd) HWM() int64 {
 		d.t.Fatal(err)
 	}
 	return kb << 10
+}
+
+// CPU is the CPU time the daemon has used, with that of the children it
+// reaped (the launchers and targets of its actions): utime, stime,
+// cutime and cstime of /proc/PID/stat, in clock ticks of 1/100 s.
+func (d *brokerd) CPU() time.Duration {
+	d.t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.Pid()) + "/stat")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:])) // fields from 3 (state) on
+	var ticks int64
+	for _, i := range []int{14, 15, 16, 17} {
+		n, err := strconv.ParseInt(f[i-3], 10, 64)
+		if err != nil {
+			d.t.Fatalf("/proc/%d/stat field %d: %v", d.Pid(), i, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // CLI runs `broker ARGS... --state STATE` and returns its stdout and exit

@@ -33,13 +33,17 @@
 // most W bytes (its window). A literal prefilter finds candidates with a
 // table of byte pairs, two adjacent ones per literal chosen by an
 // estimate of how rare they are in ordinary text, checked at every second
-// position (a hit is confirmed against the literal itself); text with no
-// literal is released at once, except a last few bytes that are the
-// start of some literal (so a line, or a prompt, reaches a live follower
-// as soon as it is written). A candidate is decided only when W bytes past it have
-// arrived or the stream ended, so the output is the same however the
-// stream was cut: streaming redaction equals whole-buffer redaction (a
-// fuzz target checks it). A token longer
+// position, sixteen bytes a step (a hit is confirmed against the literal
+// itself, and a literal whose rules all need a word boundary is passed
+// where a word byte precedes it); text with no literal is released at
+// once, except a last few bytes that are the start of some literal (so a
+// line, or a prompt, reaches a live follower as soon as it is written). A
+// candidate is decided only when W bytes past it have arrived or the
+// stream ended, so the output is the same however the stream was cut:
+// streaming redaction equals whole-buffer redaction (a fuzz target checks
+// it). Only a "no" may come earlier, from bytes that no later byte can
+// change: a token's run that ended too short, a BEGIN line that is no
+// private key header. A token longer
 // than its rule's cap and a PEM block without its END line stay redacted
 // window after window until they end. Evidence records the ruleset id (a
 // digest of the built-in rules), the number of exact values (never their

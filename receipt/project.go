@@ -81,32 +81,66 @@ func OmissionMarker(omitted uint64, why Truncation) string {
 	return fmt.Sprintf("\n[… %d bytes omitted%s …]\n", omitted, reason)
 }
 
-// unit decodes the next output unit of b: one character or its escape.
-func unit(b []byte) (text string, size int) {
+// unit measures the next output unit of b (len(b) > 0): one character
+// or its escape. It returns how many characters the unit is written as
+// and how many bytes of b it takes. Ordinary ASCII takes one comparison.
+func unit(b []byte) (n, size int) {
+	if c := b[0]; c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+		return 1, 1
+	} else if c < 0x80 {
+		return len(`\x00`), 1
+	}
 	r, size := utf8.DecodeRune(b)
 	switch {
 	case r == utf8.RuneError && size <= 1:
-		return "\uFFFD", max(size, 1)
-	case r == '\n' || r == '\t':
-		return string(r), size
-	case r < 0x20 || r == 0x7f:
-		return fmt.Sprintf(`\x%02x`, r), size
-	case r >= 0x80 && r <= 0x9f, r == 0x2028 || r == 0x2029,
-		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return fmt.Sprintf(`\u%04x`, r), size
+		return 1, 1
+	case escapedRune(r):
+		return len(`\u0000`), size
 	}
-	return string(b[:size]), size
+	return 1, size
+}
+
+// escapedRune reports whether the non-ASCII rune r is escaped: C1
+// controls, the line and paragraph separators, bidirectional controls.
+func escapedRune(r rune) bool {
+	return r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeUnit writes the next output unit of b and returns the bytes of b
+// it takes: the character, U+FFFD for invalid UTF-8, or \xNN / \uNNNN.
+func writeUnit(sb *strings.Builder, b []byte) int {
+	n, size := unit(b)
+	switch {
+	case n == len(`\x00`):
+		sb.WriteString(`\x`)
+		sb.WriteByte(hexDigits[b[0]>>4])
+		sb.WriteByte(hexDigits[b[0]&0xf])
+	case n == len(`\u0000`):
+		r, _ := utf8.DecodeRune(b)
+		sb.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			sb.WriteByte(hexDigits[r>>shift&0xf])
+		}
+	case b[0] >= 0x80 && size == 1: // invalid UTF-8 (a valid rune here is at least two bytes)
+		sb.WriteRune(utf8.RuneError)
+	default:
+		sb.Write(b[:size])
+	}
+	return size
 }
 
 // chars counts the projected characters of b.
 func chars(b []byte) int {
-	n := 0
+	total := 0
 	for len(b) > 0 {
-		t, size := unit(b)
-		n += utf8.RuneCountInString(t)
+		n, size := unit(b)
+		total += n
 		b = b[size:]
 	}
-	return n
+	return total
 }
 
 // writeHead writes the first units of b up to limit characters and returns
@@ -114,14 +148,12 @@ func chars(b []byte) int {
 func writeHead(sb *strings.Builder, b []byte, limit int) int {
 	done := 0
 	for done < len(b) {
-		t, size := unit(b[done:])
-		n := utf8.RuneCountInString(t)
+		n, _ := unit(b[done:])
 		if n > limit {
 			break
 		}
-		sb.WriteString(t)
+		done += writeUnit(sb, b[done:])
 		limit -= n
-		done += size
 	}
 	return done
 }
@@ -131,14 +163,12 @@ func writeHead(sb *strings.Builder, b []byte, limit int) int {
 func writeTail(sb *strings.Builder, b []byte, limit int) int {
 	skip := chars(b) - limit
 	for len(b) > 0 && skip > 0 {
-		t, size := unit(b)
-		skip -= utf8.RuneCountInString(t)
+		n, size := unit(b)
+		skip -= n
 		b = b[size:]
 	}
 	for rest := b; len(rest) > 0; {
-		t, size := unit(rest)
-		sb.WriteString(t)
-		rest = rest[size:]
+		rest = rest[writeUnit(sb, rest):]
 	}
 	return len(b)
 }

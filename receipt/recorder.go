@@ -27,7 +27,8 @@ type RecorderConfig struct {
 	MACKey []byte   // Keys.MACKey(): never a bare hash of raw output
 	Rules  *Ruleset // the redaction rules
 	// Live, if set, receives redacted output as it is released, for live
-	// display. It must not keep the slice.
+	// display: once per Write (and once at Close) with what it released.
+	// It must not keep the slice.
 	Live func(redacted []byte)
 }
 
@@ -113,8 +114,20 @@ func (r *Recorder) chunk(p []byte) {
 	r.mac.maybeFlush()
 	// A failure blocks the engine for good: it then takes nothing more,
 	// and Close reports the failure.
+	staged := len(r.red.stage.data)
 	r.eng.write(p, r.emit)
+	r.live(staged)
 	r.red.maybeFlush()
+}
+
+// live hands Live the redacted output released since the redacted
+// digest's staging held staged bytes: everything released is staged
+// there, in order, so one call per write takes the place of one per
+// piece the engine emitted (a placeholder splits a line in three).
+func (r *Recorder) live(staged int) {
+	if out := r.red.stage.data[staged:]; r.cfg.Live != nil && len(out) > 0 {
+		r.cfg.Live(out)
+	}
 }
 
 // emit takes released redacted output, closing every chunk whose raw end
@@ -143,9 +156,6 @@ func (r *Recorder) take(b []byte) {
 		return
 	}
 	r.redTotal += uint64(len(b))
-	if r.cfg.Live != nil {
-		r.cfg.Live(b)
-	}
 	if room := int(r.cfg.Retain) - len(r.head); room > 0 {
 		k := min(room, len(b))
 		r.head = append(r.head, b[:k]...)
@@ -194,7 +204,9 @@ func (r *Recorder) Close() (*Captured, error) {
 	}
 	r.closed = true
 	// A blocked engine releases nothing and returns its failure again.
+	staged := len(r.red.stage.data)
 	err := r.eng.run(true, r.emit)
+	r.live(staged)
 	r.mac.end() // the workers drain their queues beside the tail's digest
 	r.red.end()
 	tail := r.tail.bytes()

@@ -5,9 +5,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+
+	"warrant/internal/logtext"
 )
 
 var testMACKey = bytes.Repeat([]byte{7}, MACKeySize)
@@ -272,6 +275,61 @@ func TestRecorderRetainedDigest(t *testing.T) {
 				t.Fatalf("retain %d, writes of %d: head %d tail %d bytes, retained digest %s, want %x",
 					retain, size, len(c.Head), len(c.Tail), c.Evidence.RetainedSHA256, sum)
 			}
+		}
+	}
+}
+
+// A log with credentials (internal/logtext), written in chunks of several
+// sizes, is redacted exactly as logtext says line by line, independently
+// of this package: the redacted digest, counts and hits match.
+func TestRecorderLogText(t *testing.T) {
+	var raw, want bytes.Buffer
+	hits := map[string]uint64{}
+	logtext.Write(&raw, 8<<20, 3, func(_, red []byte, rule string) {
+		want.Write(red)
+		if rule != "" {
+			hits[rule]++
+		}
+	})
+	sum := sha256.Sum256(want.Bytes())
+	for _, size := range []int{MaxChunk, 65521, 4093, 61} {
+		ev := record(t, newTestRecorder(t, 1<<20, 1<<40), raw.Bytes(), size).Evidence
+		if ev.ObservedBytes != uint64(raw.Len()) || ev.RedactedBytes != uint64(want.Len()) ||
+			ev.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("size %d: %d raw → %d redacted bytes, SHA-256 %s; want %d → %d, %x",
+				size, ev.ObservedBytes, ev.RedactedBytes, ev.RedactedSHA256, raw.Len(), want.Len(), sum)
+		}
+		got := map[string]uint64{}
+		for _, h := range ev.Redactions {
+			got[h.Type] = h.Count
+		}
+		if fmt.Sprint(got) != fmt.Sprint(hits) {
+			t.Fatalf("size %d: hits %v, want %v", size, got, hits)
+		}
+	}
+}
+
+// Live is handed the redacted stream as it is released: a written line
+// before Write returns, and over the whole stream exactly the redacted
+// bytes, with no secret in them, however the writes were cut.
+func TestRecorderLive(t *testing.T) {
+	var raw, want bytes.Buffer
+	logtext.Write(&raw, 1<<20, 5, func(_, red []byte, _ string) { want.Write(red) })
+	for _, size := range []int{MaxChunk, 4093, 61} {
+		var live []byte
+		r, err := NewRecorder(RecorderConfig{Stream: Stdout, Retain: 1 << 10, Budget: 1 << 40,
+			MACKey: testMACKey, Rules: testRules(t), Live: func(p []byte) { live = append(live, p...) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Write([]byte("compiling 3 packages\n"))
+		if string(live) != "compiling 3 packages\n" {
+			t.Fatalf("a written line was not released at once: %q", live)
+		}
+		live = live[:0]
+		record(t, r, raw.Bytes(), size)
+		if !bytes.Equal(live, want.Bytes()) {
+			t.Fatalf("size %d: live output (%d bytes) is not the redacted stream (%d bytes)", size, len(live), want.Len())
 		}
 	}
 }

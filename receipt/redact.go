@@ -8,15 +8,21 @@ import (
 )
 
 // A matcher decides whether a rule matches at the start of w. The engine
-// calls it only once w holds the rule's full window (width bytes) or the
-// stream has ended, so the answer never depends on where chunks were cut.
+// calls match only once w holds the rule's full window (width bytes) or
+// the stream has ended, so the answer never depends on where chunks were
+// cut. Before that it may ask cannot, with the bytes there are so far:
+// true means match would find nothing at this place whatever bytes
+// follow, so the engine passes on at once instead of holding the bytes
+// until the window is complete (a near miss of a PEM header would
+// otherwise hold back 32 KiB). cannot never says yes to a match.
 type matcher struct {
 	name     string
 	lits     []string
 	boundary bool // the byte before the match must not be a word byte
 	width    int  // W: the most bytes match may look at
 	match    func(w []byte) (n int, next cont)
-	hole     []byte // the placeholder written instead of the match
+	cannot   func(w []byte) bool // nil: only a full window decides
+	hole     []byte              // the placeholder written instead of the match
 }
 
 // cont is what the engine still owes after a match whose secret may go
@@ -95,7 +101,7 @@ func (rs *Ruleset) add(m matcher) {
 	m.hole = []byte("[REDACTED:" + m.name + "]")
 	rs.rules = append(rs.rules, m)
 	for _, l := range m.lits {
-		rs.pre.addLiteral(l)
+		rs.pre.addLiteral(l, m.boundary)
 		rs.byFirst[l[0]] = append(rs.byFirst[l[0]], litRule{lit: l, rule: idx})
 		rs.maxLit = max(rs.maxLit, len(l))
 	}
@@ -219,6 +225,12 @@ func (e *engine) run(eof bool, emit emitFunc) (err error) {
 func (e *engine) scan(eof bool, emit emitFunc) int {
 	buf, n, rs := e.buf, len(e.buf), e.rs
 	complete := func(p, w int) bool { return eof || p+w <= n }
+	// No match can start at or after safe that more bytes would not
+	// complete (see pending); buf does not change during the scan.
+	safe := n
+	if !eof {
+		safe = rs.pending(buf, n-(rs.maxLit-1))
+	}
 	r, c := 0, 0 // raw run start; positions < c decided
 	for {
 		if e.state.active() {
@@ -234,10 +246,6 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 			r, e.state = c, next
 			continue
 		}
-		safe := n
-		if !eof {
-			safe = rs.pending(buf, n-(rs.maxLit-1))
-		}
 		p := rs.pre.candidate(buf, c)
 		if p < 0 || p >= safe {
 			c = max(c, safe)
@@ -246,12 +254,15 @@ func (e *engine) scan(eof bool, emit emitFunc) int {
 		matched, wait := false, false
 		for _, ri := range e.startingAt(p) {
 			m := &rs.rules[ri]
-			if !complete(p, m.width) {
-				wait = true
-				break
-			}
 			if m.boundary && e.wordBefore(p) {
 				continue
+			}
+			if !complete(p, m.width) {
+				if m.cannot != nil && m.cannot(buf[p:]) {
+					continue
+				}
+				wait = true
+				break
 			}
 			k, next := m.match(buf[p:min(n, p+m.width)])
 			if k == 0 {

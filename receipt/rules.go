@@ -142,6 +142,19 @@ func (t tokenRule) matcher() matcher {
 	return matcher{
 		name: t.name, lits: t.lits, boundary: t.boundary,
 		width: litLen + t.sepMax + t.max + 1,
+		// Too short a run that has ended (a byte outside the class
+		// follows it) stays too short.
+		cannot: func(w []byte) bool {
+			i := litLen
+			for j := 0; j < t.sepMax && i < len(w) && t.sep[w[i]]; j++ {
+				i++
+			}
+			run := 0
+			for i+run < len(w) && run < t.min && t.class[w[i+run]] {
+				run++
+			}
+			return run < t.min && i+run < len(w)
+		},
 		match: func(w []byte) (int, cont) {
 			i := litLen
 			for j := 0; j < t.sepMax && i < len(w) && t.sep[w[i]]; j++ {
@@ -165,6 +178,11 @@ func (t tokenRule) matcher() matcher {
 func pemMatcher() matcher {
 	return matcher{
 		name: pemName, lits: []string{pemBegin}, width: pemWindow,
+		// The header line is decided by its first bytes: no private
+		// key header there, no match.
+		cannot: func(w []byte) bool {
+			return len(w) >= len(pemBegin)+pemLabel+len(pemKeyTail) && pemLine(w, len(pemBegin)) < 0
+		},
 		match: func(w []byte) (int, cont) {
 			hdr := pemLine(w, len(pemBegin))
 			if hdr < 0 {

@@ -28,9 +28,17 @@ func newCapture(f *os.File, sink io.Writer, budget int64, over func()) *capture 
 	return c
 }
 
-// captureBufs holds the 64 KiB read buffers (a pipe's default capacity),
-// so that each launch does not allocate and zero two of them.
-var captureBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+// captureRead is the most one read takes from a pipe (growPipe).
+const captureRead = 256 << 10
+
+// captureBufs holds the read buffers, so that each launch does not
+// allocate and zero two of them.
+var captureBufs = sync.Pool{New: func() any { b := make([]byte, captureRead); return &b }}
+
+// pipeDefault is a pipe's capacity until growPipe: a read that takes
+// this much found the pipe full, the target writing faster than the
+// broker reads.
+const pipeDefault = 64 << 10
 
 func (c *capture) run() {
 	defer close(c.done)
@@ -38,8 +46,13 @@ func (c *capture) run() {
 	bp := captureBufs.Get().(*[]byte)
 	defer captureBufs.Put(bp)
 	buf := *bp
+	grown := false
 	for {
 		k, err := c.f.Read(buf)
+		if k >= pipeDefault && !grown {
+			growPipe(c.f) // only a stream that fills its pipe gets a bigger one
+			grown = true
+		}
 		if k > 0 {
 			before := c.n
 			c.n += uint64(k)

@@ -37,7 +37,11 @@
 //     re-parents its children. If that cannot be confirmed within
 //     confirmBound, the outcome is unknown: never a tidy success.
 //   - Output is drained to EOF with a deadline; memory is bounded by the
-//     sinks, not by what the target prints.
+//     sinks and one read buffer per stream (captureRead), not by what
+//     the target prints. On Linux a stream whose pipe is found full is
+//     given a 1 MiB pipe (capture_linux.go), so that a flood costs fewer
+//     round trips between target and broker; a refused resize changes
+//     nothing but their number.
 //
 // # Cgroups and resource limits (Linux)
 //

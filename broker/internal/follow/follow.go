@@ -46,7 +46,8 @@ func New() *Hub { return &Hub{now: time.Now, actions: map[string]*action{}} }
 
 // Publish hands the redacted output p of one stream of handle to its
 // followers and holds it for later ones, within the bounds. It copies p
-// and never blocks.
+// once, and only when someone keeps it (a follower's queue with room, or
+// the early buffer), and never blocks.
 func (h *Hub) Publish(handle string, s wire.OutputStream, p []byte) {
 	if len(p) == 0 {
 		return
@@ -54,17 +55,30 @@ func (h *Hub) Publish(handle string, s wire.OutputStream, p []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a := h.get(handle)
-	part := Part{Stream: s, Data: append([]byte(nil), p...)}
+	c := copied{src: p}
 	if a.earlyBytes+len(p) <= EarlyBytes && h.early+len(p) <= MaxEarly && a.missed == [3]uint64{} {
-		a.early = append(a.early, part)
+		a.early = append(a.early, Part{Stream: s, Data: c.data()})
 		a.earlyBytes += len(p)
 		h.early += len(p)
 	} else {
 		a.missed[s] += uint64(len(p))
 	}
 	for sub := range a.subs {
-		sub.add(part)
+		sub.add(s, &c)
 	}
+}
+
+// copied is published bytes and, once someone keeps them, their copy:
+// the caller's slice is only lent for the call.
+type copied struct {
+	src, dst []byte
+}
+
+func (c *copied) data() []byte {
+	if c.dst == nil {
+		c.dst = append([]byte(nil), c.src...)
+	}
+	return c.dst
 }
 
 // End marks handle's action ended: its followers are told once they have
@@ -118,7 +132,7 @@ func (h *Hub) Subscribe(handle string) *Sub {
 	a := h.get(handle)
 	sub := &Sub{h: h, handle: handle, wake: make(chan struct{}, 1)}
 	for _, p := range a.early {
-		sub.add(p)
+		sub.add(p.Stream, &copied{src: p.Data, dst: p.Data}) // held bytes are shared read-only
 	}
 	for s, n := range a.missed {
 		sub.gap[s] += n
@@ -143,14 +157,16 @@ type Sub struct {
 	ended  bool
 }
 
-// add queues p, or counts it as a gap when the queue is full. h.mu is held.
-func (s *Sub) add(p Part) {
-	if s.queued+len(p.Data) > QueueBytes {
-		s.gap[p.Stream] += uint64(len(p.Data))
+// add queues c's bytes of stream st, or counts them as a gap when the
+// queue is full. h.mu is held.
+func (s *Sub) add(st wire.OutputStream, c *copied) {
+	n := len(c.src)
+	if s.queued+n > QueueBytes {
+		s.gap[st] += uint64(n)
 	} else {
-		s.flushGap(p.Stream) // a gap stays where it happened
-		s.queue = append(s.queue, p)
-		s.queued += len(p.Data)
+		s.flushGap(st) // a gap stays where it happened
+		s.queue = append(s.queue, Part{Stream: st, Data: c.data()})
+		s.queued += n
 	}
 	s.signal()
 }

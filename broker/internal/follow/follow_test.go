@@ -114,3 +114,28 @@ func TestHeldOutputIsBoundedAndFreed(t *testing.T) {
 		t.Fatal("following an unknown handle left an entry")
 	}
 }
+
+// Publish keeps a copy of what someone keeps, never the caller's slice,
+// and copies nothing that no one keeps: past the early bytes, with no
+// follower or only full ones, a chunk costs no allocation.
+func TestPublishCopiesOnlyWhatIsKept(t *testing.T) {
+	h := New()
+	s := h.Subscribe("a")
+	defer s.Close()
+	p := []byte("secret-free output\n")
+	h.Publish("a", wire.Stdout, p)
+	copy(p, "XXXXXXXXXXXXXXXXXX\n")
+	late := h.Subscribe("a")
+	defer late.Close()
+	for _, sub := range []*Sub{s, late} {
+		if d, _, _ := drain(sub); string(d[wire.Stdout]) != "secret-free output\n" {
+			t.Fatalf("the queued bytes changed with the caller's slice: %q", d[wire.Stdout])
+		}
+	}
+	h.Publish("a", wire.Stdout, bytes.Repeat([]byte("f"), EarlyBytes)) // not held: it does not fit
+	h.Publish("a", wire.Stdout, bytes.Repeat([]byte("f"), QueueBytes)) // both queues are full now
+	chunk := bytes.Repeat([]byte("g"), 64<<10)
+	if n := testing.AllocsPerRun(100, func() { h.Publish("a", wire.Stdout, chunk) }); n != 0 {
+		t.Fatalf("%v allocations per chunk that no one keeps", n)
+	}
+}

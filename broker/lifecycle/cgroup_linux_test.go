@@ -357,3 +357,24 @@ func TestSparesAreTakenAndRemoved(t *testing.T) {
 		t.Fatalf("spares left after Remove: %v", spares)
 	}
 }
+
+// TestWarmOnlyWhereItPays: a warm launcher is refused where the cold one
+// is started in all its cgroups by CLONE_INTO_CGROUP (cgroup v2 alone),
+// and allowed with cgroup v1 directories (the cold launcher is moved
+// too) or without cgroups.
+func TestWarmOnlyWhereItPays(t *testing.T) {
+	for _, c := range []struct {
+		cg   *Cgroups
+		pays bool
+	}{
+		{nil, true},
+		{&Cgroups{dir: "/v2"}, false},
+		{&Cgroups{dir: "/v2", mem: "/v1/memory"}, true},
+		{&Cgroups{dir: "/v2", pids: "/v1/pids"}, true},
+		{&Cgroups{mem: "/v1/memory", pids: "/v1/pids"}, true},
+	} {
+		if err := warmCosts(c.cg); (err == nil) != c.pays {
+			t.Errorf("cgroups %+v: warmCosts = %v, want pays %v", c.cg, err, c.pays)
+		}
+	}
+}

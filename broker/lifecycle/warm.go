@@ -32,8 +32,12 @@ type Warm struct {
 }
 
 // NewWarm makes the hold in c (nil: no cgroups) and starts the first warm
-// launcher of path in the background.
+// launcher of path in the background. It refuses where a warm launcher
+// would cost more than it saves (warmCosts).
 func NewWarm(path string, c *Cgroups) (*Warm, error) {
+	if err := warmCosts(c); err != nil {
+		return nil, err
+	}
 	h, err := newHold(c)
 	if err != nil {
 		return nil, err

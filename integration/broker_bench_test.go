@@ -30,6 +30,20 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 }
 
+// BenchmarkRunTrueSpaced is BenchmarkRunTrue's sealed-snapshot chain
+// with an idle pause of spacing (untimed) before each timed run, the
+// chain's and the baselines' alike: what an agent that thinks between
+// commands pays. On this machine a move into a cgroup (the launcher's
+// cgroup v1 placement) then waits for an RCU grace period, which back to
+// back runs do not (docs/architecture.md §2.5).
+func BenchmarkRunTrueSpaced(b *testing.B) {
+	d := startBroker(b, "")
+	benchRunSpaced(b, d, wire.SealedSnapshot, spacing, "true")
+}
+
+// spacing is BenchmarkRunTrueSpaced's pause between runs.
+const spacing = 50 * time.Millisecond
+
 // bwrapArgs is bubblewrap's sandbox the chain is compared with: the host
 // read-only, every namespace unshared, tied to its parent, a new session.
 var bwrapArgs = []string{"--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session"}
@@ -109,8 +123,15 @@ func BenchmarkRunGo(b *testing.B) {
 	}
 }
 
-// benchRun runs exe args under a lease pinned to binding until b is done.
+// benchRun runs exe args under a lease pinned to binding until b is done,
+// back to back.
 func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args ...string) {
+	benchRunSpaced(b, d, binding, 0, exe, args...)
+}
+
+// benchRunSpaced is benchRun with an untimed pause of gap before each
+// timed run.
+func benchRunSpaced(b *testing.B, d *brokerd, binding wire.Binding, gap time.Duration, exe string, args ...string) {
 	a := d.newAgent(b)
 	req := a.request(wire.ProfileShort, exe, args...)
 	s, err := a.cl.Submit(a.WS, req)
@@ -131,6 +152,7 @@ func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args .
 	var chain, bare, box []time.Duration
 	last := ""
 	for b.Loop() {
+		time.Sleep(gap)
 		t0 := time.Now()
 		s, err := a.cl.Submit(a.WS, req)
 		if err != nil || s.Handle == "" {
@@ -142,12 +164,14 @@ func benchRun(b *testing.B, d *brokerd, binding wire.Binding, exe string, args .
 		if r.Outcome != wire.Exited || r.ReceiptID == "" {
 			b.Fatalf("%s %+v receipt %q", r.Outcome, r.Error, r.ReceiptID)
 		}
+		time.Sleep(gap)
 		t0 = time.Now()
 		if err := exec.Command(bin, args...).Run(); err != nil {
 			b.Fatal(err)
 		}
 		bare = append(bare, time.Since(t0))
 		if bw != "" {
+			time.Sleep(gap)
 			t0 = time.Now()
 			if err := exec.Command(bw, append(slices.Clone(bwrapArgs), bin)...).Run(); err != nil {
 				b.Fatal(err)

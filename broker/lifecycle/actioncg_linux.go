@@ -122,16 +122,12 @@ func (a *actionCgroup) v1() []string {
 	return out
 }
 
-// place moves the launcher (pid) into the action's v1 cgroups and, with
-// v2 too, into its v2 cgroup, unless it was started there. It runs
+// place moves the launcher (pid) into the action's v1 cgroups. It runs
 // before the request is sent: until it reads its request the launcher
-// does nothing but wait, so nothing of the action runs outside them.
-func (a *actionCgroup) place(pid int, v2 bool) error {
-	dirs := a.v1()
-	if v2 && a.dir != "" {
-		dirs = append(dirs, a.dir)
-	}
-	for _, d := range dirs {
+// does nothing but wait, so nothing of the action runs outside them. Its
+// v2 cgroup it was started in.
+func (a *actionCgroup) place(pid int) error {
+	for _, d := range a.v1() {
 		if err := writeKnob(d, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			return err
 		}

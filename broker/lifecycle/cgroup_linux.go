@@ -26,7 +26,6 @@ type Cgroups struct {
 	swap      bool     // the swap knob exists: swap is bounded with memory
 	enf       Enforcement
 	sp        *spares // spare v1 directories and background removals (spare_linux.go)
-	hold      string  // the name of this broker's hold, once made (hold_linux.go)
 }
 
 // DetectCgroups finds this process's cgroups and creates

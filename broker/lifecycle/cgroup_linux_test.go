@@ -116,7 +116,7 @@ func TestLeftoversAreEndedByMembership(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := a.place(pid, false); err != nil {
+			if err := a.place(pid); err != nil {
 				t.Fatal(err)
 			}
 			a.remove() // only closes: it is populated

@@ -31,13 +31,20 @@ func (s *supervisor) stopMetadata() {}
 // pgid) and is killed with it. Only the root is the broker's child.
 func BecomeSubreaper() error { return nil }
 
-func (s *supervisor) setup() (undo func(), err error) { return func() {}, nil }
+// setup takes a warm launcher, if one is ready; there are no cgroups to
+// make.
+func (s *supervisor) setup() (undo func(), err error) {
+	if sl := s.spec.Warm.take(s.spec.Limits); sl != nil {
+		s.warm = sl.l
+	}
+	return func() {}, nil
+}
 
 // cgroupFD is -1: there are no cgroups to start the launcher in.
 func (o *osState) cgroupFD() int { return -1 }
 
 // place does nothing: there are no cgroups to place the launcher in.
-func (o *osState) place(int, bool) error { return nil }
+func (o *osState) place(int) error { return nil }
 
 // readUsage does nothing: no limit counts anything on macOS.
 func (s *supervisor) readUsage() {}

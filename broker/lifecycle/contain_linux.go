@@ -58,10 +58,24 @@ func BecomeSubreaper() error {
 	return nil
 }
 
-// setup creates the action's cgroups, with the profile's memory and
-// process-count limits, when the broker has cgroups; undo removes them,
-// in the background, once the action is over and its counters were read.
+// setup takes a warm launcher with its cgroups (Warm), or creates the
+// action's cgroups, with the profile's memory and process-count limits,
+// when the broker has cgroups; undo removes them, in the background, once
+// the action is over and its counters were read.
 func (s *supervisor) setup() (undo func(), err error) {
+	if sl := s.spec.Warm.take(s.spec.Limits); sl != nil {
+		if err := sl.adopt(s.spec.ID); err != nil {
+			sl.discard()
+		} else {
+			s.warm = sl.l
+			if sl.cg == nil {
+				return func() {}, nil
+			}
+			s.cg = sl.cg
+			s.r.Enforced = s.spec.Cgroup.enf
+			return func() { s.spec.Cgroup.release(sl.cg) }, nil
+		}
+	}
 	if s.spec.Cgroup == nil {
 		return func() {}, nil
 	}
@@ -83,14 +97,13 @@ func (o *osState) cgroupFD() int {
 	return o.cg.fd
 }
 
-// place puts the launcher into the action's cgroup v1 directories, and
-// into its v2 directory too when it was started warm (in the hold,
-// warm_linux.go), before it is sent its request.
-func (o *osState) place(pid int, warm bool) error {
+// place puts the launcher into the action's cgroup v1 directories before
+// it is sent its request.
+func (o *osState) place(pid int) error {
 	if o.cg == nil {
 		return nil
 	}
-	return o.cg.place(pid, warm)
+	return o.cg.place(pid)
 }
 
 // readUsage reads what the action's cgroups counted.

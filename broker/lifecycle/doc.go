@@ -80,24 +80,25 @@
 // in the background once it has ended. A spare holds no process, ever;
 // one a dead broker left is removed by the next, as an empty leftover.
 //
-// A daemon keeps one launcher started ahead (Warm, warm.go): the process
-// start and the Go runtime's start are off the action's path too. A
-// warm launcher is started exactly as a cold one, and waits for its
-// request, which is the first thing it reads; until then it knows of no
-// action and runs nothing. It waits in the hold, this broker's cgroup v2
-// directory warm-<random> (hold_linux.go), and the action that takes it
-// moves it into its own v2 and v1 cgroups before its origin is recorded
-// and its request sent. One that died waiting is reaped and replaced by
-// a cold start; a dead broker's warm launcher reads end of stream on its
-// request socket and exits, and the next broker removes the hold (ending
-// whatever is in it without calling it a survivor: nothing in a hold was
-// ever sent a request). A move into a cgroup (a cgroup.procs write)
-// waits for an RCU grace period once none was made for a few
-// milliseconds, 6–16 ms on the test machine: so a broker with cgroup v2
-// alone, whose cold launcher starts in all its cgroups by
-// CLONE_INTO_CGROUP, keeps no warm launcher (warmCosts); with cgroup v1
-// directories the cold launcher is moved too, and the warm one costs no
-// more wait.
+// A daemon keeps one launcher started ahead (Warm, warm.go), already in
+// the next action's cgroups: the process start, the Go runtime's start
+// and the launcher's move into a cgroup are all off the action's path. A
+// cgroup.procs write waits for an RCU grace period once no move was made
+// for a few milliseconds (6–16 ms on the test machine), which the cold
+// launcher pays for its v1 directories. A slot is made with the last
+// action's limits and named warm-<random> (slot_linux.go): the launcher
+// is started in its v2 directory by CLONE_INTO_CGROUP and written into
+// its v1 directories in the background. It waits for its request, the
+// first thing it reads; until then it knows of no action and runs
+// nothing. The action that takes it renames the v1 directories to its
+// handle (the v2 one, which cannot be renamed, keeps the slot's name)
+// before its origin is recorded and its request sent. A slot for other
+// limits, or whose launcher died waiting, is discarded and the action
+// starts its own. Recovery finds a dead broker's action by its v1
+// directories' name, so a warm launcher is kept only where the broker
+// has v1 directories, or none at all (warmCosts); a dead broker's
+// untaken slot is ended without being called a survivor: nothing in one
+// was ever sent a request.
 //
 // At the end the counters are read before the directories are removed:
 // oom_kill (memory.events, memory.oom_control), the memory peak,

@@ -31,21 +31,24 @@ type launcher struct {
 	stderr *os.File
 }
 
-// start takes a warm launcher (spec.Warm), or starts one, gives it the
-// action's output pipes, places it in the action's cgroups, tells
-// spec.OnLaunch its Origin, and only then sends the request with its fds.
-// On error nothing is left running.
-func start(spec *Spec, o *osState) (l *launcher, err error) {
+// start takes warm, the launcher setup took already in the action's
+// cgroups, or starts one there (in its v2 cgroup by CLONE_INTO_CGROUP,
+// then written into its v1 ones), gives it the action's output pipes,
+// tells spec.OnLaunch its Origin, and only then sends the request with
+// its fds. On error nothing is left running.
+func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	frame, err := wire.EncodeFrame(spec.Request)
 	if err != nil {
+		if warm != nil {
+			warm.abandon()
+		}
 		return nil, err
 	}
-	l, warm := spec.Warm.take(), true
+	l = warm
 	if l == nil {
 		if l, err = startLauncher(spec.Launcher, o.cgroupFD()); err != nil {
 			return nil, err
 		}
-		warm = false
 	}
 	defer func() {
 		if err != nil {
@@ -66,8 +69,10 @@ func start(spec *Spec, o *osState) (l *launcher, err error) {
 	l.stderr = errR
 	// The launcher waits for its request; until it has one it runs
 	// nothing, so it is placed in the action's cgroups first.
-	if err = o.place(l.pid, warm); err != nil {
-		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+	if warm == nil {
+		if err = o.place(l.pid); err != nil {
+			return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+		}
 	}
 	if err = tellOrigin(l.pid, spec.OnLaunch); err != nil {
 		return nil, err

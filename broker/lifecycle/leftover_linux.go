@@ -31,16 +31,15 @@ func (c *Cgroups) EndLeftovers() ([]Leftover, error) {
 	ids, err := c.leftoverIDs()
 	var out []Leftover
 	for _, id := range ids {
-		if id == c.hold {
-			continue // this broker's own
-		}
 		a := c.existing(id)
 		if populated, perr := a.populated(); perr != nil || !populated {
 			a.remove()
 			continue
 		}
-		if isHold(id) {
-			a.end() // a dead broker's warm launcher, which was never sent a request
+		if isSlot(id) {
+			// A dead broker's warm launcher, never sent a request (a taken
+			// slot's processes were ended under the handle, which sorts first).
+			a.end()
 			a.remove()
 			continue
 		}

@@ -31,6 +31,7 @@ type supervisor struct {
 	spec *Spec
 	r    Result
 	l    *launcher
+	warm *launcher // the warm launcher setup took with its cgroups, or nil
 	osState
 
 	over     chan struct{} // closed when a stream exceeds the hard budget
@@ -60,7 +61,7 @@ func (s *supervisor) run() {
 		return
 	}
 	defer undo()
-	l, err := start(s.spec, &s.osState)
+	l, err := start(s.spec, &s.osState, s.warm)
 	if err != nil {
 		s.spec.Warm.refill()
 		// Nothing was started, or the launcher was killed before it could

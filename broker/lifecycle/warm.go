@@ -2,98 +2,107 @@
 
 package lifecycle
 
-import "warrant/internal/ahead"
+import (
+	"sync"
 
-// Warm keeps one launcher started ahead of the next action, so that an
-// action does not wait for a process to start and its runtime to come
-// up: about half of an action's own time for /bin/true
-// (BenchmarkRunTruePhases). A warm launcher has done nothing but what
+	"warrant/internal/ahead"
+	"warrant/internal/profile"
+)
+
+// Warm keeps one launcher started ahead of the next action, already in
+// that action's cgroups, so that an action waits neither for a process
+// and its runtime to start (about half of an action's own time for
+// /bin/true, BenchmarkRunTruePhases) nor for the launcher's move into a
+// cgroup: a cgroup.procs write waits for an RCU grace period once no move
+// was made for a few milliseconds (6–16 ms on the test machine).
+//
+// A slot is a launcher and the cgroups it waits in, made for one set of
+// limits and named warm-<random>: the cgroup v2 directory it was started
+// in (CLONE_INTO_CGROUP) and the cgroup v1 directories it was written
+// into, off the action's path. A warm launcher has done nothing but what
 // every launcher does before its request: it has cleaned its slate and
-// waits to read that request, and it knows nothing of any action. It
-// was started exactly as a cold one is (startLauncher), in the hold (the cgroup
-// v2 directory warm-<random> of this broker, when it has cgroup v2), and
-// the action that takes it places it in its own cgroups, v2 and v1,
-// before its origin is recorded and its request sent: nothing of the
-// action runs outside them, as with a cold launcher. One that died
-// while it waited is reaped and the action starts its own. A broker
-// that dies leaves its warm launcher with the other end of its request
-// socket closed: it reads end of stream, refuses and exits, and the next
-// broker removes the empty hold as a leftover (or ends what is in it:
-// a process in a hold has never been sent a request). A hold removed
-// under a running broker (with its whole cgroup directory, which the
-// next action makes again) is made again by the next refill.
+// waits to read that request, and it knows nothing of any action. The
+// action that takes the slot (its limits must be the slot's; otherwise
+// the slot is discarded and the action starts its own) renames the v1
+// directories to its handle and keeps the v2 directory, which cannot be
+// renamed, under the slot's name; only then is the launcher's origin
+// recorded and its request sent. One that died while it waited is
+// reaped and the action starts its own.
+//
+// Recovery finds a dead broker's action by the name of its cgroups
+// (EndLeftovers): a warm launcher is kept only where the action has v1
+// directories to carry its handle (warmCosts). A broker that dies leaves
+// an untaken slot's launcher with the other end of its request socket
+// closed: it reads end of stream, refuses and exits, and the next broker
+// ends what is left in a warm- directory without calling it a survivor
+// (nothing in one was ever sent a request: a taken slot's v1 directories
+// carry the handle, and the handle's processes are ended, and reported,
+// first).
 //
 // A nil *Warm starts every launcher when its action needs it.
 type Warm struct {
 	path string
 	cg   *Cgroups
-	hold *hold // used by the refill in flight alone, until Close
-	one  *ahead.One[*launcher]
+	one  *ahead.One[*slot]
+
+	mu  sync.Mutex
+	lim profile.Limits // what the next slot is made for: the last action's limits
 }
 
-// NewWarm makes the hold in c (nil: no cgroups) and starts the first warm
-// launcher of path in the background. It refuses where a warm launcher
-// would cost more than it saves (warmCosts).
+// NewWarm returns the warm launchers of path in c (nil: no cgroups). It
+// refuses where a warm launcher cannot be found again by its action's
+// name (warmCosts). The first slot is made after the first action, whose
+// limits it takes.
 func NewWarm(path string, c *Cgroups) (*Warm, error) {
 	if err := warmCosts(c); err != nil {
 		return nil, err
 	}
-	h, err := newHold(c)
-	if err != nil {
-		return nil, err
-	}
-	w := &Warm{path: path, cg: c, hold: h}
-	w.one = ahead.New(w.start, (*launcher).abandon)
-	w.one.Refill()
+	w := &Warm{path: path, cg: c}
+	w.one = ahead.New(w.make, (*slot).discard)
 	return w, nil
 }
 
-// start starts a launcher in the hold.
-func (w *Warm) start() (*launcher, error) {
-	l, err := startLauncher(w.path, w.hold.fd)
-	if err != nil && w.hold.gone() {
-		// Someone removed the hold (or this broker's whole cgroup
-		// directory, which an action then makes again): a new one.
-		if h, herr := newHold(w.cg); herr == nil {
-			w.hold.remove()
-			w.hold = h
-			l, err = startLauncher(w.path, w.hold.fd)
-		}
-	}
-	return l, err
+// make makes a slot for the limits of the last action.
+func (w *Warm) make() (*slot, error) {
+	w.mu.Lock()
+	lim := w.lim
+	w.mu.Unlock()
+	return newSlot(w.path, w.cg, lim)
 }
 
-// take returns the warm launcher, or nil when there is none ready.
-func (w *Warm) take() *launcher {
+// take returns the slot if one is ready for lim and its launcher still
+// waits; else nil, and the next slot is made for lim.
+func (w *Warm) take(lim profile.Limits) *slot {
 	if w == nil {
 		return nil
 	}
-	l, ok := w.one.Take()
-	if !ok {
+	w.mu.Lock()
+	w.lim = lim
+	w.mu.Unlock()
+	sl, ok := w.one.Take()
+	switch {
+	case !ok:
+		return nil
+	case sl.lim != lim || sl.l.h.hasExited():
+		w.one.Go(sl.discard) // for other limits, or died waiting: it was nobody's
 		return nil
 	}
-	if l.h.hasExited() {
-		l.abandon() // it died waiting, before it was anyone's
-		return nil
-	}
-	return l
+	return sl
 }
 
-// refill starts the next warm launcher in the background, unless one is
-// ready or being started, or Close has begun. An action calls it once its
-// own launcher is done with (after the handshake), so that the new
-// process does not compete with the action's start.
+// refill makes the next slot in the background, unless one is ready or
+// being made, or Close has begun. An action calls it once its own
+// launcher is done with (after the handshake), so that the new process
+// does not compete with the action's start.
 func (w *Warm) refill() {
 	if w != nil {
 		w.one.Refill()
 	}
 }
 
-// Close ends the warm launcher and removes the hold.
+// Close ends the warm launcher and removes its cgroups.
 func (w *Warm) Close() {
-	if w == nil {
-		return
+	if w != nil {
+		w.one.Close()
 	}
-	w.one.Close()
-	w.hold.remove()
 }

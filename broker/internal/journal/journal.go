@@ -65,7 +65,10 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Journal, err
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Set("_txlock", "immediate")
-	db := sql.OpenDB(&connector{dsn: "file:" + path + "?" + q.Encode()})
+	db, err := openDB("file:" + path + "?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
@@ -238,7 +241,10 @@ func OpenReadOnly(path string) (*Journal, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(10000)")
-	db := sql.OpenDB(&connector{dsn: "file:" + path + "?" + q.Encode()})
+	db, err := openDB("file:" + path + "?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open journal read-only: %w", err)
+	}
 	db.SetMaxOpenConns(1)
 	return &Journal{db: db, now: time.Now}, nil
 }

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 
@@ -14,26 +15,31 @@ import (
 // call alone.
 const maxCached = 256
 
-// connector opens connections that keep the statements they have
-// prepared, by their text. Parsing and planning an SQL statement cost
-// more than running most of the journal's (BenchmarkAdmitAndCheckpoint in broker/): every
-// action's checkpoint, events and receipt run the same few dozen
-// statements. It changes nothing else: each call still binds its
-// arguments to the statement and runs it in the caller's transaction.
-type connector struct {
-	dsn string
-	d   sqlite.Driver
+// connector is modernc's connector (sqlite.NewConnector) whose
+// connections keep the statements they have prepared, by their text.
+// Parsing and planning an SQL statement cost more than running most of
+// the journal's (BenchmarkAdmitAndCheckpoint in broker/): every action's
+// checkpoint, events and receipt run the same few dozen statements. It
+// changes nothing else: each call still binds its arguments to the
+// statement and runs it in the caller's transaction.
+type connector struct{ driver.Connector }
+
+// openDB opens dsn through connector.
+func openDB(dsn string) (*sql.DB, error) {
+	base, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(connector{base}), nil
 }
 
-func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.d.Open(c.dsn)
+func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &cachingConn{inner: conn, stmts: map[string]*cached{}}, nil
 }
-
-func (c *connector) Driver() driver.Driver { return &c.d }
 
 // cachingConn is a connection of modernc's driver with its statements
 // kept. database/sql uses a connection from one goroutine at a time.
@@ -135,6 +141,16 @@ func (c *cachingConn) ResetSession(ctx context.Context) error {
 	}
 	return nil
 }
+
+func (c *cachingConn) Ping(ctx context.Context) error {
+	if p, ok := c.inner.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// Unwrap is the driver's own connection, which sqlite.Limit looks for.
+func (c *cachingConn) Unwrap() driver.Conn { return c.inner }
 
 func (c *cachingConn) IsValid() bool {
 	v, ok := c.inner.(driver.Validator)

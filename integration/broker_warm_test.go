@@ -62,11 +62,11 @@ func children(pid int) []int {
 }
 
 // requireV2 skips unless this host gives the daemon a cgroup v2 directory
-// (the hold lives there).
+// (the tests find a warm launcher by its slot's v2 directory).
 func requireV2(t *testing.T) {
 	t.Helper()
 	if self, _ := os.ReadFile("/proc/self/cgroup"); !strings.Contains(string(self), "\n0::/") && !strings.HasPrefix(string(self), "0::/") {
-		t.Skip("skip: no cgroup v2 hierarchy here, so no hold to find the warm launcher in")
+		t.Skip("skip: no cgroup v2 hierarchy here, so no slot directory to find the warm launcher by")
 	}
 }
 
@@ -107,7 +107,7 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	}
 	run()
 
-	warm, hold := warmLauncher(t, d, 0)
+	warm, slot := warmLauncher(t, d, 0)
 	h, _, lines := run()
 	if lines[0] != strconv.Itoa(warm) {
 		t.Fatalf("the target ran as pid %s, not as the warm launcher %d", lines[0], warm)
@@ -116,8 +116,8 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	for _, line := range lines[1:] {
 		switch {
 		case strings.HasPrefix(line, "0::"):
-			if line != "0::"+hold {
-				t.Fatalf("the target's cgroup v2 %q is not the one the warm launcher was started in (%s)", line, hold)
+			if line != "0::"+slot {
+				t.Fatalf("the target's cgroup v2 %q is not the one the warm launcher was started in (%s)", line, slot)
 			}
 		case strings.Contains(line, ":memory:") || strings.Contains(line, ":pids:"):
 			if !strings.HasSuffix(line, "/"+h) {
@@ -139,7 +139,7 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 		t.Fatalf("the action ran as the killed warm launcher %d", next)
 	}
 
-	last, hold := warmLauncher(t, d, next)
+	last, slot := warmLauncher(t, d, next)
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.done:
@@ -149,17 +149,17 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	if alive(last) {
 		t.Fatalf("the stopped daemon left its warm launcher %d running", last)
 	}
-	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/unified", hold)); !os.IsNotExist(err) {
-		t.Fatalf("the stopped daemon left its hold %s: %v", hold, err)
+	if left := slotLeft(d.State, slot); left != "" {
+		t.Fatalf("the stopped daemon left its slot's cgroup %s", left)
 	}
 }
 
-// TestWarmLauncherOfAKilledDaemonEndsAndItsHoldGoes: a daemon killed with
+// TestWarmLauncherOfAKilledDaemonEndsAndItsSlotGoes: a daemon killed with
 // SIGKILL leaves its warm launcher with the other end of its request
 // socket closed; it exits by itself, and the next daemon on the state
 // directory removes its slot's cgroups (v2 and v1) without calling
 // anything a survivor.
-func TestWarmLauncherOfAKilledDaemonEndsAndItsHoldGoes(t *testing.T) {
+func TestWarmLauncherOfAKilledDaemonEndsAndItsSlotGoes(t *testing.T) {
 	requireV2(t)
 	state := filepath.Join(t.TempDir(), "state")
 	d := startBroker(t, state)
@@ -167,7 +167,7 @@ func TestWarmLauncherOfAKilledDaemonEndsAndItsHoldGoes(t *testing.T) {
 	if _, r := a.Run(a.request(wire.ProfileShort, "true")); r.Outcome != wire.Exited {
 		t.Fatalf("outcome %s %+v", r.Outcome, r.Error)
 	}
-	warm, hold := warmLauncher(t, d, 0) // the slot made after the first action
+	warm, slot := warmLauncher(t, d, 0) // the slot made after the first action
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
 	deadline := time.Now().Add(daemonSafety)
@@ -182,22 +182,27 @@ func TestWarmLauncherOfAKilledDaemonEndsAndItsHoldGoes(t *testing.T) {
 	if _, r := a.Run(a.request(wire.ProfileShort, "true")); r.Outcome != wire.Exited {
 		t.Fatalf("outcome %s %+v after the restart", r.Outcome, r.Error)
 	}
-	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/unified", hold)); !os.IsNotExist(err) {
-		t.Fatalf("the killed daemon's hold %s is still there after the restart: %v", hold, err)
-	}
-	for _, h := range []string{"memory", "pids"} {
-		if left := filepath.Join("/sys/fs/cgroup", h, "warrant", scopeOf(state), filepath.Base(hold)); exists(left) {
-			t.Fatalf("the killed daemon's slot is still in cgroup v1 %s after the restart: %s", h, left)
-		}
+	if left := slotLeft(state, slot); left != "" {
+		t.Fatalf("the killed daemon's slot's cgroup %s is still there after the restart", left)
 	}
 	if strings.Contains(d2.log.String(), "warm-") {
-		t.Fatalf("the restarted daemon reported the hold:\n%s", d2.log)
+		t.Fatalf("the restarted daemon reported the slot:\n%s", d2.log)
 	}
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// slotLeft returns a directory of the slot whose v2 directory is slot
+// (relative to the v2 mount) that still exists, v2 or v1, or "".
+func slotLeft(state, slot string) string {
+	dirs := []string{filepath.Join("/sys/fs/cgroup/unified", slot)}
+	for _, h := range []string{"memory", "pids"} {
+		dirs = append(dirs, filepath.Join("/sys/fs/cgroup", h, "warrant", scopeOf(state), filepath.Base(slot)))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // TestWarmSlotOfAKilledDaemonsActionIsEndedUnderItsHandle: an action that

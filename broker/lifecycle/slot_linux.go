@@ -62,8 +62,8 @@ func (sl *slot) discard() {
 
 // adopt makes sl's cgroups the action id's: its v1 directories renamed
 // to id (cgroup v1 allows a rename within the parent), its v2 directory
-// kept under the slot's name (cgroup v2 allows none). On error nothing
-// was renamed that is not named back, and the caller discards sl.
+// kept under the slot's name (cgroup v2 allows none). On error the
+// caller discards sl, with whatever was renamed.
 func (sl *slot) adopt(id string) error {
 	a := sl.cg
 	if a == nil {
@@ -95,6 +95,6 @@ func warmCosts(c *Cgroups) error {
 	return nil
 }
 
-// isHold reports whether a child of this broker's cgroup directories is a
+// isSlot reports whether a child of this broker's cgroup directories is a
 // warm launcher's slot, not an action's.
 func isSlot(name string) bool { return strings.HasPrefix(name, slotPrefix) }

@@ -29,6 +29,7 @@ type launcher struct {
 	sock   *net.UnixConn // the same socket, for the replies, once the request is sent
 	stdout *os.File      // nil until the launcher is given an action
 	stderr *os.File
+	origin *Origin // read when a slot was made (Linux); nil: read when it is needed
 }
 
 // start takes warm, the launcher setup took already in the action's
@@ -74,7 +75,7 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 			return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
 		}
 	}
-	if err = tellOrigin(l.pid, spec.OnLaunch); err != nil {
+	if err = tellOrigin(l, spec.OnLaunch); err != nil {
 		return nil, err
 	}
 	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}

@@ -130,4 +130,4 @@ func (l *launcher) reply() (wire.Message, []int, error) {
 
 // tellOrigin tells nothing: macOS has no pid start time this broker reads
 // (and no process-group search for survivors), so no Origin is recorded.
-func tellOrigin(int, func(Origin) error) error { return nil }
+func tellOrigin(*launcher, func(Origin) error) error { return nil }

@@ -23,20 +23,35 @@ var bootID = sync.OnceValues(func() (string, error) {
 	return string(bytes.TrimSpace(b)), nil
 })
 
-// tellOrigin reads pid's Origin and gives it to fn, if fn is set.
-func tellOrigin(pid int, fn func(Origin) error) error {
+// tellOrigin gives the launcher's Origin to fn, if fn is set: the one a
+// warm launcher's slot read when it was made, or pid's, read now.
+func tellOrigin(l *launcher, fn func(Origin) error) error {
 	if fn == nil {
 		return nil
 	}
+	o := l.origin
+	if o == nil {
+		read, err := readOrigin(l.pid)
+		if err != nil {
+			return err
+		}
+		o = &read
+	}
+	return fn(*o)
+}
+
+// readOrigin reads pid's Origin: its start time never changes, so it can
+// be read as soon as the process exists.
+func readOrigin(pid int) (Origin, error) {
 	boot, err := bootID()
 	if err != nil {
-		return err
+		return Origin{}, err
 	}
 	m, _, err := readStat(pid)
 	if err != nil {
-		return fmt.Errorf("read the launcher's start time: %w", err)
+		return Origin{}, fmt.Errorf("read the launcher's start time: %w", err)
 	}
-	return fn(Origin{Pid: pid, Start: m.start, Boot: boot})
+	return Origin{Pid: pid, Start: m.start, Boot: boot}, nil
 }
 
 // readStat reads and parses /proc/PID/stat.

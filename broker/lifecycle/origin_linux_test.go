@@ -58,7 +58,7 @@ func group(t *testing.T, script string) (*exec.Cmd, Origin, []int) {
 		}
 	})
 	var o Origin
-	if err := tellOrigin(cmd.Process.Pid, func(got Origin) error { o = got; return nil }); err != nil {
+	if err := tellOrigin(&launcher{pid: cmd.Process.Pid}, func(got Origin) error { o = got; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if o.Pid != cmd.Process.Pid || o.Start == 0 || o.Boot == "" {

@@ -23,8 +23,8 @@ type slot struct {
 }
 
 // newSlot makes cgroups named warm-<random> with lim's limits, starts a
-// launcher of path in the v2 one (CLONE_INTO_CGROUP) and writes it into
-// the v1 ones.
+// launcher of path in the v2 one (CLONE_INTO_CGROUP), writes it into the
+// v1 ones and reads its Origin: none of that is left to the action.
 func newSlot(path string, c *Cgroups, lim profile.Limits) (*slot, error) {
 	sl := &slot{lim: lim}
 	fd := -1
@@ -47,6 +47,12 @@ func newSlot(path string, c *Cgroups, lim profile.Limits) (*slot, error) {
 			return nil, fmt.Errorf("place a warm launcher in its cgroups: %w", err)
 		}
 	}
+	o, err := readOrigin(l.pid)
+	if err != nil {
+		sl.discard()
+		return nil, err
+	}
+	l.origin = &o
 	return sl, nil
 }
 

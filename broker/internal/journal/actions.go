@@ -37,7 +37,8 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if err := j.bindCall(ctx, tx, call, handle, ""); err != nil {
 			return err
 		}
-		if err := j.leaseUsable(ctx, tx, l); err != nil {
+		left, err := j.leaseUsable(ctx, tx, l)
+		if err != nil {
 			return err
 		}
 		if err := sessionIdle(ctx, tx, session); err != nil {
@@ -50,9 +51,7 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("consume a use of lease %s: %d rows, %v", l.id, n, err)
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT uses_left FROM leases WHERE id = ?`, l.id).Scan(&l.usesLeft); err != nil {
-			return err
-		}
+		l.usesLeft = left - 1 // read in this immediate transaction, which no other writer shares
 		now := j.now().Unix()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
 			executable, fingerprint, identity, state, created_unix, updated_unix, step)

@@ -109,36 +109,35 @@ func listedCommand(identity []byte) (exe string, argv []string, truncated bool, 
 
 // leaseUsable re-checks, inside the checkpoint transaction, everything
 // that may have changed since MatchLease: revocation, expiry, remaining
-// uses, and the goal's state and revision.
-func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) error {
+// uses, and the goal's state and revision; it returns the uses left.
+func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left uint32, err error) {
 	var expires int64
-	var left uint32
 	var revoked sql.NullInt64
 	var reason string
-	err := tx.QueryRowContext(ctx, `SELECT expires_unix, uses_left, revoked_unix, revoked_reason FROM leases WHERE id = ?`, l.id).
+	err = tx.QueryRowContext(ctx, `SELECT expires_unix, uses_left, revoked_unix, revoked_reason FROM leases WHERE id = ?`, l.id).
 		Scan(&expires, &left, &revoked, &reason)
 	if errors.Is(err, sql.ErrNoRows) {
-		return wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
+		return 0, wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	g, err := readGoal(ctx, tx, l.goal)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch {
 	case g.State != wire.GoalActive:
-		return wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; its leases cannot be used", g.ID, g.State)
+		return 0, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; its leases cannot be used", g.ID, g.State)
 	case g.Revision != l.revision:
-		return wire.Errorf(wire.CodeGoalRevisionMismatch, "lease %s was granted under revision %d of goal %s, which is now at revision %d",
+		return 0, wire.Errorf(wire.CodeGoalRevisionMismatch, "lease %s was granted under revision %d of goal %s, which is now at revision %d",
 			l.id, l.revision, g.ID, g.Revision)
 	case revoked.Valid:
-		return wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
+		return 0, wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
 	case expires <= j.now().Unix():
-		return wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
+		return 0, wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
 	case left == 0:
-		return wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
+		return 0, wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
 	}
-	return nil
+	return left, nil
 }

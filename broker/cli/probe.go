@@ -93,16 +93,16 @@ func printReport(w io.Writer, r *probe.Report) error {
 // status --json`) under the JSON convention; probed and duration_ms are
 // null when no probe ran.
 type capability struct {
-	State      string       `json:"state"`
-	Binding    probeBinding `json:"binding"`
-	Probed     *string      `json:"probed"`
-	DurationMS *int64       `json:"duration_ms"`
-	Reason     *string      `json:"reason"`
-	Failed     []string     `json:"failed"`
-	Hints      []string     `json:"hints"`
-	Checks     []probeCheck `json:"checks"`
-	Limits     []probeLimit `json:"limits"`
-	TestSeams  []string     `json:"test_seams"`
+	State      string        `json:"state"`
+	Binding    probe.Binding `json:"binding"`
+	Probed     *string       `json:"probed"`
+	DurationMS *int64        `json:"duration_ms"`
+	Reason     *string       `json:"reason"`
+	Failed     []string      `json:"failed"`
+	Hints      []string      `json:"hints"`
+	Checks     []probe.Check `json:"checks"`
+	Limits     []probe.Limit `json:"limits"`
+	TestSeams  []string      `json:"test_seams"`
 	// CgroupDirs are the cgroup directories the binding's cgroup
 	// describes; CgroupMissing those of them `broker status` found gone
 	// while a broker answers ([] when none), null when nothing was
@@ -135,51 +135,13 @@ func witnessOf(w *broker.WitnessStatus) *witness {
 		LogCheckpoint: w.LogSize, WitnessCheckpoint: w.FileSize, FileError: view.Text(w.FileError)}
 }
 
-// probeBinding is what a report is bound to; digests in hex, empty
-// strings when no probe ran.
-type probeBinding struct {
-	OS             string `json:"os"`
-	Kernel         string `json:"kernel"`
-	LandlockABI    int    `json:"landlock_abi"`
-	Seccomp        string `json:"seccomp"`
-	Cgroup         string `json:"cgroup"`
-	LauncherDigest string `json:"launcher_digest"`
-	PolicyDigest   string `json:"policy_digest"`
-	ProbeDigest    string `json:"probe_digest"`
-}
-
-type probeCheck struct {
-	Name     string `json:"name"`
-	Binding  string `json:"binding"`
-	From     string `json:"from"`
-	Allowed  bool   `json:"allowed"`
-	Expected string `json:"expected"`
-	Observed string `json:"observed"`
-	Pass     bool   `json:"pass"`
-	Evidence string `json:"evidence"`
-}
-
-type probeLimit struct {
-	Name       string `json:"name"`
-	EnforcedBy string `json:"enforced_by"`
-	Detail     string `json:"detail"`
-}
-
 func capabilityOf(r *probe.Report) capability {
-	b := r.Binding
 	c := capability{State: r.State.String(), Probed: view.OptTime(r.At), Reason: view.Text(r.Reason),
-		Failed: view.NonNil(r.Failed), Hints: view.NonNil(r.Hints), Checks: []probeCheck{}, Limits: []probeLimit{},
+		Failed: view.NonNil(r.Failed), Hints: view.NonNil(r.Hints), Checks: view.NonNil(r.Checks), Limits: view.NonNil(r.Limits),
 		TestSeams: view.NonNil(r.TestSeams), CgroupDirs: view.NonNil(r.CgroupDirs), CgroupMissing: r.CgroupMissing,
-		Binding: probeBinding{OS: b.OS, Kernel: b.Kernel, LandlockABI: b.LandlockABI, Seccomp: b.Seccomp, Cgroup: b.Cgroup,
-			LauncherDigest: b.LauncherDigest, PolicyDigest: b.PolicyDigest, ProbeDigest: b.ProbeDigest}}
+		Binding: r.Binding}
 	if c.Probed != nil {
 		c.DurationMS = &r.DurationMS
-	}
-	for _, k := range r.Checks {
-		c.Checks = append(c.Checks, probeCheck(k))
-	}
-	for _, l := range r.Limits {
-		c.Limits = append(c.Limits, probeLimit(l))
 	}
 	return c
 }

@@ -173,15 +173,13 @@ func (b *Broker) VerifyGoal(ctx context.Context, id string) (wire.Message, error
 		in := goals.Input{Goal: g.ID, Revision: g.Revision, Spec: spec, Digest: doc.Digest, Read: read, At: b.Stamp(b.cfg.Now())}
 		rep, evidence := b.rlog.verifier.Evidence(snap.Entries, snap.Checkpoints, receipt.Expect{Checkpointed: true, Receipts: snap.Named})
 		in.Evidence = evidence
-		rejected := map[int64]bool{}
+		rejected := map[int64]bool{} // the entries a problem names, each counted once
 		for _, p := range rep.Problems {
-			if p.Index < 0 && in.Problem == "" {
+			switch {
+			case p.Index < 0 && in.Problem == "":
 				in.Problem = fmt.Sprintf("the receipt log does not verify (%s: %s), so no entry of it is evidence", p.Kind, p.Detail)
-			}
-			rejected[p.Index] = p.Index >= 0
-		}
-		for _, entry := range rejected {
-			if entry {
+			case p.Index >= 0 && !rejected[p.Index]:
+				rejected[p.Index] = true
 				in.Rejected++
 			}
 		}

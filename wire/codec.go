@@ -160,3 +160,70 @@ func newMessage(t MsgType) Message {
 	}
 	return reflect.New(rt).Interface().(Message)
 }
+
+// Prime encodes and decodes, once, a value of each of ts in which every
+// field is set, so that the codec's per-type tables are built before a
+// message of one of those types arrives: in a new process the first decode
+// of a SpawnRequest cost about 0.3 ms more than the next. The launcher
+// primes while its request has not yet come. An error means the sample
+// could not make the round trip; nothing else depends on it.
+func Prime(ts ...MsgType) error {
+	for _, t := range ts {
+		m := newMessage(t)
+		fill(reflect.ValueOf(m).Elem(), fillDepth)
+		body, err := encMode.Marshal(m)
+		var env envelope
+		if err == nil {
+			env.Body, err = encMode.Marshal(envelope{Type: t, Body: body})
+		}
+		if err == nil {
+			err = decMode.Unmarshal(env.Body, &env)
+		}
+		if err == nil {
+			err = decMode.Unmarshal(env.Body, newMessage(t))
+		}
+		if err != nil {
+			return fmt.Errorf("prime %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// fillDepth bounds fill's recursion: every field, element and pointer is a
+// level, and the deepest message is far shallower.
+const fillDepth = 32
+
+// fill sets every exported field of v, to depth levels: numbers to 1 (the
+// first name of every closed enum), text to "a", one element in each slice
+// and a value behind each pointer.
+func fill(v reflect.Value, depth int) {
+	if depth == 0 {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.String:
+		v.SetString("a")
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), depth-1)
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i), depth-1)
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), depth-1)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				fill(f, depth-1)
+			}
+		}
+	}
+}

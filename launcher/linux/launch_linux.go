@@ -47,6 +47,7 @@ func prepare() (*wire.Ready, *execution, error) {
 	if err := cleanSlate(); err != nil {
 		return nil, nil, err
 	}
+	_ = wire.Prime(wire.TypeSpawnRequest, wire.TypeReady) // while a warm launcher waits: see Prime
 	req, fds, err := readRequest(requestFD)
 	if err != nil {
 		return nil, nil, err

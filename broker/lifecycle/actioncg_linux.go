@@ -181,7 +181,7 @@ func (a *actionCgroup) killListed() int {
 // exited process, zombies included).
 func (a *actionCgroup) populated() (bool, error) {
 	if a.dir != "" {
-		ev, err := os.ReadFile(filepath.Join(a.dir, "cgroup.events"))
+		ev, err := readFile(filepath.Join(a.dir, "cgroup.events"))
 		if err != nil {
 			return false, err
 		}
@@ -254,7 +254,7 @@ func (a *actionCgroup) usage() *Usage {
 // keyed reads the value of key from a flat-keyed cgroup file ("key N"
 // lines); 0 when it is not there.
 func keyed(path, key string) uint64 {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0
 	}
@@ -270,7 +270,7 @@ func keyed(path, key string) uint64 {
 
 // number reads a single-value cgroup file; 0 when it is not there.
 func number(path string) uint64 {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0
 	}

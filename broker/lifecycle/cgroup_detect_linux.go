@@ -251,7 +251,7 @@ func writeKnob(dir, name, value string) error {
 
 // readPids reads a cgroup.procs file.
 func readPids(path string) ([]int, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}

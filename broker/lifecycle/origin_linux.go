@@ -56,7 +56,7 @@ func readOrigin(pid int) (Origin, error) {
 
 // readStat reads and parses /proc/PID/stat.
 func readStat(pid int) (member, int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return member{}, 0, err
 	}

@@ -18,13 +18,22 @@ import (
 // it opens the broker's own places and the ".." of a descriptor, never a
 // path from a request.
 func openDirAt(dirfd int, name string) (*os.File, error) {
+	fd, err := openDirFD(dirfd, name)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openDirFD is openDirAt's bare descriptor, which the caller closes.
+func openDirFD(dirfd int, name string) (int, error) {
 	var fd int
 	err := retry.EINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, name, dirOpenFlag|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {
-		return nil, &os.PathError{Op: "openat", Path: name, Err: err}
+		return -1, &os.PathError{Op: "openat", Path: name, Err: err}
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return fd, nil
 }

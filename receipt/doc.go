@@ -20,7 +20,9 @@
 // The writer's goroutine redacts; the HMAC and the SHA-256 each run on a
 // worker of their own, fed through a short queue of batches, so that the
 // three passes over the bytes run at once on as many cores as there are
-// (see hashWorker for why a queue and not a double buffer). The retained
+// (see hashWorker for why a queue and not a double buffer). A worker
+// starts with its first batch: a stream shorter than one is hashed at
+// Close on the caller's goroutine, with no goroutine at all. The retained
 // digest is not a fourth pass over the head: it starts as a copy of the
 // redacted digest's state at the head's end, and only the tail is hashed
 // again at Close.

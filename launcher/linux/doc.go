@@ -7,7 +7,8 @@
 // unlocked), in this order, and each one fails closed: any doubt ends in a
 // Refused{code, detail} reply, exit status 125 and no exec.
 //
-//  1. fds 0–2 open; every ignored signal back to SIG_DFL; empty signal mask.
+//  1. fds 0–2 open; every ignored signal back to SIG_DFL; empty signal mask;
+//     the codec primed (wire.Prime) before the request comes.
 //  2. Read exactly one datagram from fd 3, which must be an AF_UNIX
 //     SOCK_SEQPACKET socket whose SO_PEERCRED is our parent and our uid:
 //     bounded recvmsg with MSG_CMSG_CLOEXEC, MSG_TRUNC and MSG_CTRUNC
@@ -60,7 +61,8 @@
 //     own directories, are opened as named.
 //  9. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's
-//     output, seccomp_GOARCH.txt disassembles them), loaded as embedded;
+//     output, seccomp_GOARCH.txt disassembles them; each binary-searches
+//     the syscall number), loaded as embedded;
 //     the SHA-256 of both goes into Ready. No cgo at run time. The
 //     argument program, first, denies ioctl TIOCSTI and TIOCLINUX
 //     compared on the command's low 32 bits, and chmod modes with a
@@ -148,5 +150,5 @@
 // libcap psx module without calling it; build the launcher with
 // CGO_ENABLED=0 (as the integration tests do), else psx's cgo variant
 // makes it a dynamically linked libpthread program. cmd/launcher and this
-// package, seccompgen included, are 1,488 non-test, non-blank lines.
+// package, seccompgen included, are 1,498 non-test, non-blank lines.
 package linux

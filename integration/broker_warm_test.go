@@ -131,9 +131,18 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	}
 
 	// A warm launcher killed while it waits: the next action runs anyway.
+	// The action is submitted once the kill has taken (the launcher is a
+	// zombie, which take sees): a SIGKILL still on its way to a launcher
+	// that has not run since would let the action take it and have it
+	// die under its request, which ends the action known_not_executed.
 	next, _ := warmLauncher(t, d, warm)
 	if err := syscall.Kill(next, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(daemonSafety); alive(next); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm launcher %d is alive %s after SIGKILL", next, daemonSafety)
+		}
 	}
 	if _, _, lines = run(); lines[0] == strconv.Itoa(next) {
 		t.Fatalf("the action ran as the killed warm launcher %d", next)

@@ -27,7 +27,9 @@ import (
 // directories to its handle and keeps the v2 directory, which cannot be
 // renamed, under the slot's name; only then is the launcher's origin
 // recorded and its request sent. One that died while it waited is
-// reaped and the action starts its own.
+// reaped and the action starts its own; one killed as the action takes
+// it dies under the request, and the action ends known_not_executed
+// (nothing ran, and the recorded origin, which is final, is that one's).
 //
 // Recovery finds a dead broker's action by the name of its cgroups
 // (EndLeftovers): a warm launcher is kept only where the action has v1

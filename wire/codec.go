@@ -172,12 +172,13 @@ func Prime(ts ...MsgType) error {
 		m := newMessage(t)
 		fill(reflect.ValueOf(m).Elem(), fillDepth)
 		body, err := encMode.Marshal(m)
+		var frame []byte
+		if err == nil {
+			frame, err = encMode.Marshal(envelope{Type: t, Body: body})
+		}
 		var env envelope
 		if err == nil {
-			env.Body, err = encMode.Marshal(envelope{Type: t, Body: body})
-		}
-		if err == nil {
-			err = decMode.Unmarshal(env.Body, &env)
+			err = decMode.Unmarshal(frame, &env)
 		}
 		if err == nil {
 			err = decMode.Unmarshal(env.Body, newMessage(t))

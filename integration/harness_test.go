@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/lifecycle"
 	"warrant/internal/envpolicy"
 	"warrant/internal/fsid"
 	"warrant/internal/snapshot"
@@ -193,7 +194,7 @@ type launch struct {
 	Second     bool                  // queue a second copy of the datagram
 	Snapshots  bool                  // the broker passes sealed snapshots (cache hit)
 	Cached     []int                 // pre-made snapshots, duplicated for each launch (cache hit)
-	Env        []string              // the launcher's own environment (default empty)
+	Env        []string              // the launcher's own environment (default the broker's: lifecycle.LauncherEnv)
 	Wrap       []string              // a command line in front of the launcher
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
 	// Warm starts the launcher and waits this long before sending the
@@ -286,7 +287,10 @@ func (a *action) Launch(l launch) *result {
 	defer cancel()
 	argv := append(append([]string{}, l.Wrap...), bins.launcher)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append([]string{}, l.Env...)
+	cmd.Env = lifecycle.LauncherEnv()
+	if l.Env != nil {
+		cmd.Env = append([]string{}, l.Env...)
+	}
 	cmd.ExtraFiles = append([]*os.File{theirs}, l.ExtraFiles...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -149,10 +148,12 @@ func (p *Protected) Close() {
 // check refuses, with PATH_INVALID and a sentence naming the overlap, a
 // workspace (open at ws, requested as name) that overlaps a place. It
 // walks up from the workspace by descriptor once, and from each place
-// whose rule refuses a workspace containing it until that walk meets a
-// directory known not to lead up to the workspace (one of its ancestors,
-// or one an earlier walk passed): a place moved since Protect is found
-// where it is now.
+// whose rule refuses a workspace containing it, each walk to the root: a
+// place moved since Protect is found where it is now. No walk stops early
+// at a directory another walk passed: through a bind mount one directory
+// has two ways up (".." follows the mount it was reached by), so what lies
+// above a (dev, ino) is not one answer
+// (TestOverlapThroughABindMountIsRefused).
 func (p *Protected) check(ws *os.File, name string) error {
 	up, err := ancestry(ws)
 	if err != nil {
@@ -163,20 +164,17 @@ func (p *Protected) check(ws *os.File, name string) error {
 			return refuseOverlap(name, "is", h)
 		}
 	}
-	// The workspace's own ancestors cannot lie below it: a walk up from a
-	// place that reaches one has passed every directory that could.
-	clear := slices.Clone(up[1:])
 	for _, h := range p.places {
 		how := ""
 		switch {
 		case h.Rule.below() && contains(up[1:], h.key):
 			how = "lies inside"
 		case h.Rule.above():
-			met, err := leadsUpTo(h.f, up[0], &clear)
+			chain, err := ancestry(h.f)
 			if err != nil {
 				return wire.Errorf(wire.CodePathInvalid, "cannot check the workspace %s against %s %s: %v", name, h.Name, h.Path, err)
 			}
-			if met {
+			if contains(chain, up[0]) {
 				how = "contains"
 			}
 		}
@@ -206,17 +204,17 @@ func contains(keys []dirKey, k dirKey) bool {
 	return false
 }
 
-// walkUp calls visit with the identity of the directory open at f, then
-// of each directory above it in turn, found by opening ".." from each
-// descriptor (never by path), until visit returns false or the root
-// (whose ".." is itself) was visited. Each step is three system calls
-// (openat, fstat, close) on a bare descriptor: a submit takes some
-// twenty.
-func walkUp(f *os.File, visit func(dirKey) bool) error {
+// ancestry is the identity of the directory open at f and of every
+// directory above it, up to the root (whose ".." is itself), found by
+// opening ".." from each descriptor in turn, never by path. Each step is
+// three system calls (openat, fstat, close) on a bare descriptor: a submit
+// takes some forty.
+func ancestry(f *os.File) ([]dirKey, error) {
 	k, err := keyOf(int(f.Fd()))
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name(), err)
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
+	chain := []dirKey{k}
 	cur := -1 // the descriptor this walk opened last, and must close
 	defer func() {
 		if cur >= 0 {
@@ -225,60 +223,24 @@ func walkUp(f *os.File, visit func(dirKey) bool) error {
 	}()
 	from := int(f.Fd())
 	for range maxDepth {
-		if !visit(k) {
-			return nil
-		}
 		parent, err := openDirFD(from, "..")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if cur >= 0 {
 			unix.Close(cur)
 		}
 		cur, from = parent, parent
-		next, err := keyOf(cur)
+		k, err := keyOf(cur)
 		if err != nil {
-			return fmt.Errorf("a directory above %s: %w", f.Name(), err)
+			return nil, fmt.Errorf("a directory above %s: %w", f.Name(), err)
 		}
-		if next == k {
-			return nil // the root
+		if k == chain[len(chain)-1] {
+			return chain, nil
 		}
-		k = next
+		chain = append(chain, k)
 	}
-	return fmt.Errorf("more than %d directories above it", maxDepth)
-}
-
-// ancestry is every identity walkUp visits from f, f's own first.
-func ancestry(f *os.File) ([]dirKey, error) {
-	var chain []dirKey
-	if err := walkUp(f, func(k dirKey) bool { chain = append(chain, k); return true }); err != nil {
-		return nil, err
-	}
-	return chain, nil
-}
-
-// leadsUpTo reports whether the directory ws is f's or one above it.
-// *clear holds directories known not to lead up to ws: the walk stops at
-// one, for everything above it was walked already, and adds those it
-// passed when it did not meet ws.
-func leadsUpTo(f *os.File, ws dirKey, clear *[]dirKey) (bool, error) {
-	met := false
-	var passed []dirKey
-	err := walkUp(f, func(k dirKey) bool {
-		switch {
-		case k == ws:
-			met = true
-			return false
-		case contains(*clear, k):
-			return false
-		}
-		passed = append(passed, k)
-		return true
-	})
-	if err == nil && !met {
-		*clear = append(*clear, passed...)
-	}
-	return met, err
+	return nil, fmt.Errorf("more than %d directories above it", maxDepth)
 }
 
 // keyOf is the identity of the directory open at fd.

@@ -28,8 +28,9 @@ import (
 // The harness plays the broker for the real launcher binary: it measures
 // identities with internal/fsid, builds a SpawnRequest, passes the
 // descriptors with SCM_RIGHTS over a SOCK_SEQPACKET socketpair, starts the
-// launcher with fd 3 = the socket and an empty environment, reads the
-// reply, then the target's output, and waits.
+// launcher with fd 3 = the socket and the environment the broker gives it
+// (lifecycle.LauncherEnv), reads the reply, then the target's output, and
+// waits.
 
 // runtimePaths is the read+execute set of the test policy, as the
 // broker's default names it: canonical (on a merged-/usr host /bin is a

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/retry"
 )
 
 // groupMembers returns every process in process group pgid except the
@@ -85,7 +87,11 @@ func childrenInGroup(pgid int) ([]member, error) {
 // more than the read of such a file; the end of an action reads one per
 // broker thread and one per counter.
 func readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var fd int
+	err := retry.EINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -95,16 +101,18 @@ func readFile(path string) ([]byte, error) {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, cap(b))
 		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
+		var n int
+		err := retry.EINTR(func() (err error) {
+			n, err = unix.Read(fd, b[len(b):cap(b)])
+			return err
+		})
 		switch {
-		case err == unix.EINTR:
 		case err != nil:
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		case n == 0:
 			return b, nil
-		default:
-			b = b[:len(b)+n]
 		}
+		b = b[:len(b)+n]
 	}
 }
 

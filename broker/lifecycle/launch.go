@@ -95,8 +95,8 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	return l, nil
 }
 
-// startLauncher starts the launcher with fd 3 = its end of a new request socket,
-// an empty environment and /dev/null as stdio, inside the cgroup v2
+// startLauncher starts the launcher with fd 3 = its end of a new request
+// socket, LauncherEnv and /dev/null as stdio, inside the cgroup v2
 // cgroupFD when it is not -1, and watches for its exit. It runs nothing
 // until it is sent a request.
 func startLauncher(path string, cgroupFD int) (*launcher, error) {

@@ -110,12 +110,7 @@ func benchEvidence(b *testing.B, data []byte, retain int64) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		r, _ := NewRecorder(RecorderConfig{Stream: Stdout, Retain: retain, Budget: 1 << 40, MACKey: testMACKey, Rules: rs})
-		for off := 0; off < len(data); off += MaxChunk {
-			r.Write(data[off:min(len(data), off+MaxChunk)])
-		}
-		if _, err := r.Close(); err != nil {
-			b.Fatal(err)
-		}
+		record(b, r, data, MaxChunk)
 	}
 	report(b, data)
 }
@@ -128,13 +123,8 @@ func BenchmarkRecordShortStreams(b *testing.B) {
 	for b.Loop() {
 		out, _ := NewRecorder(RecorderConfig{Stream: Stdout, Retain: 1 << 16, Budget: 1 << 20, MACKey: testMACKey, Rules: rs})
 		errs, _ := NewRecorder(RecorderConfig{Stream: Stderr, Retain: 1 << 16, Budget: 1 << 20, MACKey: testMACKey, Rules: rs})
-		out.Write([]byte("42\n"))
-		if _, err := out.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := errs.Close(); err != nil {
-			b.Fatal(err)
-		}
+		record(b, out, []byte("42\n"), MaxChunk)
+		record(b, errs, nil, MaxChunk)
 	}
 }
 

@@ -336,7 +336,9 @@ func TestSparesAreTakenAndRemoved(t *testing.T) {
 			t.Errorf("%s is still there after its action: %v", d, err)
 		}
 	}
-	// A broker that dies leaves its spare; the next one removes it.
+	// A broker that dies leaves its spare; the next one removes it. The
+	// second action's take started the next spare's refill.
+	cg.ahead(lim).Wait()
 	left, _ := filepath.Glob(filepath.Join(cg.mem, "spare-*"))
 	if len(left) != 1 {
 		t.Fatalf("spares before the restart: %v", left)

@@ -99,9 +99,15 @@ func TestBrokerPolicyPathSwapNeverGrantsMore(t *testing.T) {
 	}()
 	inside := racer.Start(racer.request(wire.ProfileStandard, python(t), "-c", inSandboxRacer, tools, "2000"), 1)
 
+	// The victim runs at least 60 times and until the host racer has made
+	// 2000 exchanges. The bound is time, not a count of runs: while the
+	// racers' interleaved renames leave the tool's directory under another
+	// name, every submit is refused at once, and under load 2000 such runs
+	// took 1.3 s, ending the loop after 629 exchanges.
 	ran, refused := 0, 0
+	deadline := time.Now().Add(daemonSafety)
 	for i := 0; i < 60 || exchanges.Load() < 2000; i++ {
-		if i > 2000 {
+		if time.Now().After(deadline) {
 			break
 		}
 		s, err := victim.cl.Submit(victim.WS, req)

@@ -278,7 +278,7 @@ func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeo
 	if !sent {
 		return notSent(m, err.Error())
 	}
-	why := err.Error()
+	why, unanswered := err.Error(), true
 	switch {
 	case interrupted:
 		why = fmt.Sprintf("interrupted before the broker answered the %s request", m.Type())
@@ -287,6 +287,12 @@ func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeo
 		if budget > 0 {
 			why += fmt.Sprintf(" after its wait of %s", budget.Round(time.Millisecond))
 		}
+	default:
+		unanswered = false
+	}
+	// An interrupt while a stopped broker holds the request says so, as a
+	// timeout does.
+	if unanswered {
 		if pid, stopped := peerStopped(nc); stopped {
 			why += fmt.Sprintf(" (its process, pid %d, is stopped; `kill -CONT %d` resumes it)", pid, pid)
 		}

@@ -26,7 +26,9 @@
 // the broker never acts on) is IO_FAILED; a sent one with no answer is
 // IO_FAILED when it changes nothing (query, wait, list) and otherwise an
 // uncoded error saying the broker may have carried it out — for a
-// submit, an accepted action whose outcome the caller cannot know.
+// submit, an accepted action whose outcome the caller cannot know. A sent
+// request given up on (its timeout passed, or its context done) names a
+// broker process the kernel shows stopped by then.
 // A connection with unsolicited bytes pending (the broker's notice that
 // it closed an idle connection) is not reused, and a request answered
 // BUSY on a connection the broker then closes (let go unhandled: evicted

@@ -27,8 +27,8 @@ func rewrite(t *testing.T, path, from string) string {
 	return sum
 }
 
-// tryRewrite is rewrite for a file that may be executing: the kernel's
-// ETXTBSY (the writer kept out) is returned, not fatal.
+// tryRewrite is rewrite returning the write's error instead of failing on
+// it: a file that an exec has opened refuses writers with ETXTBSY.
 func tryRewrite(t *testing.T, path, from string) (string, error) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -113,7 +113,7 @@ func TestBrokerExecutableDrift(t *testing.T) {
 	switch r.Outcome {
 	case wire.KnownNotExecuted, wire.SpawnFailed:
 		if writeErr != nil {
-			t.Fatalf("the writer was kept out (%v), so the approved bytes were executing, yet the outcome is %s", writeErr, r.Outcome)
+			t.Fatalf("the writer was kept out (%v), so the exec had already opened the approved bytes, yet the outcome is %s", writeErr, r.Outcome)
 		}
 		if r.Error == nil || r.Error.Code != wire.CodeIdentityDrift || !errors.Is(statErr, os.ErrNotExist) {
 			t.Fatalf("not executed must be IDENTITY_DRIFT with no marker: %+v, marker %v", r.Error, statErr)

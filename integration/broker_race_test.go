@@ -99,8 +99,9 @@ func TestBrokerPolicyPathSwapNeverGrantsMore(t *testing.T) {
 	}()
 	inside := racer.Start(racer.request(wire.ProfileStandard, python(t), "-c", inSandboxRacer, tools, "2000"), 1)
 
-	// The victim runs at least 60 times and until the host racer has made
-	// 2000 exchanges. The bound is time, not a count of runs: while the
+	// The victim submits at least 60 times and until the host racer has
+	// made 2000 exchanges, within daemonSafety. The bound is time, not a
+	// count of submits: while the
 	// racers' interleaved renames leave the tool's directory under another
 	// name, every submit is refused at once, and under load 2000 such runs
 	// took 1.3 s, ending the loop after 629 exchanges.

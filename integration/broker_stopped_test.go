@@ -139,8 +139,10 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 		t.Errorf("broker run waiting on its action: exit %d, want 123; stderr:\n%s", code, errb)
 	}
 	if o := decodeRun(t, out); o.Outcome != "unknown" || o.Error == nil || !strings.Contains(o.Error.Message, "stopped") ||
-		(o.Handle == nil && !strings.Contains(o.Error.Message, "answer the submit request")) {
+		(o.Handle == nil && !strings.Contains(o.Error.Message, "the submit request")) {
 		t.Errorf("broker run waiting on its action: %s", out)
+	} else if o.Handle == nil {
+		t.Logf("the client was still awaiting its submit's reply when the daemon stopped")
 	}
 
 	cmd, out, errb = boundedCLI(d, "run", "--approve", "--json", "--workspace", a.WS, "--", "true")

@@ -278,21 +278,20 @@ func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeo
 	if !sent {
 		return notSent(m, err.Error())
 	}
-	why, unanswered := err.Error(), true
+	why := err.Error()
+	timedOut := errors.Is(err, os.ErrDeadlineExceeded)
 	switch {
 	case interrupted:
 		why = fmt.Sprintf("interrupted before the broker answered the %s request", m.Type())
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case timedOut:
 		why = fmt.Sprintf("the broker did not answer the %s request within the reply timeout of %s", m.Type(), timeout)
 		if budget > 0 {
 			why += fmt.Sprintf(" after its wait of %s", budget.Round(time.Millisecond))
 		}
-	default:
-		unanswered = false
 	}
-	// An interrupt while a stopped broker holds the request says so, as a
-	// timeout does.
-	if unanswered {
+	// Given up on while a stopped broker holds the request, by an
+	// interrupt or the timeout, it says so.
+	if interrupted || timedOut {
 		if pid, stopped := peerStopped(nc); stopped {
 			why += fmt.Sprintf(" (its process, pid %d, is stopped; `kill -CONT %d` resumes it)", pid, pid)
 		}

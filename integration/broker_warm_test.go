@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"warrant/wire"
 )
 
@@ -131,18 +133,30 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	}
 
 	// A warm launcher killed while it waits: the next action runs anyway.
-	// The action is submitted once the kill has taken (the launcher is a
-	// zombie, which take sees): a SIGKILL still on its way to a launcher
-	// that has not run since would let the action take it and have it
-	// die under its request, which ends the action known_not_executed.
+	// The action is submitted once the kill has taken, as take sees it:
+	// the whole process has exited (its pidfd is readable), every thread
+	// of it. A zombie thread-group leader is not enough: the launcher's
+	// other threads may still be exiting, and waitid reports the process
+	// only after them. Until then the action would take the launcher and
+	// have it die under its request, which ends it known_not_executed.
 	next, _ := warmLauncher(t, d, warm)
+	pidfd, err := unix.PidfdOpen(next, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
 	if err := syscall.Kill(next, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(daemonSafety); alive(next); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the warm launcher %d is alive %s after SIGKILL", next, daemonSafety)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, int(daemonSafety.Milliseconds()))
+		if err == unix.EINTR {
+			continue
 		}
+		if err != nil || n != 1 {
+			t.Fatalf("the warm launcher %d has not exited %s after SIGKILL: %v", next, daemonSafety, err)
+		}
+		break
 	}
 	if _, _, lines = run(); lines[0] == strconv.Itoa(next) {
 		t.Fatalf("the action ran as the killed warm launcher %d", next)

@@ -5,6 +5,8 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"warrant/broker/client"
 	"warrant/wire"
 )
 
@@ -194,4 +197,85 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 		t.Errorf("broker run following its action, sent SIGINT while the daemon is stopped: exit %d, want 123 saying it is stopped; stderr:\n%s", code, errb)
 	}
 	resume()
+}
+
+// TestInterruptEndsARunWhoseGrantIsUnanswered: `broker run --approve`
+// interrupted while its grant goes unanswered (here an operator socket
+// that reads and never answers; a stopped daemon holding the approve is
+// the same to the client) exits at once, instead of waiting out its reply
+// timeout, as not executed (its submit was answered: nothing was
+// checkpointed), saying that the grant may have been made; nothing ran.
+// The agent socket is a relay to a real daemon, which raises the genuine
+// approval request.
+func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	state := t.TempDir()
+	agentPath, operatorPath := client.SocketPaths(state)
+	realAgent, _ := client.SocketPaths(d.State)
+	if err := os.Mkdir(filepath.Dir(agentPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	relay, err := net.Listen("unix", agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	go func() {
+		for {
+			c, err := relay.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", realAgent)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	mute, err := net.Listen("unix", operatorPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	asked := make(chan struct{})
+	go func() {
+		c, err := mute.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var b [1]byte
+		if _, err := c.Read(b[:]); err == nil {
+			close(asked)
+		}
+		io.Copy(io.Discard, c)
+	}()
+
+	cmd, out, errb := brokerCmd("run", "--state", state, "--approve", "--json", "--workspace", a.WS, "--", "true")
+	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT=50s") // longer than hangGuard: only the interrupt ends it
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(hangGuard):
+		cmd.Process.Kill()
+		t.Fatalf("broker run --approve never sent its grant; stderr:\n%s", errb)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := finish(t, "broker run --approve interrupted during its grant", cmd, errb); code != 125 {
+		t.Errorf("broker run --approve interrupted during its grant: exit %d, want 125; stderr:\n%s", code, errb)
+	}
+	if o := decodeRun(t, out); o.Outcome != wire.KnownNotExecuted.String() || o.Handle != nil || o.Error == nil || o.Error.Code != "IO_FAILED" ||
+		!strings.Contains(o.Error.Message, "interrupted before the broker answered the approve request") ||
+		!strings.Contains(o.Error.Message, "may have been granted one use") {
+		t.Errorf("broker run --approve interrupted during its grant: %s", out)
+	}
+	if l, err := a.cl.List(wire.ListActions, false); err != nil || len(l.Actions) != 0 {
+		t.Errorf("actions after the interrupted grant: %+v %v, want none", l, err)
+	}
 }

@@ -83,9 +83,11 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		}
 		var err error
 		if a.yes {
-			_, err = cl.Approve(id, 1, 10*time.Minute)
+			_, err = cl.ApproveContext(ctx, id, 1, 10*time.Minute)
+			err = unanswered(err, "granted one use", id)
 		} else {
-			err = cl.Deny(id, reasonPromptDenied)
+			err = cl.DenyContext(ctx, id, reasonPromptDenied)
+			err = unanswered(err, "denied", id)
 		}
 		if err == nil {
 			by = "at the prompt"

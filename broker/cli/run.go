@@ -187,9 +187,9 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			if !e.json {
 				e.writeCard(e.stderr, s.Approval) // what the grant binds, for the record
 			}
-			l, err := cl.Approve(id, 1, 10*time.Minute)
+			l, err := cl.ApproveContext(ctx, id, 1, 10*time.Minute)
 			if err != nil {
-				return s, err
+				return s, unanswered(err, "granted one use", id)
 			}
 			if !e.json {
 				fmt.Fprintf(e.stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
@@ -210,6 +210,22 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			}
 		}
 	}
+}
+
+// unanswered is the error of an operator's decision on approval request
+// id (--approve's grant, or the prompt's answer) that was sent and got no
+// answer, interrupted or timed out: every submit of this run was
+// answered, so nothing of it was checkpointed or ran, and only whether
+// the broker made the decision is not known. It is coded, so that the run
+// ends as not executed rather than unknown. A nil or coded err is
+// returned as is.
+func unanswered(err error, decision, id string) error {
+	var we *wire.Error
+	if err == nil || errors.As(err, &we) {
+		return err
+	}
+	return wire.Errorf(wire.CodeIOFailed, "%v; nothing ran, but approval request %s may have been %s (`broker approvals` and `broker leases` show it)",
+		err, id, decision)
 }
 
 // awaitApproval waits for request id to be decided elsewhere, or for an

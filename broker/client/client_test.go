@@ -40,32 +40,43 @@ func listenAgent(t *testing.T) (state string, l net.Listener) {
 	return state, l
 }
 
+// newMute listens, mute, on both sockets of a new state directory.
 func newMute(t *testing.T) *mute {
 	t.Helper()
-	state, l := listenAgent(t)
+	state, agent := listenAgent(t)
+	_, path := SocketPaths(state)
+	operator, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { operator.Close() })
 	m := &mute{state: state}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			m.conns.Add(1)
-			go func() {
-				defer m.conns.Done()
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					m.got.Add(int64(n))
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
+	for _, l := range []net.Listener{agent, operator} {
+		go m.serve(l)
+	}
 	return m
+}
+
+func (m *mute) serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		m.conns.Add(1)
+		go func() {
+			defer m.conns.Done()
+			defer c.Close()
+			buf := make([]byte, 4096)
+			for {
+				n, err := c.Read(buf)
+				m.got.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
 }
 
 func (m *mute) dial(t *testing.T, timeout string) *Client {
@@ -129,6 +140,32 @@ func TestInterruptAbandonsARequest(t *testing.T) {
 	m.conns.Wait() // every byte written has been read
 	if got := m.got.Load(); got != sent {
 		t.Fatalf("the broker received %d bytes after the interrupt", got-sent)
+	}
+}
+
+// TestInterruptAbandonsAGrant: an operator's approve or deny in flight
+// (as `broker run --approve` and its prompt send them) is given up on
+// when its context is done, before the reply timeout, and says the
+// broker may have carried it out. (A call that ignored its context would
+// end at the timeout, and say so.)
+func TestInterruptAbandonsAGrant(t *testing.T) {
+	m := newMute(t)
+	cl := m.dial(t, "2s")
+	for name, call := range map[string]func(context.Context) error{
+		"approve": func(ctx context.Context) error { _, err := cl.ApproveContext(ctx, "q-1", 1, time.Minute); return err },
+		"deny":    func(ctx context.Context) error { return cl.DenyContext(ctx, "q-1", "no") },
+	} {
+		before := m.got.Load()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		err := call(ctx)
+		if err == nil || !strings.Contains(err.Error(), "interrupted before the broker answered the "+name+" request") ||
+			!strings.Contains(err.Error(), "may have carried it out") {
+			t.Fatalf("interrupted %s: %v", name, err)
+		}
+		if m.got.Load() == before {
+			t.Fatalf("the %s was never sent", name)
+		}
 	}
 }
 

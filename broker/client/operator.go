@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"time"
 
 	"warrant/wire"
@@ -12,15 +13,26 @@ func (cl *Client) Approve(requestID string, uses uint32, ttl time.Duration) (*wi
 	return cl.ApproveBinding(requestID, uses, ttl, 0)
 }
 
+// ApproveContext is Approve given up on at once when ctx is done, as an
+// interrupted `broker run --approve` is: once the request was sent, the
+// error says the broker may have granted it.
+func (cl *Client) ApproveContext(ctx context.Context, requestID string, uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+	return cl.approve(ctx, requestID, uses, ttl, 0)
+}
+
 // ApproveBinding is Approve with the executable's binding pinned to b
 // (0: the request's own).
 func (cl *Client) ApproveBinding(requestID string, uses uint32, ttl time.Duration, b wire.Binding) (*wire.LeaseView, error) {
+	return cl.approve(context.Background(), requestID, uses, ttl, b)
+}
+
+func (cl *Client) approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration, b wire.Binding) (*wire.LeaseView, error) {
 	secs := ttl / time.Second
 	if secs > 1<<32-1 {
 		secs = 1<<32 - 1
 	}
-	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(&wire.Approve{RequestID: requestID, Uses: uses,
-		TTLSeconds: uint32(secs), Binding: b}))
+	r, err := expect[*wire.LeaseGranted](cl.operator.roundTripContext(ctx, &wire.Approve{RequestID: requestID, Uses: uses,
+		TTLSeconds: uint32(secs), Binding: b}, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +41,12 @@ func (cl *Client) ApproveBinding(requestID string, uses uint32, ttl time.Duratio
 
 // Deny refuses a pending approval request.
 func (cl *Client) Deny(requestID, reason string) error {
-	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Deny{RequestID: requestID, Reason: reason}))
+	return cl.DenyContext(context.Background(), requestID, reason)
+}
+
+// DenyContext is Deny given up on at once when ctx is done.
+func (cl *Client) DenyContext(ctx context.Context, requestID, reason string) error {
+	_, err := expect[*wire.OK](cl.operator.roundTripContext(ctx, &wire.Deny{RequestID: requestID, Reason: reason}, 0))
 	return err
 }
 

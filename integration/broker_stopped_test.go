@@ -199,18 +199,13 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 	resume()
 }
 
-// TestInterruptEndsARunWhoseGrantIsUnanswered: `broker run --approve`
-// interrupted while its grant goes unanswered (here an operator socket
-// that reads and never answers; a stopped daemon holding the approve is
-// the same to the client) exits at once, instead of waiting out its reply
-// timeout, as not executed (its submit was answered: nothing was
-// checkpointed), saying that the grant may have been made; nothing ran.
-// The agent socket is a relay to a real daemon, which raises the genuine
-// approval request.
-func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
-	d := startBroker(t, "")
-	a := d.newAgent(t)
-	state := t.TempDir()
+// muteOperator is a state directory whose agent socket relays to d's and
+// whose operator socket reads and never answers (to the client, as a
+// daemon stopped while it holds the request is); asked is closed once a
+// request has arrived there.
+func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}) {
+	t.Helper()
+	state = t.TempDir()
 	agentPath, operatorPath := client.SocketPaths(state)
 	realAgent, _ := client.SocketPaths(d.State)
 	if err := os.Mkdir(filepath.Dir(agentPath), 0o700); err != nil {
@@ -220,7 +215,7 @@ func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer relay.Close()
+	t.Cleanup(func() { relay.Close() })
 	go func() {
 		for {
 			c, err := relay.Accept()
@@ -240,8 +235,8 @@ func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mute.Close()
-	asked := make(chan struct{})
+	t.Cleanup(func() { mute.Close() })
+	got := make(chan struct{})
 	go func() {
 		c, err := mute.Accept()
 		if err != nil {
@@ -250,13 +245,29 @@ func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 		defer c.Close()
 		var b [1]byte
 		if _, err := c.Read(b[:]); err == nil {
-			close(asked)
+			close(got)
 		}
 		io.Copy(io.Discard, c)
 	}()
+	return state, got
+}
 
+// unansweredGrant is the sentence of a run whose decision on an approval
+// request went unanswered because it was interrupted.
+const unansweredGrant = "interrupted before the broker answered the approve request; the broker may have made the decision"
+
+// TestInterruptEndsARunWhoseGrantIsUnanswered: `broker run --approve`
+// interrupted while its grant goes unanswered (muteOperator) exits at
+// once, instead of waiting out its reply timeout, as not executed (its
+// submit was answered: nothing was checkpointed), saying that the request
+// may have been decided; nothing ran. A run that ignored the interrupt
+// would end at the reply timeout, unknown, with another sentence.
+func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
+	d := startBroker(t, "")
+	a := d.newAgent(t)
+	state, asked := muteOperator(t, d)
 	cmd, out, errb := brokerCmd("run", "--state", state, "--approve", "--json", "--workspace", a.WS, "--", "true")
-	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT=50s") // longer than hangGuard: only the interrupt ends it
+	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT=50s")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +282,34 @@ func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 		t.Errorf("broker run --approve interrupted during its grant: exit %d, want 125; stderr:\n%s", code, errb)
 	}
 	if o := decodeRun(t, out); o.Outcome != wire.KnownNotExecuted.String() || o.Handle != nil || o.Error == nil || o.Error.Code != "IO_FAILED" ||
-		!strings.Contains(o.Error.Message, "interrupted before the broker answered the approve request") ||
-		!strings.Contains(o.Error.Message, "may have been granted one use") {
+		!strings.Contains(o.Error.Message, unansweredGrant) || !strings.Contains(o.Error.Message, "nothing ran") {
 		t.Errorf("broker run --approve interrupted during its grant: %s", out)
 	}
 	if l, err := a.cl.List(wire.ListActions, false); err != nil || len(l.Actions) != 0 {
 		t.Errorf("actions after the interrupted grant: %+v %v, want none", l, err)
 	}
+}
+
+// TestPromptInterruptDuringAnUnansweredGrant is the same at the prompt: y
+// typed, the grant unanswered, then Ctrl-C. The run neither waits out the
+// reply timeout for the grant nor for the decision it was also waiting
+// on; it exits at once as not executed, and nothing ran.
+func TestPromptInterruptDuringAnUnansweredGrant(t *testing.T) {
+	r := newPromptRig(t)
+	state, asked := muteOperator(t, r.d)
+	t.Setenv("WARRANT_REPLY_TIMEOUT", "50s")
+	p := startPTY(t, "run", "--state", state, "--workspace", r.ws, "--", "/bin/sh", "-c", "echo ran > marker")
+	p.prompted()
+	p.typeKeys("y\n")
+	select {
+	case <-asked:
+	case <-time.After(hangGuard):
+		t.Fatalf("the prompt never sent its grant:\n%s", p.out)
+	}
+	p.typeKeys("\x03")
+	p.wantExit(exitNotExecuted, "after y and Ctrl-C with the grant unanswered")
+	if s := p.afterPrompt(); !strings.Contains(s, unansweredGrant) || !strings.Contains(s, "nothing ran") {
+		t.Fatalf("after y and Ctrl-C with the grant unanswered:\n%s", s)
+	}
+	r.noMarker(t)
 }

@@ -76,12 +76,13 @@
 // 130. The terminal is read by poll, so a decision made elsewhere leaves
 // nothing half-read. Without a terminal `run` prints the approve command
 // and waits the same way; interrupted, it exits 130 and the request,
-// left without its requester, expires. A decision the run sends itself
-// (--approve's grant, or the prompt's y or n) that goes unanswered,
-// interrupted or past the reply timeout, ends the run at once as not
-// executed (IO_FAILED, exit 125): every submit of the run was answered,
-// so nothing of it ran, and the sentence says the request may have been
-// decided (`broker approvals` and `broker leases` show it).
+// left without its requester, expires. An interrupt abandons the call in
+// flight at once, so a stopped broker does not hold the run. A decision
+// the run sends itself (--approve's grant, or the prompt's y or n) that
+// goes unanswered (interrupted, or past the reply timeout) ends the run
+// as not executed (IO_FAILED, exit 125): every submit of the run was
+// answered, so nothing of it ran, and the sentence says the request may
+// have been decided (`broker approvals` and `broker leases` show it).
 //
 // With --call-id ID the submit is idempotent in its session (the broker
 // package doc, "Call ids"): run again with the same ID and command, it

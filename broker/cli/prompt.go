@@ -16,8 +16,8 @@ import (
 )
 
 // decisionBudget is how long one approval_wait may block. A decision is
-// answered at once whatever the budget; the budget only bounds how long
-// an interrupt waits for the call in flight.
+// answered at once whatever the budget, and an interrupt abandons the
+// call in flight; the budget only sets how often the wait is renewed.
 const decisionBudget = time.Second
 
 // Reasons `broker run` gives the broker for a denial it makes.
@@ -35,10 +35,14 @@ type decision struct {
 
 // awaitDecision waits, through the broker (approval_wait), until request
 // id is no longer pending, the broker fails, or quit is closed (then it
-// returns a nil state and error).
-func awaitDecision(cl *client.Client, id string, quit <-chan struct{}) decision {
+// returns a nil state and error); ctx done abandons the wait in flight
+// too.
+func awaitDecision(ctx context.Context, cl *client.Client, id string, quit <-chan struct{}) decision {
 	for {
-		st, err := cl.ApprovalWait(id, decisionBudget)
+		st, err := cl.ApprovalWaitContext(ctx, id, decisionBudget)
+		if ctx.Err() != nil {
+			return decision{}
+		}
 		if err != nil || st.State != wire.RequestPending {
 			return decision{st, err}
 		}
@@ -64,8 +68,11 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 	quit := make(chan struct{})
 	stop := sync.OnceFunc(func() { close(quit) })
 	defer stop()
+	// Not ctx: after an interrupt, the withdrawal still reads the decision.
+	waiting, abandon := context.WithCancel(context.Background())
+	defer abandon()
 	decided := make(chan decision, 1)
-	go func() { decided <- awaitDecision(cl, id, quit) }()
+	go func() { decided <- awaitDecision(waiting, cl, id, quit) }()
 	answered := make(chan answer, 1)
 	go func() { answered <- readAnswer(os.Stdin, quit) }()
 
@@ -84,14 +91,21 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		var err error
 		if a.yes {
 			_, err = cl.ApproveContext(ctx, id, 1, 10*time.Minute)
-			err = unanswered(err, "granted one use", id)
 		} else {
 			err = cl.DenyContext(ctx, id, reasonPromptDenied)
-			err = unanswered(err, "denied", id)
 		}
-		if err == nil {
+		var refused *wire.Error
+		switch {
+		case err == nil:
 			by = "at the prompt"
-		} else {
+		case !errors.As(err, &refused):
+			// No answer came (interrupted, or the broker stopped answering):
+			// the decision is not waited for either.
+			abandon()
+			stop()
+			<-decided
+			return unanswered(err, id)
+		default:
 			stop() // refused here: the broker says whether it was decided elsewhere just before
 		}
 		if d = <-decided; d.st == nil && d.err == nil {

@@ -189,7 +189,7 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 			}
 			l, err := cl.ApproveContext(ctx, id, 1, 10*time.Minute)
 			if err != nil {
-				return s, unanswered(err, "granted one use", id)
+				return s, unanswered(err, id)
 			}
 			if !e.json {
 				fmt.Fprintf(e.stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
@@ -213,19 +213,18 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 }
 
 // unanswered is the error of an operator's decision on approval request
-// id (--approve's grant, or the prompt's answer) that was sent and got no
+// id (--approve's grant, or the prompt's answer) that got no fitting
 // answer, interrupted or timed out: every submit of this run was
 // answered, so nothing of it was checkpointed or ran, and only whether
 // the broker made the decision is not known. It is coded, so that the run
 // ends as not executed rather than unknown. A nil or coded err is
 // returned as is.
-func unanswered(err error, decision, id string) error {
+func unanswered(err error, id string) error {
 	var we *wire.Error
 	if err == nil || errors.As(err, &we) {
 		return err
 	}
-	return wire.Errorf(wire.CodeIOFailed, "%v; nothing ran, but approval request %s may have been %s (`broker approvals` and `broker leases` show it)",
-		err, id, decision)
+	return wire.Errorf(wire.CodeIOFailed, "%v; nothing ran (`broker approvals` and `broker leases` show whether request %s was decided)", err, id)
 }
 
 // awaitApproval waits for request id to be decided elsewhere, or for an
@@ -233,15 +232,15 @@ func unanswered(err error, decision, id string) error {
 // requester, expires.
 func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, prog *progress) error {
 	for {
-		st, err := cl.ApprovalWait(id, decisionBudget)
+		st, err := cl.ApprovalWaitContext(ctx, id, decisionBudget)
 		switch {
+		case ctx.Err() != nil:
+			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s; nothing ran", id)
 		case err != nil:
 			return err
 		case st.State != wire.RequestPending:
 			prog.clear() // the waiting line is over: the decision is said on a line of its own
 			return e.decided(st, "elsewhere")
-		case ctx.Err() != nil:
-			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s; nothing ran", id)
 		}
 	}
 }

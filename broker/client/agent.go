@@ -139,7 +139,12 @@ func (a *Agent) poll(ctx context.Context, budget time.Duration, req func(ms uint
 // reported, so the next submit of the same action asks anew. Like Wait,
 // a long budget is sent as polls of at most 10 s.
 func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {
-	return expect[*wire.ApprovalState](a.poll(context.Background(), budget,
+	return a.ApprovalWaitContext(context.Background(), id, budget)
+}
+
+// ApprovalWaitContext is ApprovalWait, abandoned when ctx is done.
+func (a *Agent) ApprovalWaitContext(ctx context.Context, id string, budget time.Duration) (*wire.ApprovalState, error) {
+	return expect[*wire.ApprovalState](a.poll(ctx, budget,
 		func(ms uint32) wire.Message { return &wire.ApprovalWait{RequestID: id, BudgetMs: ms} },
 		func(r wire.Message) bool {
 			s, ok := r.(*wire.ApprovalState)

@@ -297,8 +297,10 @@ func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeo
 		}
 	}
 	switch m.(type) {
-	case *wire.Query, *wire.Wait, *wire.List:
+	case *wire.Query, *wire.Wait, *wire.List, *wire.ApprovalWait:
 		return wire.Errorf(wire.CodeIOFailed, "%s; the request changes nothing", why)
+	case *wire.Approve, *wire.Deny:
+		return fmt.Errorf("%s; the broker may have made the decision: look before deciding again", why)
 	}
 	return fmt.Errorf("%s; the broker may have carried it out: look before trying again", why)
 }

@@ -92,8 +92,8 @@ func (m *mute) dial(t *testing.T, timeout string) *Client {
 
 // TestNoAnswerSaysWhetherItWasSent: against a broker that never answers,
 // each request gives up at the reply timeout. A submit (which may have
-// been accepted) is an uncoded error saying so; a query (which changes
-// nothing) is IO_FAILED.
+// been accepted) is an uncoded error saying so; a query or an approval
+// wait (which change nothing) is IO_FAILED.
 func TestNoAnswerSaysWhetherItWasSent(t *testing.T) {
 	m := newMute(t)
 	cl := m.dial(t, "50ms")
@@ -109,6 +109,10 @@ func TestNoAnswerSaysWhetherItWasSent(t *testing.T) {
 	_, err = cl.Query("a-1")
 	if !errors.As(err, &we) || we.Code != wire.CodeIOFailed || !strings.Contains(we.Message, "changes nothing") {
 		t.Fatalf("unanswered query: %v, want IO_FAILED saying it changes nothing", err)
+	}
+	_, err = cl.ApprovalWait("ar-1", time.Millisecond)
+	if !errors.As(err, &we) || we.Code != wire.CodeIOFailed || !strings.Contains(we.Message, "changes nothing") {
+		t.Fatalf("unanswered approval wait: %v, want IO_FAILED saying it changes nothing", err)
 	}
 }
 
@@ -146,8 +150,8 @@ func TestInterruptAbandonsARequest(t *testing.T) {
 // TestInterruptAbandonsAGrant: an operator's approve or deny in flight
 // (as `broker run --approve` and its prompt send them) is given up on
 // when its context is done, before the reply timeout, and says the
-// broker may have carried it out. (A call that ignored its context would
-// end at the timeout, and say so.)
+// broker may have made the decision. (A call that ignored its context
+// would end at the timeout, and say so.)
 func TestInterruptAbandonsAGrant(t *testing.T) {
 	m := newMute(t)
 	cl := m.dial(t, "2s")
@@ -157,10 +161,16 @@ func TestInterruptAbandonsAGrant(t *testing.T) {
 	} {
 		before := m.got.Load()
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
+		go func() { // interrupted once the broker has the request
+			for m.got.Load() == before && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
 		err := call(ctx)
+		cancel()
 		if err == nil || !strings.Contains(err.Error(), "interrupted before the broker answered the "+name+" request") ||
-			!strings.Contains(err.Error(), "may have carried it out") {
+			!strings.Contains(err.Error(), "may have made the decision") {
 			t.Fatalf("interrupted %s: %v", name, err)
 		}
 		if m.got.Load() == before {

@@ -24,9 +24,10 @@
 // the broker may have acted: a request not sent (no connection, a
 // stopped broker, interrupted first, a frame not wholly written, which
 // the broker never acts on) is IO_FAILED; a sent one with no answer is
-// IO_FAILED when it changes nothing (query, wait, list) and otherwise an
-// uncoded error saying the broker may have carried it out — for a
-// submit, an accepted action whose outcome the caller cannot know. A sent
+// IO_FAILED when it changes nothing (query, wait, list, approval wait)
+// and otherwise an uncoded error saying the broker may have carried it
+// out — for a submit, an accepted action whose outcome the caller cannot
+// know; for an approve or deny, a decision that may have been made. A sent
 // request given up on (its timeout passed, or its context done) names a
 // broker process the kernel shows stopped by then.
 // A connection with unsolicited bytes pending (the broker's notice that

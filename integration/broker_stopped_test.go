@@ -200,9 +200,10 @@ func TestStoppedDaemonBoundsEveryClient(t *testing.T) {
 }
 
 // muteOperator is a state directory whose agent socket relays to d's and
-// whose operator socket reads and never answers (to the client, as a
-// daemon stopped while it holds the request is); asked is closed once a
-// request has arrived there.
+// whose operator socket reads and never answers; once a request has
+// arrived there (asked is closed), the relay passes no more of d's
+// answers either. To the client that is a daemon stopped while it holds
+// the request.
 func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}) {
 	t.Helper()
 	state = t.TempDir()
@@ -211,6 +212,7 @@ func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}
 	if err := os.Mkdir(filepath.Dir(agentPath), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	got := make(chan struct{})
 	relay, err := net.Listen("unix", agentPath)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +230,7 @@ func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}
 				continue
 			}
 			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
+			go func() { answerUntil(c, up, got); c.Close() }()
 		}
 	}()
 	mute, err := net.Listen("unix", operatorPath)
@@ -236,7 +238,6 @@ func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mute.Close() })
-	got := make(chan struct{})
 	go func() {
 		c, err := mute.Accept()
 		if err != nil {
@@ -250,6 +251,25 @@ func muteOperator(t *testing.T, d *brokerd) (state string, asked <-chan struct{}
 		io.Copy(io.Discard, c)
 	}()
 	return state, got
+}
+
+// answerUntil copies what the daemon answers on up to the client on c
+// until stop is closed, and discards it from then on.
+func answerUntil(c, up net.Conn, stop <-chan struct{}) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := up.Read(buf)
+		select {
+		case <-stop:
+		default:
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // unansweredGrant is the sentence of a run whose decision on an approval

@@ -98,9 +98,10 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		switch {
 		case err == nil:
 			by = "at the prompt"
-		case !errors.As(err, &refused):
-			// No answer came (interrupted, or the broker stopped answering):
-			// the decision is not waited for either.
+		case ctx.Err() != nil || !errors.As(err, &refused):
+			// No answer came (interrupted, before or after it was sent, or
+			// the broker stopped answering): the decision is not waited
+			// for either.
 			abandon()
 			stop()
 			<-decided

@@ -272,6 +272,12 @@ func answerUntil(c, up net.Conn, stop <-chan struct{}) {
 	}
 }
 
+// unboundReply is the reply timeout of the runs below: longer than
+// hangGuard and daemonSafety, so that a run that still waited on any
+// unanswered call after the interrupt would be stopped by those guards,
+// and fail, rather than end at the timeout.
+const unboundReply = "10m"
+
 // unansweredGrant is the sentence of a run whose decision on an approval
 // request went unanswered because it was interrupted.
 const unansweredGrant = "interrupted before the broker answered the approve request; the broker may have made the decision"
@@ -281,13 +287,13 @@ const unansweredGrant = "interrupted before the broker answered the approve requ
 // once, instead of waiting out its reply timeout, as not executed (its
 // submit was answered: nothing was checkpointed), saying that the request
 // may have been decided; nothing ran. A run that ignored the interrupt
-// would end at the reply timeout, unknown, with another sentence.
+// would still be waiting when hangGuard stops it (unboundReply).
 func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 	d := startBroker(t, "")
 	a := d.newAgent(t)
 	state, asked := muteOperator(t, d)
 	cmd, out, errb := brokerCmd("run", "--state", state, "--approve", "--json", "--workspace", a.WS, "--", "true")
-	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT=50s")
+	cmd.Env = append(cmd.Env, "WARRANT_REPLY_TIMEOUT="+unboundReply)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +323,7 @@ func TestInterruptEndsARunWhoseGrantIsUnanswered(t *testing.T) {
 func TestPromptInterruptDuringAnUnansweredGrant(t *testing.T) {
 	r := newPromptRig(t)
 	state, asked := muteOperator(t, r.d)
-	t.Setenv("WARRANT_REPLY_TIMEOUT", "50s")
+	t.Setenv("WARRANT_REPLY_TIMEOUT", unboundReply)
 	p := startPTY(t, "run", "--state", state, "--workspace", r.ws, "--", "/bin/sh", "-c", "echo ran > marker")
 	p.prompted()
 	p.typeKeys("y\n")

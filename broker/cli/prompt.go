@@ -88,9 +88,10 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		if a.eof {
 			fmt.Fprintln(e.stderr) // Ctrl-D ends no line of its own
 		}
+		var lease *wire.LeaseView
 		var err error
 		if a.yes {
-			_, err = cl.ApproveContext(ctx, id, 1, 10*time.Minute)
+			lease, err = cl.ApproveContext(ctx, id, 1, 10*time.Minute)
 		} else {
 			err = cl.DenyContext(ctx, id, reasonPromptDenied)
 		}
@@ -99,9 +100,8 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		case err == nil:
 			by = "at the prompt"
 		case ctx.Err() != nil || !errors.As(err, &refused):
-			// No answer came (interrupted, before or after it was sent, or
-			// the broker stopped answering): the decision is not waited
-			// for either.
+			// Interrupted (before the answer was sent or after), or no
+			// answer came: the decision is not waited for either.
 			abandon()
 			stop()
 			<-decided
@@ -109,7 +109,15 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		default:
 			stop() // refused here: the broker says whether it was decided elsewhere just before
 		}
+		defer context.AfterFunc(ctx, abandon)() // an interrupt ends the wait for the decision too
 		if d = <-decided; d.st == nil && d.err == nil {
+			if err == nil && ctx.Err() != nil {
+				what := "denying it here"
+				if lease != nil {
+					what = fmt.Sprintf("granting it one use here (lease %s, unused)", lease.ID)
+				}
+				return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt after %s: approval request %s; nothing ran", what, id)
+			}
 			return err // still pending, and this answer was refused (an inactive goal, …)
 		}
 	case <-ctx.Done():

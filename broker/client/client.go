@@ -188,8 +188,10 @@ func (c *conn) roundTrip(m wire.Message) (wire.Message, error) {
 // connection, the broker's process is stopped, interrupted first, or the
 // frame not wholly written, which the broker never acts on): IO_FAILED.
 // Sent with no answer: IO_FAILED for a request that changes nothing
-// (query, wait, list); for any other an uncoded error saying the broker
-// may have carried it out — to `broker run`, an outcome it cannot know.
+// (query, wait, list, approval wait); for any other an uncoded error
+// saying the broker may have carried it out (for an approve or deny, made
+// the decision) — to `broker run`, after a submit, an outcome it cannot
+// know.
 //
 // A BUSY answer after which the broker closes the connection is its
 // notice that it let the connection go (evicted as idle, or refused with

@@ -101,10 +101,10 @@ func TestBrokerPolicyPathSwapNeverGrantsMore(t *testing.T) {
 
 	// The victim submits at least 60 times and until the host racer has
 	// made 2000 exchanges, within daemonSafety. The bound is time, not a
-	// count of submits: while the
-	// racers' interleaved renames leave the tool's directory under another
-	// name, every submit is refused at once, and under load 2000 such runs
-	// took 1.3 s, ending the loop after 629 exchanges.
+	// count of submits: while the racers' interleaved renames leave the
+	// tool's directory under another name, every submit is refused at
+	// once, and under load 2000 such runs took 1.3 s, ending the loop
+	// after 629 exchanges.
 	ran, refused := 0, 0
 	deadline := time.Now().Add(daemonSafety)
 	for i := 0; i < 60 || exchanges.Load() < 2000; i++ {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -148,15 +149,13 @@ func TestWarmLauncherBecomesTheNextActionInItsCgroups(t *testing.T) {
 	if err := syscall.Kill(next, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, int(daemonSafety.Milliseconds()))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n != 1 {
-			t.Fatalf("the warm launcher %d has not exited %s after SIGKILL: %v", next, daemonSafety, err)
-		}
-		break
+	var n int
+	err = retry.EINTR(func() (err error) {
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, int(daemonSafety.Milliseconds()))
+		return err
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("the warm launcher %d has not exited %s after SIGKILL: %v", next, daemonSafety, err)
 	}
 	if _, _, lines = run(); lines[0] == strconv.Itoa(next) {
 		t.Fatalf("the action ran as the killed warm launcher %d", next)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"unicode/utf8"
 
 	"warrant/internal/closed"
 	"warrant/wire"
@@ -277,22 +279,14 @@ func (r *Receipt) observedOutput() bool {
 
 // Encode returns the canonical encoding of r: encoding/json of the Go
 // value, whose field order is fixed by the struct and which holds no maps
-// and no floats, so equal receipts give equal bytes.
+// and no floats, so equal receipts give equal bytes. Text JSON cannot
+// carry exactly is refused (validText): FuzzReceiptSign holds that what
+// Encode returns decodes back to the same bytes.
 func (r *Receipt) Encode() ([]byte, error) {
-	b, err := r.encode()
-	if err != nil {
-		return nil, err
-	}
-	// Text that JSON cannot carry exactly (invalid UTF-8 becomes an
-	// escaped U+FFFD) would sign one thing and decode as another.
-	var back Receipt
-	if err := strictJSON(b, &back); err != nil {
-		return nil, fmt.Errorf("encode receipt: %w", err)
-	}
-	if again, err := back.encode(); err != nil || !bytes.Equal(again, b) {
+	if !validText(reflect.ValueOf(r)) {
 		return nil, fmt.Errorf("encode receipt: %w: text is not valid UTF-8", ErrInvalid)
 	}
-	return b, nil
+	return r.encode()
 }
 
 func (r *Receipt) encode() ([]byte, error) {
@@ -317,6 +311,53 @@ func DecodeReceipt(b []byte) (*Receipt, error) {
 		return nil, fmt.Errorf("decode receipt: %w: not in canonical form", ErrInvalid)
 	}
 	return &r, nil
+}
+
+// validText reports whether encoding/json carries every string of v
+// exactly. It writes invalid UTF-8 as an escaped U+FFFD, so a predicate
+// holding such text would be signed as one text and decode as another.
+// The walk covers what json.Marshal encodes: exported and embedded
+// fields not tagged "-", elements, map keys and values, what pointers
+// and interfaces hold, and raw JSON. Other byte slices are base64, which
+// carries any bytes. One walk costs a fraction of the decoding and
+// re-encoding that would otherwise be needed to find such text in what
+// was written (three times the encoding's own cost on the broker's path).
+func validText(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validText(v.Elem())
+	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			return utf8.Valid(v.Bytes())
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range v.Len() {
+			if !validText(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if !validText(it.Key()) || !validText(it.Value()) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if (f.IsExported() || f.Anonymous) && f.Tag.Get("json") != "-" && !validText(v.Field(i)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // strictJSON decodes exactly one JSON value with no unknown fields.

@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -27,6 +28,40 @@ func TestReceiptRoundTrip(t *testing.T) {
 		}
 		if strings.Contains(string(b), "/state/actions/a1/home") {
 			t.Fatalf("%s: an environment value reached the receipt", o)
+		}
+	}
+}
+
+// Text that JSON cannot carry exactly (invalid UTF-8, which encoding/json
+// writes as an escaped U+FFFD) is refused wherever it sits; valid text,
+// a literal U+FFFD among it, encodes and decodes back to the same bytes.
+func TestReceiptRefusesTextJSONCannotCarry(t *testing.T) {
+	places := map[string]func(r *Receipt, text string){
+		"receipt id":       func(r *Receipt, s string) { r.ID = s },
+		"an argv element":  func(r *Receipt, s string) { r.Identity.Argv = append(r.Identity.Argv, s) },
+		"the cwd's path":   func(r *Receipt, s string) { r.Identity.Cwd.Path += s },
+		"an env name":      func(r *Receipt, s string) { r.Identity.EnvNames = append(r.Identity.EnvNames, s) },
+		"an artefact path": func(r *Receipt, s string) { r.Artefacts = []ReadBack{{Path: s, State: FileMissing}} },
+		"a protected change": func(r *Receipt, s string) {
+			r.Protected = &Protected{By: ProtectedByDetect, Checked: 1, Changes: []wire.ProtectedChange{{Path: ".envrc", Before: "absent", After: s}}}
+		},
+	}
+	for name, put := range places {
+		bad := testReceipt("r1", wire.Exited)
+		put(bad, "x\xffy")
+		if b, err := bad.Encode(); !errors.Is(err, ErrInvalid) || b != nil {
+			t.Errorf("%s: invalid UTF-8 encoded in %d bytes (%v); want ErrInvalid", name, len(b), err)
+		}
+		good := testReceipt("r1", wire.Exited)
+		put(good, "é\uFFFD")
+		b, err := good.Encode()
+		if err != nil {
+			t.Fatalf("%s: valid text refused: %v", name, err)
+		}
+		if back, err := DecodeReceipt(b); err != nil {
+			t.Errorf("%s: does not decode: %v", name, err)
+		} else if again, _ := back.Encode(); string(again) != string(b) {
+			t.Errorf("%s: re-encoding differs", name)
 		}
 	}
 }

@@ -1,7 +1,11 @@
 package receipt
 
 import (
+	"encoding"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -33,35 +37,130 @@ func TestReceiptRoundTrip(t *testing.T) {
 }
 
 // Text that JSON cannot carry exactly (invalid UTF-8, which encoding/json
-// writes as an escaped U+FFFD) is refused wherever it sits; valid text,
-// a literal U+FFFD among it, encodes and decodes back to the same bytes.
+// writes as an escaped U+FFFD) is refused in every string of a receipt:
+// each is planted in turn, in receipts that have every optional part.
+// Valid text there, a literal U+FFFD among it, is refused only by
+// Validate's own rules, or encodes to bytes that decode back to the same.
 func TestReceiptRefusesTextJSONCannotCarry(t *testing.T) {
-	places := map[string]func(r *Receipt, text string){
-		"receipt id":       func(r *Receipt, s string) { r.ID = s },
-		"an argv element":  func(r *Receipt, s string) { r.Identity.Argv = append(r.Identity.Argv, s) },
-		"the cwd's path":   func(r *Receipt, s string) { r.Identity.Cwd.Path += s },
-		"an env name":      func(r *Receipt, s string) { r.Identity.EnvNames = append(r.Identity.EnvNames, s) },
-		"an artefact path": func(r *Receipt, s string) { r.Artefacts = []ReadBack{{Path: s, State: FileMissing}} },
-		"a protected change": func(r *Receipt, s string) {
-			r.Protected = &Protected{By: ProtectedByDetect, Checked: 1, Changes: []wire.ProtectedChange{{Path: ".envrc", Before: "absent", After: s}}}
-		},
-	}
-	for name, put := range places {
-		bad := testReceipt("r1", wire.Exited)
-		put(bad, "x\xffy")
-		if b, err := bad.Encode(); !errors.Is(err, ErrInvalid) || b != nil {
-			t.Errorf("%s: invalid UTF-8 encoded in %d bytes (%v); want ErrInvalid", name, len(b), err)
-		}
-		good := testReceipt("r1", wire.Exited)
-		put(good, "é\uFFFD")
-		b, err := good.Encode()
+	full := testReceipt("r1", wire.Exited)
+	full.Identity.Interpreter = &Interpreter{File: full.Identity.Executable, Arg: "-m", Chain: []string{"/usr/bin/env"}}
+	full.Sandbox.Binding, full.Sandbox.BoundBy = wire.InPlace, "read-lease"
+	full.Streams = []StreamEvidence{testCaptured(t, Stdout, "key AKIAIOSFODNN7EXAMPLE\n").Evidence, testCaptured(t, Stderr, "warn\n").Evidence}
+	full.Protected = &Protected{By: ProtectedByDetect, Checked: 2, Changes: []wire.ProtectedChange{{Path: ".envrc", Before: "absent", After: "file"}}}
+	full.Metadata = &Metadata{Performed: 1}
+	full.Artefacts = []ReadBack{{Path: "out/app", State: FilePresent, Size: ptr(uint64(3)), SHA256: fmt.Sprintf("%064x", 1)},
+		{Path: "out/log", State: FileUnchecked, Why: "not a regular file"}}
+	planted, accepted := 0, 0
+	for _, r := range []*Receipt{full, testReceipt("r2", wire.KnownNotExecuted)} {
+		base, err := r.Encode()
 		if err != nil {
-			t.Fatalf("%s: valid text refused: %v", name, err)
+			t.Fatal(err)
 		}
-		if back, err := DecodeReceipt(b); err != nil {
-			t.Errorf("%s: does not decode: %v", name, err)
-		} else if again, _ := back.Encode(); string(again) != string(b) {
-			t.Errorf("%s: re-encoding differs", name)
+		copyOf := func() *Receipt {
+			c, err := DecodeReceipt(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		for i := 0; plantText(copyOf(), i, ""); i++ {
+			planted++
+			for _, bad := range []string{"x\xffy", "\xed\xa0\x80", "ab\xc3"} {
+				c := copyOf()
+				plantText(c, i, bad)
+				if b, err := c.Encode(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not valid UTF-8") {
+					t.Errorf("%s, string %d as %q: encoded in %d bytes (%v); want the UTF-8 refusal", r.ID, i, bad, len(b), err)
+				}
+			}
+			c := copyOf()
+			plantText(c, i, "é\uFFFD")
+			b, err := c.Encode()
+			if err != nil {
+				continue // a digest, a name or a path that Validate constrains
+			}
+			accepted++
+			if back, err := DecodeReceipt(b); err != nil {
+				t.Errorf("%s, string %d: does not decode: %v", r.ID, i, err)
+			} else if again, _ := back.Encode(); string(again) != string(b) {
+				t.Errorf("%s, string %d: re-encoding differs", r.ID, i)
+			}
+		}
+	}
+	t.Logf("%d strings planted, %d accepted valid text", planted, accepted)
+	if planted < 40 || accepted < 10 {
+		t.Fatalf("%d strings planted, %d accepted valid text: the walk did not reach the receipts' text", planted, accepted)
+	}
+}
+
+// plantText sets the i-th string of r (in field order) to text, unless
+// text is "", and reports whether r has an i-th string.
+func plantText(r *Receipt, i int, text string) bool {
+	n := 0
+	var walk func(v reflect.Value) bool
+	walk = func(v reflect.Value) bool {
+		switch v.Kind() {
+		case reflect.String:
+			if n++; n-1 == i {
+				if text != "" {
+					v.SetString(text)
+				}
+				return true
+			}
+		case reflect.Pointer:
+			return !v.IsNil() && walk(v.Elem())
+		case reflect.Slice:
+			for k := range v.Len() {
+				if walk(v.Index(k)) {
+					return true
+				}
+			}
+		case reflect.Struct:
+			for k := range v.NumField() {
+				if walk(v.Field(k)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(reflect.ValueOf(r).Elem())
+}
+
+// Every type of a receipt that marshals itself is one validText was
+// written for: a closed enum, which writes a name from its table, or
+// Enforcement, which writes the strings of its own fields. A new one
+// must be looked at, and added here, before a receipt holds it.
+func TestReceiptTypesMarshalAsWalked(t *testing.T) {
+	known := map[reflect.Type]bool{
+		reflect.TypeFor[EventType](): true, reflect.TypeFor[GoneMethod](): true, reflect.TypeFor[FileState](): true,
+		reflect.TypeFor[StreamName](): true, reflect.TypeFor[Truncation](): true, reflect.TypeFor[Enforcement](): true,
+		reflect.TypeFor[wire.Outcome](): true, reflect.TypeFor[wire.Profile](): true, reflect.TypeFor[wire.Binding](): true,
+		reflect.TypeFor[wire.Code](): true,
+	}
+	json, text := reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()
+	seen := map[reflect.Type]bool{}
+	var walk func(ty reflect.Type)
+	walk = func(ty reflect.Type) {
+		if seen[ty] {
+			return
+		}
+		seen[ty] = true
+		if p := reflect.PointerTo(ty); (p.Implements(json) || p.Implements(text)) && !known[ty] {
+			t.Errorf("%v marshals itself; check that validText covers what it writes", ty)
+		}
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.Slice:
+			walk(ty.Elem())
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				walk(ty.Field(i).Type)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Receipt]())
+	for ty := range known {
+		if !seen[ty] {
+			t.Errorf("%v is in no receipt; take it off the list", ty)
 		}
 	}
 }

@@ -23,6 +23,7 @@ type actionCgroup struct {
 	fd        int    // dir, O_PATH; -1 when none
 	mem, pids string // v1; "" when not used
 	v2        []string
+	host      []byte // the mountinfo the broker's cgroups were found in, for a thread's way back (inside)
 }
 
 // create makes the action's cgroups with lim's memory and process-count
@@ -30,7 +31,7 @@ type actionCgroup struct {
 // left behind.
 func (c *Cgroups) create(id string, lim profile.Limits) (_ *actionCgroup, err error) {
 	checkName("action id", id)
-	a := &actionCgroup{fd: -1, v2: c.v2}
+	a := &actionCgroup{fd: -1, v2: c.v2, host: c.mountinfo}
 	defer func() {
 		if err != nil {
 			a.remove()
@@ -122,10 +123,11 @@ func (a *actionCgroup) v1() []string {
 	return out
 }
 
-// place moves the launcher (pid) into the action's v1 cgroups. It runs
-// before the request is sent: until it reads its request the launcher
-// does nothing but wait, so nothing of the action runs outside them. Its
-// v2 cgroup it was started in.
+// place moves the launcher (pid) into the action's v1 cgroups, where it
+// could not be born in them (inside). It runs before the request is
+// sent: until it reads its request the launcher does nothing but wait,
+// so nothing of the action runs outside them. Its v2 cgroup it was
+// started in.
 func (a *actionCgroup) place(pid int) error {
 	for _, d := range a.v1() {
 		if err := writeKnob(d, "cgroup.procs", strconv.Itoa(pid)); err != nil {

@@ -16,9 +16,10 @@ import (
 //     controller is delegated to this broker, it is enabled for the
 //     children (v2) and the action's limit is set there.
 //   - mem and pids are in the cgroup v1 memory and pids hierarchies, for
-//     a controller that lives there (hybrid hosts): the launcher's pid
-//     is written into the action's child before the broker sends its
-//     request, so nothing of it runs outside them.
+//     a controller that lives there (hybrid hosts): the launcher is born
+//     in the action's child, forked by a thread that moved itself there
+//     (inside), or else its pid is written into it, before the broker
+//     sends its request, so nothing of it runs outside them.
 type Cgroups struct {
 	dir       string   // cgroup v2; "" when none is writable
 	v2        []string // controllers enabled for the actions in dir
@@ -26,6 +27,7 @@ type Cgroups struct {
 	swap      bool     // the swap knob exists: swap is bounded with memory
 	enf       Enforcement
 	sp        *spares // spare v1 directories and background removals (spare_linux.go)
+	mountinfo []byte  // /proc/self/mountinfo as read when they were found
 }
 
 // DetectCgroups finds this process's cgroups and creates
@@ -49,7 +51,11 @@ func DetectCgroups(scope string) (*Cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
-	return parseHost(info, self).detect(scope)
+	c, err := parseHost(info, self).detect(scope)
+	if c != nil {
+		c.mountinfo = info
+	}
+	return c, err
 }
 
 // checkName panics unless name can be one path element of a cgroup.

@@ -40,11 +40,8 @@ func (s *supervisor) setup() (undo func(), err error) {
 	return func() {}, nil
 }
 
-// cgroupFD is -1: there are no cgroups to start the launcher in.
-func (o *osState) cgroupFD() int { return -1 }
-
-// place does nothing: there are no cgroups to place the launcher in.
-func (o *osState) place(int) error { return nil }
+// launch starts a launcher of path: there are no cgroups to start it in.
+func (o *osState) launch(path string) (*launcher, error) { return startLauncher(path, -1) }
 
 // readUsage does nothing: no limit counts anything on macOS.
 func (s *supervisor) readUsage() {}

@@ -88,23 +88,8 @@ func (s *supervisor) setup() (undo func(), err error) {
 	return func() { s.spec.Cgroup.release(cg) }, nil
 }
 
-// cgroupFD is the action's cgroup v2 directory, for CLONE_INTO_CGROUP,
-// or -1.
-func (o *osState) cgroupFD() int {
-	if o.cg == nil {
-		return -1
-	}
-	return o.cg.fd
-}
-
-// place puts the launcher into the action's cgroup v1 directories before
-// it is sent its request.
-func (o *osState) place(pid int) error {
-	if o.cg == nil {
-		return nil
-	}
-	return o.cg.place(pid)
-}
+// launch starts a launcher of path in the action's cgroups.
+func (o *osState) launch(path string) (*launcher, error) { return o.cg.launch(path) }
 
 // readUsage reads what the action's cgroups counted.
 func (s *supervisor) readUsage() {

@@ -64,10 +64,16 @@
 //     directory is made under this process's cgroup in that hierarchy, or
 //     at its root when that is not writable; the action's child gets
 //     memory.limit_in_bytes and memory.memsw.limit_in_bytes (memory and
-//     swap together), or pids.max. The launcher's pid is written into
-//     them after it is started and before the broker sends its request:
-//     the launcher runs nothing until it has read that request, so
-//     nothing of the action runs outside them. Without cgroup v2, the end
+//     swap together), or pids.max. The launcher is born in them: a
+//     thread of the broker, locked to its goroutine, moves itself into
+//     them (0 into each tasks file), forks the launcher there and moves
+//     back (inside_linux.go); a thread that cannot move back is never
+//     unlocked and ends with its goroutine, so no thread of the broker
+//     stays in an action's cgroups. Where the thread cannot find or open
+//     its way back, the launcher's pid is written into them after its
+//     start instead. Either way it is in them before the broker sends its
+//     request: the launcher runs nothing until it has read that request,
+//     so nothing of the action runs outside them. Without cgroup v2, the end
 //     is made by SIGKILL to each process listed in cgroup.procs, each
 //     through a pidfd opened before its pid is seen listed a second time
 //     (a reused pid is not signalled), repeated until none is listed,
@@ -82,13 +88,19 @@
 //
 // A daemon keeps one launcher started ahead (Warm, warm.go), already in
 // the next action's cgroups: the process start, the Go runtime's start
-// and the launcher's move into a cgroup are all off the action's path. A
-// cgroup.procs write waits for an RCU grace period once no move was made
-// for a few milliseconds (6–16 ms on the test machine), which the cold
-// launcher pays for its v1 directories. A slot is made with the last
-// action's limits and named warm-<random> (slot_linux.go): the launcher
-// is started in its v2 directory by CLONE_INTO_CGROUP and written into
-// its v1 directories in the background. It waits for its request, the
+// and the cgroups' making are all off the action's path. A slot is made
+// with the last action's limits and named warm-<random> (slot_linux.go):
+// the launcher is started in its cgroups as above (its v2 directory by
+// CLONE_INTO_CGROUP, born in its v1 ones), in the background. A move of
+// another process (a cgroup.procs write) waits for an RCU grace period
+// once no move was made for a few milliseconds, which a thread moving
+// itself does not: BenchmarkLaunchIntoCgroups, 20 ms after the last move,
+// 1.7 ms p50 (2.7 ms p95) to make the cgroups and start a launcher born
+// in them against 7.1 ms (17.5 ms) when it is moved there after its
+// start. Until the launcher was born in them, a slot took that long and
+// was often not ready for the next action (BenchmarkRunTruePhases with
+// 6 ms between actions: one in ten found none and started its own,
+// paying the wait on its path). It waits for its request, the
 // first thing it reads; until then it knows of no action and runs
 // nothing. The action that takes it renames the v1 directories to its
 // handle (the v2 one, which cannot be renamed, keeps the slot's name)

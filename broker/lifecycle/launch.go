@@ -33,8 +33,7 @@ type launcher struct {
 }
 
 // start takes warm, the launcher setup took already in the action's
-// cgroups, or starts one there (in its v2 cgroup by CLONE_INTO_CGROUP,
-// then written into its v1 ones), gives it the action's output pipes,
+// cgroups, or starts one there (osState.launch), gives it the action's output pipes,
 // tells spec.OnLaunch its Origin, and only then sends the request with
 // its fds. On error nothing is left running.
 func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
@@ -47,7 +46,7 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	}
 	l = warm
 	if l == nil {
-		if l, err = startLauncher(spec.Launcher, o.cgroupFD()); err != nil {
+		if l, err = o.launch(spec.Launcher); err != nil {
 			return nil, err
 		}
 	}
@@ -68,13 +67,6 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	}
 	defer errW.Close()
 	l.stderr = errR
-	// The launcher waits for its request; until it has one it runs
-	// nothing, so it is placed in the action's cgroups first.
-	if warm == nil {
-		if err = o.place(l.pid); err != nil {
-			return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
-		}
-	}
 	if err = tellOrigin(l, spec.OnLaunch); err != nil {
 		return nil, err
 	}

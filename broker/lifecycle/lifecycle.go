@@ -25,7 +25,7 @@ type Spec struct {
 	Cancel    <-chan struct{}
 	OnEvent   func(Event) // called synchronously as each fact is observed
 	// OnLaunch, if set, is told the launcher's Origin once it is started
-	// and placed in the action's cgroups, before it is sent its request:
+	// in the action's cgroups, before it is sent its request:
 	// until then it runs nothing. An error ends the launch, nothing run.
 	// It is not called where no Origin can be read (macOS).
 	OnLaunch func(Origin) error

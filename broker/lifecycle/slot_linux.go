@@ -23,30 +23,23 @@ type slot struct {
 }
 
 // newSlot makes cgroups named warm-<random> with lim's limits, starts a
-// launcher of path in the v2 one (CLONE_INTO_CGROUP), writes it into the
-// v1 ones and reads its Origin: none of that is left to the action.
+// launcher of path in them (launch) and reads its Origin: none of that is
+// left to the action.
 func newSlot(path string, c *Cgroups, lim profile.Limits) (*slot, error) {
 	sl := &slot{lim: lim}
-	fd := -1
 	if c != nil {
 		cg, err := c.create(randomName(slotPrefix), lim)
 		if err != nil {
 			return nil, err
 		}
-		sl.cg, fd = cg, cg.fd
+		sl.cg = cg
 	}
-	l, err := startLauncher(path, fd)
+	l, err := sl.cg.launch(path)
 	if err != nil {
 		sl.discard()
 		return nil, err
 	}
 	sl.l = l
-	if sl.cg != nil {
-		if err := sl.cg.place(l.pid); err != nil {
-			sl.discard()
-			return nil, fmt.Errorf("place a warm launcher in its cgroups: %w", err)
-		}
-	}
 	o, err := readOrigin(l.pid)
 	if err != nil {
 		sl.discard()

@@ -12,15 +12,13 @@ import (
 // Warm keeps one launcher started ahead of the next action, already in
 // that action's cgroups, so that an action waits neither for a process
 // and its runtime to start (about half of an action's own time for
-// /bin/true, BenchmarkRunTruePhases) nor for the launcher's move into a
-// cgroup: a cgroup.procs write waits for an RCU grace period once no move
-// was made for a few milliseconds (6–16 ms on the test machine).
+// /bin/true, BenchmarkRunTruePhases) nor for its cgroups to be made.
 //
 // A slot is a launcher and the cgroups it waits in, made for one set of
 // limits and named warm-<random>: the cgroup v2 directory it was started
-// in (CLONE_INTO_CGROUP) and the cgroup v1 directories it was written
-// into, off the action's path. A warm launcher has done nothing but what
-// every launcher does before its request: it has cleaned its slate and
+// in (CLONE_INTO_CGROUP) and the cgroup v1 directories it was born in
+// (launch), off the action's path. A warm launcher has done nothing but
+// what every launcher does before its request: it has cleaned its slate and
 // waits to read that request, and it knows nothing of any action. The
 // action that takes the slot (its limits must be the slot's; otherwise
 // the slot is discarded and the action starts its own) renames the v1

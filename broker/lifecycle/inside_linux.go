@@ -1,0 +1,143 @@
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// launch starts a launcher of path in a's cgroups (in none when a is
+// nil): in its v2 directory by CLONE_INTO_CGROUP, and born in its v1
+// directories (inside) or, where that cannot be done, moved into them
+// (place) before anything is sent to it. On error nothing is left
+// running.
+func (a *actionCgroup) launch(path string) (*launcher, error) {
+	if a == nil {
+		return startLauncher(path, -1)
+	}
+	var l *launcher
+	born, err := a.inside(func() (err error) {
+		l, err = startLauncher(path, a.fd)
+		return err
+	})
+	switch {
+	case err != nil && l != nil:
+		l.abandon()
+		return nil, err
+	case err != nil:
+		return nil, err
+	case born:
+		return l, nil
+	}
+	if l, err = startLauncher(path, a.fd); err != nil {
+		return nil, err
+	}
+	if err := a.place(l.pid); err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("place the launcher in the action's cgroups: %w", err)
+	}
+	return l, nil
+}
+
+// inside runs start on an OS thread of its own that has moved itself
+// into a's cgroup v1 directories, so that the process start forks is
+// born in them, and that moves back to where it was before it is given
+// up. A thread that moves itself (0 written to a tasks file) takes no
+// lock of the whole system, while a cgroup.procs write of another
+// process waits for an RCU grace period once no move was made for a few
+// milliseconds (BenchmarkLaunchIntoCgroups measures both). A thread
+// that fails to move back is never unlocked, so it ends with its
+// goroutine: no thread of the broker stays in an action's cgroups; the
+// launch is then an error, so that nothing reads those cgroups while
+// the thread may still be listed in them. It reports false, having run
+// nothing, when a has no v1 directory or the thread cannot open its way
+// back or get in.
+func (a *actionCgroup) inside(start func() error) (born bool, err error) {
+	dirs := a.v1()
+	if len(dirs) == 0 || a.host == nil {
+		return false, nil
+	}
+	type result struct {
+		born bool
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		back, err := a.wayBack()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{}
+			return
+		}
+		defer closeAll(back)
+		var in []*os.File
+		defer func() { closeAll(in) }()
+		for _, d := range dirs {
+			f, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+			if err != nil {
+				break
+			}
+			in = append(in, f)
+		}
+		entered := len(in) == len(dirs)
+		for _, f := range in {
+			if !entered {
+				break
+			}
+			_, err := f.WriteString("0")
+			entered = err == nil
+		}
+		var r result
+		if entered {
+			r = result{true, start()}
+		}
+		for _, f := range back {
+			if _, err := f.WriteString("0"); err != nil {
+				// This thread stays locked, and ends with the goroutine.
+				done <- result{r.born, fmt.Errorf("leave the action's cgroups after starting the launcher: %w", err)}
+				return
+			}
+		}
+		runtime.UnlockOSThread()
+		done <- r
+	}()
+	r := <-done
+	return r.born, r.err
+}
+
+// wayBack opens for writing the tasks file of each cgroup v1 directory
+// the calling thread is in, in the hierarchies a uses, as the kernel
+// lists them in /proc/thread-self/cgroup under the mounts of a.host.
+func (a *actionCgroup) wayBack() ([]*os.File, error) {
+	self, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	h := parseHost(a.host, self)
+	var back []*os.File
+	for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
+		if d == "" {
+			continue
+		}
+		mnt, path := h.v1Mount[ctl], h.v1Self[ctl]
+		if mnt == "" || path == "" {
+			closeAll(back)
+			return nil, fmt.Errorf("no cgroup v1 %s directory of this thread", ctl)
+		}
+		f, err := os.OpenFile(filepath.Join(mnt, filepath.Clean("/"+path), "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			closeAll(back)
+			return nil, err
+		}
+		back = append(back, f)
+	}
+	return back, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}

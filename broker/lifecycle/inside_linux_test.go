@@ -1,0 +1,104 @@
+package lifecycle
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLauncherIsBornInItsCgroups: a launcher started for an action's
+// cgroups is in every one of them before anything is sent to it, whether
+// it was born there (a thread of this process moved itself in to fork it)
+// or, with the thread's way back unknown, moved there after its start;
+// and no thread of this process is left in them, nor anywhere but where
+// it was.
+func TestLauncherIsBornInItsCgroups(t *testing.T) {
+	cg := realCgroups(t, "pids")
+	if cg.mem == "" && cg.pids == "" {
+		t.Skip("skip: neither limit is a cgroup v1 hierarchy here, where a launcher is born in its v2 directory by CLONE_INTO_CGROUP")
+	}
+	before := threadCgroups(t)
+	for _, born := range []bool{true, false} {
+		a, err := cg.create("born-"+strconv.FormatBool(born), limits(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // no move for a while: a cgroup.procs write waits for a grace period
+		var l *launcher
+		if born {
+			var during []byte
+			ok, err := a.inside(func() (err error) {
+				during, _ = os.ReadFile("/proc/thread-self/cgroup")
+				l, err = startLauncher(fakeLauncher, a.fd)
+				return err
+			})
+			if !ok || err != nil {
+				t.Fatalf("not born in the cgroups: %v", err)
+			}
+			h := parseHost(a.host, during)
+			for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
+				if in := filepath.Join(h.v1Mount[ctl], h.v1Self[ctl]); d != "" && in != d {
+					t.Errorf("the forking thread was in %s, not in %s", in, d)
+				}
+			}
+		} else {
+			a.host = nil // no way back: the launcher is moved after its start
+			if l, err = a.launch(fakeLauncher); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, d := range a.v1() {
+			if pids := readList(t, filepath.Join(d, "cgroup.procs")); !slices.Equal(pids, []string{strconv.Itoa(l.pid)}) {
+				t.Errorf("born %v: %s holds %v, want the launcher %d alone", born, d, pids, l.pid)
+			}
+			for _, tid := range readList(t, filepath.Join(d, "tasks")) {
+				if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
+					t.Errorf("born %v: thread %s of this process is in %s", born, tid, d)
+				}
+			}
+		}
+		l.abandon()
+		<-l.exited
+		a.remove()
+		if after := threadCgroups(t); !slices.Equal(after, before) {
+			t.Errorf("born %v: this process's threads are in %v, were in %v", born, after, before)
+		}
+	}
+}
+
+// threadCgroups lists the distinct cgroup v1 memberships of this
+// process's threads.
+func threadCgroups(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", e.Name(), "cgroup"))
+		if err != nil {
+			continue // the thread ended
+		}
+		for line := range strings.Lines(string(b)) {
+			if strings.Contains(line, ":memory:") || strings.Contains(line, ":pids:") {
+				out = append(out, strings.TrimSpace(line))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func readList(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}

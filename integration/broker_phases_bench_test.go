@@ -75,8 +75,11 @@ func (o *phasedObserver) End(obs *runner.Observation) {
 // BenchmarkRunTruePhases is BenchmarkRunTrue's chain (an existing lease →
 // a terminal state with its receipt sealed, for /bin/true, sealed
 // snapshot) driven in this process, without the sockets, with a clock at
-// each seam between the broker and its executor. It reports each phase's
-// p50 and p95 in µs.
+// each seam between the broker and its executor: back to back, and with
+// 6 ms of nothing before each action (spaced), about the time
+// BenchmarkRunTrue's baselines take between two actions, in which the
+// next warm launcher must be made. It reports each phase's p50 and p95
+// in µs.
 func BenchmarkRunTruePhases(b *testing.B) {
 	ctx := context.Background()
 	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "phases-" + token(b), Warm: true}, nil)
@@ -106,8 +109,21 @@ func BenchmarkRunTruePhases(b *testing.B) {
 	} else if e, isErr := rep.(*wire.Error); isErr {
 		b.Fatalf("approve: %v", e)
 	}
+	b.Run("back-to-back", func(b *testing.B) { phaseLoop(b, br, p, sub, 0) })
+	b.Run("spaced", func(b *testing.B) { phaseLoop(b, br, p, sub, 6*time.Millisecond) })
+}
+
+// phaseLoop runs sub until b is done, pause before each run, and reports
+// the phases.
+func phaseLoop(b *testing.B, br *broker.Broker, p *phased, sub *wire.Submit, pause time.Duration) {
+	ctx := context.Background()
 	durs := make([][]time.Duration, len(phases))
 	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
 		t0 := time.Now()
 		m, err := br.Submit(ctx, sub)
 		acc, ok := m.(*wire.Accepted)

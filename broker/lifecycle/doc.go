@@ -98,8 +98,8 @@
 // 1.7 ms p50 (2.7 ms p95) to make the cgroups and start a launcher born
 // in them against 7.1 ms (17.5 ms) when it is moved there after its
 // start. Until the launcher was born in them, a slot took that long and
-// was often not ready for the next action (BenchmarkRunTruePhases with
-// 6 ms between actions: one in ten found none and started its own,
+// was often not ready for the next action (BenchmarkRunTruePhases/spaced,
+// 6 ms before each action: one in ten found none and started its own,
 // paying the wait on its path). It waits for its request, the
 // first thing it reads; until then it knows of no action and runs
 // nothing. The action that takes it renames the v1 directories to its

@@ -67,7 +67,9 @@
 //     swap together), or pids.max. The launcher is born in them: a
 //     thread of the broker, locked to its goroutine, moves itself into
 //     them (0 into each tasks file), forks the launcher there and moves
-//     back (inside_linux.go); a thread that cannot move back is never
+//     back (inside_linux.go). The process's main thread never does: in
+//     cgroup v1 the memory of the whole process is charged to the memcg
+//     of its thread-group leader. A thread that cannot move back is never
 //     unlocked and ends with its goroutine, so no thread of the broker
 //     stays in an action's cgroups. Where the thread cannot find or open
 //     its way back, the launcher's pid is written into them after its
@@ -91,10 +93,11 @@
 // and the cgroups' making are all off the action's path. A slot is made
 // with the last action's limits and named warm-<random> (slot_linux.go):
 // the launcher is started in its cgroups as above (its v2 directory by
-// CLONE_INTO_CGROUP, born in its v1 ones), in the background. A move of
-// another process (a cgroup.procs write) waits for an RCU grace period
-// once no move was made for a few milliseconds, which a thread moving
-// itself does not: BenchmarkLaunchIntoCgroups, 20 ms after the last move,
+// CLONE_INTO_CGROUP, born in its v1 ones), in the background. A write of
+// a pid (the launcher's into cgroup.procs) takes cgroup_threadgroup_rwsem
+// for writing and waits for its RCU grace period once no move was made
+// for a few milliseconds; a thread writing 0 (itself alone) into tasks
+// does not: BenchmarkLaunchIntoCgroups, 20 ms after the last move,
 // 1.7 ms p50 (2.7 ms p95) to make the cgroups and start a launcher born
 // in them against 7.1 ms (17.5 ms) when it is moved there after its
 // start. Until the launcher was born in them, a slot took that long and

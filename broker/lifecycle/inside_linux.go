@@ -1,16 +1,19 @@
 package lifecycle
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"golang.org/x/sys/unix"
 )
 
 // launch starts a launcher of path in a's cgroups (in none when a is
 // nil): in its v2 directory by CLONE_INTO_CGROUP, and born in its v1
 // directories (inside) or, where that cannot be done, moved into them
-// (place) before anything is sent to it. On error nothing is left
+// (place) before anything is sent to it. On error no launcher is left
 // running.
 func (a *actionCgroup) launch(path string) (*launcher, error) {
 	if a == nil {
@@ -43,68 +46,89 @@ func (a *actionCgroup) launch(path string) (*launcher, error) {
 // inside runs start on an OS thread of its own that has moved itself
 // into a's cgroup v1 directories, so that the process start forks is
 // born in them, and that moves back to where it was before it is given
-// up. A thread that moves itself (0 written to a tasks file) takes no
-// lock of the whole system, while a cgroup.procs write of another
-// process waits for an RCU grace period once no move was made for a few
-// milliseconds (BenchmarkLaunchIntoCgroups measures both). A thread
-// that fails to move back is never unlocked, so it ends with its
-// goroutine: no thread of the broker stays in an action's cgroups; the
-// launch is then an error, so that nothing reads those cgroups while
-// the thread may still be listed in them. It reports false, having run
-// nothing, when a has no v1 directory or the thread cannot open its way
-// back or get in.
+// up. A thread that moves itself alone (0 written to a tasks file) does
+// not take cgroup_threadgroup_rwsem for writing, while a write of a pid
+// (a cgroup.procs write of the launcher) waits for that lock's RCU grace
+// period once no move was made for a few milliseconds
+// (BenchmarkLaunchIntoCgroups measures both). The process's main thread
+// never enters (enter). A thread that fails to move back is never
+// unlocked, so it ends with its goroutine: no thread of the broker stays
+// in an action's cgroups. The launch is then an error, and nothing reads
+// those cgroups, in which the thread may be listed until it has ended
+// (their directories may stay until the next broker removes them). It
+// reports false, having run nothing, when a has no v1 directory or the
+// thread cannot open its way back or get in.
 func (a *actionCgroup) inside(start func() error) (born bool, err error) {
-	dirs := a.v1()
-	if len(dirs) == 0 || a.host == nil {
+	if len(a.v1()) == 0 || a.host == nil {
 		return false, nil
 	}
-	type result struct {
-		born bool
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		back, err := a.wayBack()
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- result{}
-			return
-		}
-		defer closeAll(back)
-		var in []*os.File
-		defer func() { closeAll(in) }()
-		for _, d := range dirs {
-			f, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
-			if err != nil {
-				break
-			}
-			in = append(in, f)
-		}
-		entered := len(in) == len(dirs)
-		for _, f := range in {
-			if !entered {
-				break
-			}
-			_, err := f.WriteString("0")
-			entered = err == nil
-		}
-		var r result
-		if entered {
-			r = result{true, start()}
-		}
-		for _, f := range back {
-			if _, err := f.WriteString("0"); err != nil {
-				// This thread stays locked, and ends with the goroutine.
-				done <- result{r.born, fmt.Errorf("leave the action's cgroups after starting the launcher: %w", err)}
-				return
-			}
-		}
-		runtime.UnlockOSThread()
-		done <- r
-	}()
+	done := make(chan entered, 1)
+	go a.enter(start, done, unix.Getpid())
 	r := <-done
 	return r.born, r.err
+}
+
+// entered is what enter did: whether start ran inside, and how it or
+// the way back failed.
+type entered struct {
+	born bool
+	err  error
+}
+
+// enter does inside's work on the thread it locks, unless that is the
+// thread-group leader (tid leader): in cgroup v1 the memory of the whole
+// process is charged to the memcg of its leader, and the Go runtime
+// parks the main thread for good, rather than end it, should it fail to
+// move back. The leader, held, hands the work to a new goroutine, which
+// therefore runs on another thread.
+func (a *actionCgroup) enter(start func() error, done chan<- entered, leader int) {
+	runtime.LockOSThread()
+	if unix.Gettid() == leader {
+		other := make(chan entered, 1)
+		go a.enter(start, other, leader)
+		r := <-other
+		runtime.UnlockOSThread()
+		done <- r
+		return
+	}
+	back, err := a.wayBack()
+	if err != nil {
+		runtime.UnlockOSThread()
+		done <- entered{}
+		return
+	}
+	defer closeAll(back)
+	var in []*os.File
+	defer func() { closeAll(in) }()
+	dirs := a.v1()
+	for _, d := range dirs {
+		f, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			break
+		}
+		in = append(in, f)
+	}
+	ok := len(in) == len(dirs)
+	for _, f := range in {
+		if !ok {
+			break
+		}
+		_, err := f.WriteString("0")
+		ok = err == nil
+	}
+	var r entered
+	if ok {
+		r = entered{true, start()}
+	}
+	for _, f := range back {
+		if _, err := f.WriteString("0"); err != nil {
+			// This thread stays locked, and ends with the goroutine.
+			done <- entered{r.born, errors.Join(r.err, fmt.Errorf("leave the action's cgroups after starting the launcher: %w", err))}
+			return
+		}
+	}
+	runtime.UnlockOSThread()
+	done <- r
 }
 
 // wayBack opens for writing the tasks file of each cgroup v1 directory

@@ -3,11 +3,14 @@ package lifecycle
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLauncherIsBornInItsCgroups: a launcher started for an action's
@@ -101,4 +104,47 @@ func readList(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(b))
+}
+
+// The thread-group leader never enters an action's cgroups (in cgroup v1
+// its memcg is charged with the whole process's memory): handed the
+// work, it passes it to another thread, and stays where it was.
+func TestLeaderNeverEntersAnActionsCgroups(t *testing.T) {
+	cg := realCgroups(t, "pids")
+	if cg.mem == "" && cg.pids == "" {
+		t.Skip("skip: neither limit is a cgroup v1 hierarchy here")
+	}
+	a, err := cg.create("leader", limits(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.remove()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	self := unix.Gettid()
+	before, _ := os.ReadFile("/proc/thread-self/cgroup")
+	var forker int
+	var l *launcher
+	done := make(chan entered, 1)
+	a.enter(func() (err error) {
+		forker = unix.Gettid()
+		l, err = startLauncher(fakeLauncher, a.fd)
+		return err
+	}, done, self) // this thread plays the leader
+	r := <-done
+	if !r.born || r.err != nil {
+		t.Fatalf("born %v: %v", r.born, r.err)
+	}
+	defer func() { l.abandon(); <-l.exited }()
+	if forker == self || forker == 0 {
+		t.Fatalf("the launcher was forked by thread %d, the leader %d", forker, self)
+	}
+	if after, _ := os.ReadFile("/proc/thread-self/cgroup"); string(after) != string(before) {
+		t.Errorf("the leader moved: %s, was %s", after, before)
+	}
+	for _, d := range a.v1() {
+		if pids := readList(t, filepath.Join(d, "cgroup.procs")); !slices.Equal(pids, []string{strconv.Itoa(l.pid)}) {
+			t.Errorf("%s holds %v, want the launcher %d alone", d, pids, l.pid)
+		}
+	}
 }

@@ -33,9 +33,9 @@ func BenchmarkRunTrue(b *testing.B) {
 // BenchmarkRunTrueSpaced is BenchmarkRunTrue's sealed-snapshot chain
 // with an idle pause of spacing (untimed) before each timed run, the
 // chain's and the baselines' alike: what an agent that thinks between
-// commands pays. On this machine a move into a cgroup (the launcher's
-// cgroup v1 placement) then waits for an RCU grace period, which back to
-// back runs do not (docs/architecture.md §2.5).
+// commands pays: after a pause the chain's threads and processes start
+// cold, and before the launcher was born in its cgroups its cgroup v1
+// placement waited for an RCU grace period (docs/architecture.md §2.5).
 func BenchmarkRunTrueSpaced(b *testing.B) {
 	d := startBroker(b, "")
 	benchRunSpaced(b, d, wire.SealedSnapshot, spacing, "true")

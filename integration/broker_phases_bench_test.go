@@ -23,7 +23,7 @@ import (
 // what ends there.
 var phases = []string{
 	"submit",    // admission, identity, alias scan, lease match, snapshot, EXECUTING checkpoint, action dirs
-	"spawn",     // the action's cgroups, the launcher started and placed, its origin journalled
+	"spawn",     // the action's cgroups, the launcher taken (or started in them), its origin journalled
 	"exec",      // the launcher's request, checks, confinement and exec: STARTED journalled
 	"group-end", // the target's run and exit, the group confirmed gone, drain, reap, usage, cgroups removed
 	"receipt",   // the receipt built, signed, logged and checkpointed with the result; the waiter woken and answered

@@ -16,7 +16,7 @@ import (
 // confirmed by cgroup.kill and cgroup.events, as before the limits
 // (before); and with this host's memory and pids limits as well (now:
 // on a hybrid host, two more cgroup v1 directories made, their limits
-// written, the launcher's pid placed in them, the counters read and the
+// written, the launcher born in them, the counters read and the
 // directories removed). It reports each one's cost over the one before
 // it as added-µs/op.
 func BenchmarkCgroupSetup(b *testing.B) {
@@ -75,9 +75,9 @@ func (c *Cgroups) enfOrNone() Enforcement {
 // BenchmarkCgroupFiles measures the cgroup file work of one action alone,
 // without a launch, in the same run: making, reading and removing the
 // cgroup v2 directory alone (before), and with this host's limits as
-// well (now: the limits written, the counters read). Placing the
-// launcher adds one write per cgroup v1 directory (not measured here: it
-// needs a process to move).
+// well (now: the limits written, the counters read). The launcher's
+// birth in its cgroup v1 directories is not measured here: it needs a
+// launch (BenchmarkLaunchIntoCgroups).
 func BenchmarkCgroupFiles(b *testing.B) {
 	cg, err := DetectCgroups(fmt.Sprintf("lifecycle-bench-%d", os.Getpid()))
 	if err != nil {
@@ -139,12 +139,20 @@ func BenchmarkLaunchIntoCgroups(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if way == "placed" {
+			var l *launcher
+			if way == "born" {
+				born, err := a.inside(func() (err error) {
+					l, err = startLauncher(fakeLauncher, a.fd)
+					return err
+				})
+				if !born || err != nil {
+					b.Fatalf("not born in its cgroups: %v", err)
+				}
+			} else {
 				a.host = nil // no way back for a thread: moved after its start
-			}
-			l, err := a.launch(fakeLauncher)
-			if err != nil {
-				b.Fatal(err)
+				if l, err = a.launch(fakeLauncher); err != nil {
+					b.Fatal(err)
+				}
 			}
 			took[way] = append(took[way], time.Since(t0))
 			l.abandon()

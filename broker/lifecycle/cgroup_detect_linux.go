@@ -21,13 +21,14 @@ var limitControllers = []string{"memory", "pids"}
 type cgroupHost struct {
 	v2Mount, v2Self string            // "" when no cgroup2 is mounted
 	v1Mount, v1Self map[string]string // by controller (memory, pids)
+	v1Outside       map[string]bool   // by controller: the path is not below the mount's root (v1Self is then "/")
 }
 
 // parseHost reads /proc/self/mountinfo and /proc/self/cgroup. A mount
 // whose root is not "/" (a container's bind of its own subtree) holds
 // this process's path with that root cut off.
 func parseHost(mountinfo, self []byte) *cgroupHost {
-	h := &cgroupHost{v1Mount: map[string]string{}, v1Self: map[string]string{}}
+	h := &cgroupHost{v1Mount: map[string]string{}, v1Self: map[string]string{}, v1Outside: map[string]bool{}}
 	roots := map[string]string{} // by controller, "" for v2
 	for line := range strings.Lines(string(mountinfo)) {
 		pre, post, ok := strings.Cut(strings.TrimSpace(line), " - ")
@@ -48,14 +49,14 @@ func parseHost(mountinfo, self []byte) *cgroupHost {
 			}
 		}
 	}
-	within := func(path, root string) string {
+	within := func(path, root string) (string, bool) {
 		if root == "/" || root == "" {
-			return path
+			return path, true
 		}
 		if rest, ok := strings.CutPrefix(path, root); ok && (rest == "" || rest[0] == '/') {
-			return "/" + strings.TrimPrefix(rest, "/")
+			return "/" + strings.TrimPrefix(rest, "/"), true
 		}
-		return "/" // this process's cgroup is not below the mount: only its root is reachable
+		return "/", false // this process's cgroup is not below the mount: only its root is reachable
 	}
 	for line := range strings.Lines(string(self)) {
 		id, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -64,12 +65,14 @@ func parseHost(mountinfo, self []byte) *cgroupHost {
 			continue
 		}
 		if id == "0" && ctls == "" {
-			h.v2Self = within(path, roots[""])
+			h.v2Self, _ = within(path, roots[""])
 			continue
 		}
 		for _, c := range strings.Split(ctls, ",") {
 			if slices.Contains(limitControllers, c) {
-				h.v1Self[c] = within(path, roots[c])
+				var below bool
+				h.v1Self[c], below = within(path, roots[c])
+				h.v1Outside[c] = !below
 			}
 		}
 	}

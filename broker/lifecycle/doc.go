@@ -72,8 +72,8 @@
 //     of its thread-group leader. A thread that cannot move back is never
 //     unlocked and ends with its goroutine, so no thread of the broker
 //     stays in an action's cgroups. Where the thread cannot find or open
-//     its way back, the launcher's pid is written into them after its
-//     start instead. Either way it is in them before the broker sends its
+//     its way back or get in, the launcher's pid is written into them
+//     after its start instead. Either way it is in them before the broker sends its
 //     request: the launcher runs nothing until it has read that request,
 //     so nothing of the action runs outside them. Without cgroup v2, the end
 //     is made by SIGKILL to each process listed in cgroup.procs, each

@@ -43,21 +43,28 @@ func (a *actionCgroup) launch(path string) (*launcher, error) {
 	return l, nil
 }
 
-// inside runs start on an OS thread of its own that has moved itself
-// into a's cgroup v1 directories, so that the process start forks is
-// born in them, and that moves back to where it was before it is given
-// up. A thread that moves itself alone (0 written to a tasks file) does
-// not take cgroup_threadgroup_rwsem for writing, while a write of a pid
-// (a cgroup.procs write of the launcher) waits for that lock's RCU grace
+// inside runs start on an OS thread of its own that has moved itself into
+// a's cgroup v1 directories, so that the process start forks is born in
+// them, and that moves back to where it was before it is given up. A
+// thread that moves itself alone (0 written to a tasks file) does not take
+// cgroup_threadgroup_rwsem for writing, while a write of a pid (a
+// cgroup.procs write of the launcher) waits for that lock's RCU grace
 // period once no move was made for a few milliseconds
-// (BenchmarkLaunchIntoCgroups measures both). The process's main thread
-// never enters (enter). A thread that fails to move back is never
-// unlocked, so it ends with its goroutine: no thread of the broker stays
-// in an action's cgroups. The launch is then an error, and nothing reads
-// those cgroups, in which the thread may be listed until it has ended
-// (their directories may stay until the next broker removes them). It
-// reports false, having run nothing, when a has no v1 directory or the
-// thread cannot open its way back or get in.
+// (BenchmarkLaunchIntoCgroups measures both). Nothing else of the broker
+// joins the thread there: the Go runtime never clones a thread from a
+// locked one (newm hands that to its template thread, which LockOSThread
+// has started by then), and the tasks writes are direct system calls of
+// the calling thread (cgroupfs files are not polled). The process's main
+// thread never enters (enter). While the thread is inside, the action's
+// cgroup.procs lists the broker's own pid: nothing reads a cgroup to end
+// what it lists while its launch is under way (the launcher is ended by
+// its pidfd). A thread that fails to move back is never unlocked, so it
+// ends with its goroutine: no thread of the broker stays in an action's
+// cgroups. The launch is then an error, and nothing reads those cgroups,
+// in which the thread may be listed until it has ended (their directories
+// may stay until the next broker removes them). It reports false, having
+// run nothing, when a has no v1 directory or the thread cannot open its
+// way back or get in.
 func (a *actionCgroup) inside(start func() error) (born bool, err error) {
 	if len(a.v1()) == 0 || a.host == nil {
 		return false, nil
@@ -133,7 +140,9 @@ func (a *actionCgroup) enter(start func() error, done chan<- entered, leader int
 
 // wayBack opens for writing the tasks file of each cgroup v1 directory
 // the calling thread is in, in the hierarchies a uses, as the kernel
-// lists them in /proc/thread-self/cgroup under the mounts of a.host.
+// lists them in /proc/thread-self/cgroup under the mounts of a.host. A
+// directory the mounts do not reach (below no mount's root) has no way
+// back.
 func (a *actionCgroup) wayBack() ([]*os.File, error) {
 	self, err := os.ReadFile("/proc/thread-self/cgroup")
 	if err != nil {
@@ -146,7 +155,7 @@ func (a *actionCgroup) wayBack() ([]*os.File, error) {
 			continue
 		}
 		mnt, path := h.v1Mount[ctl], h.v1Self[ctl]
-		if mnt == "" || path == "" {
+		if mnt == "" || path == "" || h.v1Outside[ctl] {
 			closeAll(back)
 			return nil, fmt.Errorf("no cgroup v1 %s directory of this thread", ctl)
 		}

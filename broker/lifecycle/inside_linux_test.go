@@ -148,3 +148,24 @@ func TestLeaderNeverEntersAnActionsCgroups(t *testing.T) {
 		}
 	}
 }
+
+// A thread whose cgroup lies below no mount's root has no way back: the
+// launch then falls back to placing the launcher, rather than sending
+// the thread to the mount's root.
+func TestNoWayBackFromBeyondTheMount(t *testing.T) {
+	info := []byte("30 25 0:26 /docker/abc /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n")
+	h := parseHost(info, []byte("8:pids:/elsewhere/xyz\n"))
+	if !h.v1Outside["pids"] || h.v1Self["pids"] != "/" {
+		t.Fatalf("outside %v, self %q", h.v1Outside["pids"], h.v1Self["pids"])
+	}
+	// This thread's own pids cgroup (from /proc/thread-self/cgroup) is
+	// not below the made-up mount's root either.
+	a := &actionCgroup{pids: "/sys/fs/cgroup/pids/warrant/x/a", host: info}
+	if back, err := a.wayBack(); err == nil {
+		closeAll(back)
+		t.Fatal("a way back to the mount's root")
+	}
+	if h := parseHost(info, []byte("8:pids:/docker/abc/inner\n")); h.v1Outside["pids"] || h.v1Self["pids"] != "/inner" {
+		t.Fatalf("below the root: outside %v, self %q", h.v1Outside["pids"], h.v1Self["pids"])
+	}
+}

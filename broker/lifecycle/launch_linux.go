@@ -29,7 +29,8 @@ func pipeCloexec() (p [2]int, err error) {
 }
 
 // spawn starts the launcher, inside the cgroup v2 cgroupFD unless it is
-// -1 (its v1 cgroups are joined by place), and takes a pidfd for it.
+// -1 (its v1 cgroups are those of the calling thread: actionCgroup.launch),
+// and takes a pidfd for it.
 func spawn(path string, files []*os.File, cgroupFD int) (int, handle, error) {
 	pidfd := -1
 	sys := &syscall.SysProcAttr{PidFD: &pidfd}

@@ -23,7 +23,7 @@ type actionCgroup struct {
 	fd        int    // dir, O_PATH; -1 when none
 	mem, pids string // v1; "" when not used
 	v2        []string
-	host      []byte // the mountinfo the broker's cgroups were found in, for a thread's way back (inside)
+	mounts    *cgroupMounts // where the broker's cgroups were found, for a thread's way back (inside)
 }
 
 // create makes the action's cgroups with lim's memory and process-count
@@ -31,7 +31,7 @@ type actionCgroup struct {
 // left behind.
 func (c *Cgroups) create(id string, lim profile.Limits) (_ *actionCgroup, err error) {
 	checkName("action id", id)
-	a := &actionCgroup{fd: -1, v2: c.v2, host: c.mountinfo}
+	a := &actionCgroup{fd: -1, v2: c.v2, mounts: c.mounts}
 	defer func() {
 		if err != nil {
 			a.remove()

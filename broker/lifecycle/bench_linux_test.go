@@ -149,7 +149,7 @@ func BenchmarkLaunchIntoCgroups(b *testing.B) {
 					b.Fatalf("not born in its cgroups: %v", err)
 				}
 			} else {
-				a.host = nil // no way back for a thread: moved after its start
+				a.mounts = nil // no way back for a thread: moved after its start
 				if l, err = a.launch(fakeLauncher); err != nil {
 					b.Fatal(err)
 				}

@@ -24,12 +24,20 @@ type cgroupHost struct {
 	v1Outside       map[string]bool   // by controller: the path is not below the mount's root (v1Self is then "/")
 }
 
-// parseHost reads /proc/self/mountinfo and /proc/self/cgroup. A mount
-// whose root is not "/" (a container's bind of its own subtree) holds
-// this process's path with that root cut off.
-func parseHost(mountinfo, self []byte) *cgroupHost {
-	h := &cgroupHost{v1Mount: map[string]string{}, v1Self: map[string]string{}, v1Outside: map[string]bool{}}
-	roots := map[string]string{} // by controller, "" for v2
+// cgroupMounts is where each hierarchy is mounted, as mountinfo says,
+// and the root of the hierarchy each mount shows.
+type cgroupMounts struct {
+	v2Mount string
+	v1Mount map[string]string // by controller (memory, pids)
+	roots   map[string]string // by controller, "" for v2
+}
+
+// parseHost reads /proc/self/mountinfo and /proc/self/cgroup.
+func parseHost(mountinfo, self []byte) *cgroupHost { return parseMounts(mountinfo).in(self) }
+
+// parseMounts reads /proc/self/mountinfo.
+func parseMounts(mountinfo []byte) *cgroupMounts {
+	m := &cgroupMounts{v1Mount: map[string]string{}, roots: map[string]string{}}
 	for line := range strings.Lines(string(mountinfo)) {
 		pre, post, ok := strings.Cut(strings.TrimSpace(line), " - ")
 		f, p := strings.Fields(pre), strings.Fields(post)
@@ -38,17 +46,25 @@ func parseHost(mountinfo, self []byte) *cgroupHost {
 		}
 		switch p[0] {
 		case "cgroup2":
-			if h.v2Mount == "" {
-				h.v2Mount, roots[""] = f[4], f[3]
+			if m.v2Mount == "" {
+				m.v2Mount, m.roots[""] = f[4], f[3]
 			}
 		case "cgroup":
 			for _, opt := range strings.Split(p[2], ",") {
-				if slices.Contains(limitControllers, opt) && h.v1Mount[opt] == "" {
-					h.v1Mount[opt], roots[opt] = f[4], f[3]
+				if slices.Contains(limitControllers, opt) && m.v1Mount[opt] == "" {
+					m.v1Mount[opt], m.roots[opt] = f[4], f[3]
 				}
 			}
 		}
 	}
+	return m
+}
+
+// in reads a /proc/<pid>/cgroup (or thread-self) under these mounts. A
+// mount whose root is not "/" (a container's bind of its own subtree)
+// holds the path with that root cut off.
+func (m *cgroupMounts) in(self []byte) *cgroupHost {
+	h := &cgroupHost{v2Mount: m.v2Mount, v1Mount: m.v1Mount, v1Self: map[string]string{}, v1Outside: map[string]bool{}}
 	within := func(path, root string) (string, bool) {
 		if root == "/" || root == "" {
 			return path, true
@@ -65,13 +81,13 @@ func parseHost(mountinfo, self []byte) *cgroupHost {
 			continue
 		}
 		if id == "0" && ctls == "" {
-			h.v2Self, _ = within(path, roots[""])
+			h.v2Self, _ = within(path, m.roots[""])
 			continue
 		}
 		for _, c := range strings.Split(ctls, ",") {
 			if slices.Contains(limitControllers, c) {
 				var below bool
-				h.v1Self[c], below = within(path, roots[c])
+				h.v1Self[c], below = within(path, m.roots[c])
 				h.v1Outside[c] = !below
 			}
 		}

@@ -26,8 +26,8 @@ type Cgroups struct {
 	mem, pids string   // cgroup v1; "" when not used
 	swap      bool     // the swap knob exists: swap is bounded with memory
 	enf       Enforcement
-	sp        *spares // spare v1 directories and background removals (spare_linux.go)
-	mountinfo []byte  // /proc/self/mountinfo as read when they were found
+	sp        *spares       // spare v1 directories and background removals (spare_linux.go)
+	mounts    *cgroupMounts // the hierarchies' mounts as found, for a thread's way back (inside)
 }
 
 // DetectCgroups finds this process's cgroups and creates
@@ -51,9 +51,10 @@ func DetectCgroups(scope string) (*Cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
-	c, err := parseHost(info, self).detect(scope)
+	mounts := parseMounts(info)
+	c, err := mounts.in(self).detect(scope)
 	if c != nil {
-		c.mountinfo = info
+		c.mounts = mounts
 	}
 	return c, err
 }

@@ -24,13 +24,13 @@ func (a *actionCgroup) launch(path string) (*launcher, error) {
 		l, err = startLauncher(path, a.fd)
 		return err
 	})
-	switch {
-	case err != nil && l != nil:
-		l.abandon()
+	if err != nil {
+		if l != nil { // started, but its thread did not come back
+			l.abandon()
+		}
 		return nil, err
-	case err != nil:
-		return nil, err
-	case born:
+	}
+	if born {
 		return l, nil
 	}
 	if l, err = startLauncher(path, a.fd); err != nil {
@@ -66,7 +66,7 @@ func (a *actionCgroup) launch(path string) (*launcher, error) {
 // run nothing, when a has no v1 directory or the thread cannot open its
 // way back or get in.
 func (a *actionCgroup) inside(start func() error) (born bool, err error) {
-	if len(a.v1()) == 0 || a.host == nil {
+	if len(a.v1()) == 0 || a.mounts == nil {
 		return false, nil
 	}
 	done := make(chan entered, 1)
@@ -116,11 +116,8 @@ func (a *actionCgroup) enter(start func() error, done chan<- entered, leader int
 		in = append(in, f)
 	}
 	ok := len(in) == len(dirs)
-	for _, f := range in {
-		if !ok {
-			break
-		}
-		_, err := f.WriteString("0")
+	for i := 0; ok && i < len(in); i++ {
+		_, err := in[i].WriteString("0")
 		ok = err == nil
 	}
 	var r entered
@@ -140,7 +137,7 @@ func (a *actionCgroup) enter(start func() error, done chan<- entered, leader int
 
 // wayBack opens for writing the tasks file of each cgroup v1 directory
 // the calling thread is in, in the hierarchies a uses, as the kernel
-// lists them in /proc/thread-self/cgroup under the mounts of a.host. A
+// lists them in /proc/thread-self/cgroup under a.mounts. A
 // directory the mounts do not reach (below no mount's root) has no way
 // back.
 func (a *actionCgroup) wayBack() ([]*os.File, error) {
@@ -148,7 +145,7 @@ func (a *actionCgroup) wayBack() ([]*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := parseHost(a.host, self)
+	h := a.mounts.in(self)
 	var back []*os.File
 	for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
 		if d == "" {

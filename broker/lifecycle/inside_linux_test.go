@@ -42,25 +42,29 @@ func TestLauncherIsBornInItsCgroups(t *testing.T) {
 			if !ok || err != nil {
 				t.Fatalf("not born in the cgroups: %v", err)
 			}
-			h := parseHost(a.host, during)
+			h := a.mounts.in(during)
 			for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
 				if in := filepath.Join(h.v1Mount[ctl], h.v1Self[ctl]); d != "" && in != d {
 					t.Errorf("the forking thread was in %s, not in %s", in, d)
 				}
 			}
 		} else {
-			a.host = nil // no way back: the launcher is moved after its start
+			a.mounts = nil // no way back: the launcher is moved after its start
 			if l, err = a.launch(fakeLauncher); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, d := range a.v1() {
-			if pids := readList(t, filepath.Join(d, "cgroup.procs")); !slices.Equal(pids, []string{strconv.Itoa(l.pid)}) {
-				t.Errorf("born %v: %s holds %v, want the launcher %d alone", born, d, pids, l.pid)
+			if pids, err := readPids(filepath.Join(d, "cgroup.procs")); err != nil || !slices.Equal(pids, []int{l.pid}) {
+				t.Errorf("born %v: %s holds %v (%v), want the launcher %d alone", born, d, pids, err, l.pid)
 			}
-			for _, tid := range readList(t, filepath.Join(d, "tasks")) {
-				if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
-					t.Errorf("born %v: thread %s of this process is in %s", born, tid, d)
+			tids, err := readPids(filepath.Join(d, "tasks"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tid := range tids {
+				if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); err == nil {
+					t.Errorf("born %v: thread %d of this process is in %s", born, tid, d)
 				}
 			}
 		}
@@ -95,15 +99,6 @@ func threadCgroups(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func readList(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(b))
 }
 
 // The thread-group leader never enters an action's cgroups (in cgroup v1
@@ -143,8 +138,8 @@ func TestLeaderNeverEntersAnActionsCgroups(t *testing.T) {
 		t.Errorf("the leader moved: %s, was %s", after, before)
 	}
 	for _, d := range a.v1() {
-		if pids := readList(t, filepath.Join(d, "cgroup.procs")); !slices.Equal(pids, []string{strconv.Itoa(l.pid)}) {
-			t.Errorf("%s holds %v, want the launcher %d alone", d, pids, l.pid)
+		if pids, err := readPids(filepath.Join(d, "cgroup.procs")); err != nil || !slices.Equal(pids, []int{l.pid}) {
+			t.Errorf("%s holds %v (%v), want the launcher %d alone", d, pids, err, l.pid)
 		}
 	}
 }
@@ -160,7 +155,7 @@ func TestNoWayBackFromBeyondTheMount(t *testing.T) {
 	}
 	// This thread's own pids cgroup (from /proc/thread-self/cgroup) is
 	// not below the made-up mount's root either.
-	a := &actionCgroup{pids: "/sys/fs/cgroup/pids/warrant/x/a", host: info}
+	a := &actionCgroup{pids: "/sys/fs/cgroup/pids/warrant/x/a", mounts: parseMounts(info)}
 	if back, err := a.wayBack(); err == nil {
 		closeAll(back)
 		t.Fatal("a way back to the mount's root")

@@ -235,16 +235,14 @@ func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, p
 		st, err := cl.ApprovalWaitContext(ctx, id, decisionBudget)
 		switch {
 		case ctx.Err() != nil:
-			// A decision that came back with the interrupt is said too.
-			if err == nil && st.State == wire.RequestApproved {
-				return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s, which had just been approved "+
-					"elsewhere (lease %s, unused); nothing ran", id, st.LeaseID)
+			just := "" // a decision that came back with the interrupt is said too
+			switch {
+			case err == nil && st.State == wire.RequestApproved:
+				just = fmt.Sprintf(", which had just been approved elsewhere (lease %s, unused)", st.LeaseID)
+			case err == nil && st.State == wire.RequestDenied:
+				just = fmt.Sprintf(", which had just been denied elsewhere (%s)", st.Reason)
 			}
-			if err == nil && st.State == wire.RequestDenied {
-				return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s, which had just been denied "+
-					"elsewhere (%s); nothing ran", id, st.Reason)
-			}
-			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s; nothing ran", id)
+			return wire.Errorf(wire.CodeCancelled, "interrupted while waiting for approval of request %s%s; nothing ran", id, just)
 		case err != nil:
 			return err
 		case st.State != wire.RequestPending:

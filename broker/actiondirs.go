@@ -23,12 +23,16 @@ const (
 // actionDirs makes and removes actions' private HOME and TMPDIR
 // (actions/<handle>/{home,tmp}, 0700) off the actions' path: each mkdir
 // and rmdir costs tens of microseconds on an ext4 disk, six of them per
-// action. One spare set is made ahead, in the background, and renamed to
-// the next handle; an ended action's set is renamed away (so its handle
-// names nothing from then on) and removed in the background. Nothing
-// ever runs in a spare, and the entries a dead broker left, both kinds,
-// are removed by the next one (Open). An unknown action's directories are
-// never removed (removeActionDirs' callers).
+// action, and far more on one without a journal, whose inode allocator
+// skips every recently deleted inode. One spare set is made ahead, in the
+// background, and renamed to the next handle; an ended action's set is
+// renamed away (so its handle names nothing from then on) and removed in
+// the background. Both background jobs start once the ended action is
+// recorded (remove's caller), so that neither competes with an action's
+// own path for the CPU. Nothing ever runs in a spare, and the entries a
+// dead broker left, both kinds, are removed by the next one (Open). An
+// unknown action's directories are never removed (removeActionDirs'
+// callers).
 type actionDirs struct {
 	root  string
 	logf  func(string, ...any)
@@ -61,11 +65,10 @@ func (d *actionDirs) makeSpare() (string, error) {
 }
 
 // make gives handle its private directories: the spare, renamed, or a
-// new set.
+// new set. The next spare is made when an action ends (remove).
 func (d *actionDirs) make(handle string) (home, tmp string, err error) {
 	dir := filepath.Join(d.root, handle)
 	home, tmp = filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
-	defer d.spare.Refill()
 	if spare, ok := d.spare.Take(); ok {
 		if err := os.Rename(spare, dir); err == nil {
 			return home, tmp, nil
@@ -88,19 +91,20 @@ func makeSet(dir string) error {
 	return nil
 }
 
-// remove takes handle's directories away at once and deletes them in the
-// background. When they cannot be renamed, they are deleted here.
-func (d *actionDirs) remove(handle string) error {
+// remove takes handle's directories away at once; when they cannot be
+// renamed, they are deleted here. It returns the call that starts the
+// background work of an ended action, for the caller to make once the
+// end is recorded: the deletion of what was renamed, and the next spare.
+func (d *actionDirs) remove(handle string) (later func(), err error) {
 	dir := filepath.Join(d.root, handle)
 	trash := filepath.Join(d.root, journal.NewID(trashPrefix))
 	switch err := os.Rename(dir, trash); {
 	case err == nil:
-		d.removeInBackground(trash)
-		return nil
+		return func() { d.removeInBackground(trash); d.spare.Refill() }, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return d.spare.Refill, nil
 	}
-	return os.RemoveAll(dir) // os.RemoveAll follows no symlink a target planted
+	return d.spare.Refill, os.RemoveAll(dir) // os.RemoveAll follows no symlink a target planted
 }
 
 func (d *actionDirs) removeInBackground(path string) {

@@ -36,9 +36,10 @@ func inode(t *testing.T, path string) uint64 {
 // TestActionDirsSpareRenameAndBackgroundRemoval: a previous broker's
 // spare and trash are removed and an action's kept; the spare made ahead
 // becomes the next action's directory (the same inode), 0700 with home
-// and tmp; removal takes the handle's name away before it returns and
-// deletes the set without following a symlink the target planted; close
-// leaves no spare and no trash.
+// and tmp; removal takes the handle's name away before it returns, and
+// only the call it returns deletes the set (without following a symlink
+// the target planted) and makes the next spare; close leaves no spare and
+// no trash.
 func TestActionDirsSpareRenameAndBackgroundRemoval(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "precious")
@@ -82,13 +83,23 @@ func TestActionDirsSpareRenameAndBackgroundRemoval(t *testing.T) {
 	if err := os.Symlink(filepath.Dir(outside), filepath.Join(tmp, "dirlink")); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.remove("a-1"); err != nil {
+	later, err := d.remove("a-1")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "a-1")); !os.IsNotExist(err) {
 		t.Fatalf("the handle still names its directories after remove: %v", err)
 	}
-	if err := d.remove("a-never"); err != nil {
+	d.spare.Wait()
+	if tr, sp := names(t, root, "trash-"), names(t, root, sparePrefix); len(tr) != 1 || len(sp) != 0 {
+		t.Fatalf("before the ended action's background work is started: trash %v, spares %v; want one trash, no spare", tr, sp)
+	}
+	later()
+	d.spare.Wait()
+	if tr, sp := names(t, root, "trash-"), names(t, root, sparePrefix); len(tr) != 0 || len(sp) != 1 {
+		t.Fatalf("after it: trash %v, spares %v; want no trash, one spare", tr, sp)
+	}
+	if _, err := d.remove("a-never"); err != nil {
 		t.Fatalf("removing what is not there: %v", err)
 	}
 	d.close()

@@ -390,11 +390,14 @@ func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (
 // working in them, and they are evidence for the operator who resolves it.
 // Removal does not follow symlinks the target planted (os.RemoveAll works
 // by directory descriptor); a failure is logged and leaves the directory
-// behind. The deletion itself is in the background (actionDirs).
-func (b *Broker) removeActionDirs(handle string) {
-	if err := b.adirs.remove(handle); err != nil {
+// behind. The deletion itself is in the background (actionDirs), started
+// by the call returned, which the caller makes once the end is recorded.
+func (b *Broker) removeActionDirs(handle string) (later func()) {
+	later, err := b.adirs.remove(handle)
+	if err != nil {
 		b.cfg.Logf("action %s: remove its private directories: %v", handle, err)
 	}
+	return later
 }
 
 // asWireError turns any error into the *wire.Error a client receives.

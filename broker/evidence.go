@@ -103,7 +103,7 @@ func (o *observer) End(obs *runner.Observation) {
 	b := o.b
 	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	if obs.Result.Outcome != wire.OutcomeUnknown {
-		b.removeActionDirs(o.handle)
+		defer b.removeActionDirs(o.handle)() // renamed away now, deleted once the end is recorded
 	}
 	checked := o.protectedChanges(obs)
 	artefacts := o.artefacts(obs)

@@ -190,7 +190,7 @@ func inPlaceBindable(r *identity.Resolved) error {
 // executing and becomes unknown (with an unknown receipt) at the next
 // start, which is the honest answer.
 func (b *Broker) notStarted(ctx context.Context, handle string, cause error) {
-	b.removeActionDirs(handle)
+	defer b.removeActionDirs(handle)() // renamed away now, deleted once the end is recorded
 	res := &wire.Result{Outcome: wire.KnownNotExecuted, Error: b.asWireError(cause)}
 	r, err := b.unexecutedReceipt(ctx, handle, wire.KnownNotExecuted, res.Error)
 	if err == nil {

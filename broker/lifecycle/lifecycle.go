@@ -29,6 +29,12 @@ type Spec struct {
 	// until then it runs nothing. An error ends the launch, nothing run.
 	// It is not called where no Origin can be read (macOS).
 	OnLaunch func(Origin) error
+	// After, if set, is given the action's background work, each item a
+	// call that only starts it (making the next warm launcher, removing
+	// the action's cgroups), for the caller to make once it has recorded
+	// the action's end: the work then competes with no part of the
+	// action's own path. Nil makes each call at once.
+	After func(start func())
 }
 
 // Origin identifies an action's first process (the launcher, which

@@ -60,10 +60,10 @@ func (s *supervisor) run() {
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
 		return
 	}
-	defer undo()
+	defer s.after(undo)
+	defer s.after(s.spec.Warm.refill) // the next launcher starts once this action is recorded
 	l, err := start(s.spec, &s.osState, s.warm)
 	if err != nil {
-		s.spec.Warm.refill()
 		// Nothing was started, or the launcher was killed before it could
 		// have read a request: it executes only after Ready.
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
@@ -76,10 +76,18 @@ func (s *supervisor) run() {
 	budget := s.spec.Limits.HardOutput
 	s.out = newCapture(l.stdout, s.spec.Stdout, budget, s.signalOver)
 	s.err = newCapture(l.stderr, s.spec.Stderr, budget, s.signalOver)
-	running := s.handshake()
-	s.spec.Warm.refill()
-	if running {
+	if s.handshake() {
 		s.supervise()
+	}
+}
+
+// after hands start, background work of the action, to Spec.After, or
+// calls it at once.
+func (s *supervisor) after(start func()) {
+	if s.spec.After != nil {
+		s.spec.After(start)
+	} else {
+		start()
 	}
 }
 

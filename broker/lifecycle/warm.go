@@ -91,9 +91,10 @@ func (w *Warm) take(lim profile.Limits) *slot {
 }
 
 // refill makes the next slot in the background, unless one is ready or
-// being made, or Close has begun. An action calls it once its own
-// launcher is done with (after the handshake), so that the new process
-// does not compete with the action's start.
+// being made, or Close has begun. An action hands it to Spec.After, so
+// that the new process starts once the action's end is recorded and its
+// start competes with no part of the action's own path; an action that
+// comes while a slot is still being made waits for that one (ahead.Take).
 func (w *Warm) refill() {
 	if w != nil {
 		w.one.Refill()

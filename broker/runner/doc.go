@@ -19,7 +19,10 @@
 //
 // STARTED is reported when Ready is followed by EOF; TERM_SENT and
 // KILL_SENT as they are sent. End comes once, after the lifecycle has
-// decided and both streams are closed.
+// decided and both streams are closed. The action's background work (the
+// lifecycle's Spec.After: the next warm launcher, the removal of its
+// cgroups) starts only once End has returned, when the broker has
+// recorded the end, so that it competes with no action's own path.
 //
 // # Limits
 //

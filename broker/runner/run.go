@@ -29,13 +29,21 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 	}
 	var events []lifecycle.Event
 	leasedAtExec := false
-	res := lifecycle.Run(r.spec(l, out, errs, cancel, func(e lifecycle.Event) {
+	spec := r.spec(l, out, errs, cancel, func(e lifecycle.Event) {
 		if e.Kind == receipt.EventStarted { // the exec happened: the lease must have held until now
 			leasedAtExec = l.Resolved.Leased()
 		}
 		events = append(events, e)
 		obs.Event(e)
-	}, obs.Launched))
+	}, obs.Launched)
+	var later []func()
+	spec.After = func(start func()) { later = append(later, start) }
+	defer func() { // once obs.End has recorded the end
+		for _, start := range later {
+			start()
+		}
+	}()
+	res := lifecycle.Run(spec)
 	outC, outErr := out.Close()
 	errC, errErr := errs.Close()
 

@@ -10,7 +10,7 @@ type One[T any] struct {
 	mu     sync.Mutex
 	ready  T
 	has    bool
-	making bool
+	making chan struct{} // closed when the make in flight ends; nil when none is
 	closed bool
 	bg     sync.WaitGroup // the refill and Go's work in flight
 }
@@ -22,8 +22,15 @@ func New[T any](make func() (T, error), discard func(T)) *One[T] {
 }
 
 // Take returns the ready value and true, or false when there is none.
+// When one is being made it waits for that make, which has a head start
+// on any the caller could begin.
 func (o *One[T]) Take() (T, bool) {
 	o.mu.Lock()
+	if m := o.making; m != nil {
+		o.mu.Unlock()
+		<-m
+		o.mu.Lock()
+	}
 	defer o.mu.Unlock()
 	v, ok := o.ready, o.has
 	var zero T
@@ -36,17 +43,19 @@ func (o *One[T]) Take() (T, bool) {
 func (o *One[T]) Refill() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed || o.has || o.making {
+	if o.closed || o.has || o.making != nil {
 		return
 	}
-	o.making = true
+	made := make(chan struct{})
+	o.making = made
 	o.bg.Add(1)
 	go func() {
 		defer o.bg.Done()
 		v, err := o.make()
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.making = false
+		o.making = nil
+		defer close(made)
 		switch {
 		case err != nil:
 		case o.closed:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestOneMakesAheadAndDiscardsAtClose: nothing is ready before Refill;
@@ -55,5 +56,41 @@ func TestOneMakesAheadAndDiscardsAtClose(t *testing.T) {
 	o.Wait()
 	if _, ok := o.Take(); ok || made.Load() != 2 {
 		t.Fatalf("a refill ran after Close (made %d)", made.Load())
+	}
+}
+
+// TestTakeWaitsForTheMakeInFlight: a Take while a value is being made
+// gets that value once it is made, and a Take while a make that will
+// fail is in flight gets none; neither starts a make of its own.
+func TestTakeWaitsForTheMakeInFlight(t *testing.T) {
+	release := make(chan error)
+	var made atomic.Int32
+	o := New(func() (int32, error) {
+		if err := <-release; err != nil {
+			return 0, err
+		}
+		return made.Add(1), nil
+	}, func(int32) {})
+	defer o.Close()
+	for _, fail := range []bool{false, true} {
+		o.Refill()
+		got := make(chan bool)
+		go func() { _, ok := o.Take(); got <- ok }()
+		select {
+		case ok := <-got:
+			t.Fatalf("Take returned %v while the make was in flight", ok)
+		case <-time.After(20 * time.Millisecond): // it waits (a test of absence: a slow machine only makes it weaker)
+		}
+		var err error
+		if fail {
+			err = errors.New("no")
+		}
+		release <- err
+		if ok := <-got; ok == fail {
+			t.Fatalf("Take after a make that failed=%v returned %v", fail, ok)
+		}
+	}
+	if made.Load() != 1 {
+		t.Fatalf("made %d values, want 1", made.Load())
 	}
 }

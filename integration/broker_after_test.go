@@ -1,0 +1,159 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"warrant/broker"
+	"warrant/broker/runner"
+	"warrant/internal/probeprog"
+	"warrant/wire"
+)
+
+// heldEnd is the real runner whose observers hold each action once its
+// end is recorded (the broker's End returned: receipt sealed, waiter
+// answered) until the test lets it go.
+type heldEnd struct {
+	*runner.Runner
+	hold    atomic.Bool   // from the test's first action on (not the daemon's probe)
+	ended   chan string   // the handle, once its End returned
+	release chan struct{} // one receive per action
+}
+
+func (h *heldEnd) Start(ctx context.Context, l *runner.Launch, obs runner.Observer) error {
+	return h.Runner.Start(ctx, l, &heldObserver{Observer: obs, h: h, handle: l.Handle})
+}
+
+type heldObserver struct {
+	runner.Observer
+	h      *heldEnd
+	handle string
+}
+
+func (o *heldObserver) End(obs *runner.Observation) {
+	o.Observer.End(obs)
+	if !o.h.hold.Load() {
+		return
+	}
+	o.h.ended <- o.handle
+	<-o.h.release
+}
+
+// TestActionsBackgroundWorkStartsOnceItsEndIsRecorded: the work an action
+// leaves for the background, making the next warm launcher and removing
+// its cgroups, starts only once its end is recorded, so that it competes
+// with no part of the action's own path: while the end is held, no warm
+// launcher is made and the action's cgroup v1 directories are still
+// there; once it is let go, both happen.
+func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
+	requireV2(t)
+	ctx := context.Background()
+	scope := "after-" + token(t)
+	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: scope, Warm: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := &heldEnd{Runner: r, ended: make(chan string, 10), release: make(chan struct{})}
+	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(t.TempDir(), "state"), Executor: h,
+		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	defer close(h.release) // first: a failed test lets every held action go
+	h.hold.Store(true)
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := &wire.Submit{Workspace: ws, Request: wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort, Session: "s-after"}}
+	m, err := br.Submit(ctx, sub)
+	req, ok := m.(*wire.ApprovalRequired)
+	if err != nil || !ok {
+		t.Fatalf("submit: %#v %v", m, err)
+	}
+	if rep := br.HandleOperator(ctx, &wire.Approve{RequestID: req.Request.ID, Uses: 10, TTLSeconds: 3600}); rep == nil {
+		t.Fatal("approve: no reply")
+	} else if e, isErr := rep.(*wire.Error); isErr {
+		t.Fatalf("approve: %v", e)
+	}
+	run := func() string {
+		t.Helper()
+		m, err := br.Submit(ctx, sub)
+		acc, ok := m.(*wire.Accepted)
+		if err != nil || !ok {
+			t.Fatalf("submit: %#v %v", m, err)
+		}
+		select {
+		case handle := <-h.ended:
+			return handle
+		case <-time.After(daemonSafety):
+			t.Fatalf("action %s has not ended after %s", acc.Handle, daemonSafety)
+			return ""
+		}
+	}
+	run() // the first action starts its own launcher: no slot is made before one
+	h.release <- struct{}{}
+	waitFor(t, "a warm launcher", func() bool { return warmChild() != 0 })
+
+	handle := run() // takes that slot; its cgroups are renamed to its handle
+	mem := filepath.Join("/sys/fs/cgroup/memory", ownCgroup("memory"), "warrant", scope, handle)
+	if _, err := os.Stat(mem); err != nil {
+		t.Skipf("skip: no cgroup v1 memory directory for the action here (%v): a warm launcher is kept only with one", err)
+	}
+	time.Sleep(50 * time.Millisecond) // time for work that should not have started (a slow machine only weakens this)
+	if pid := warmChild(); pid != 0 {
+		t.Fatalf("a warm launcher (pid %d) was made before the end of the action that took the last one was recorded", pid)
+	}
+	if _, err := os.Stat(mem); err != nil {
+		t.Fatalf("the action's cgroup was removed before its end was recorded: %v", err)
+	}
+	h.release <- struct{}{}
+	waitFor(t, "the next warm launcher", func() bool { return warmChild() != 0 })
+	waitFor(t, "the removal of the action's cgroup", func() bool { _, err := os.Stat(mem); return os.IsNotExist(err) })
+}
+
+// ownCgroup is this process's cgroup in the v1 hierarchy of controller,
+// or "".
+func ownCgroup(controller string) string {
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	for _, line := range strings.Split(string(self), "\n") {
+		if _, path, ok := strings.Cut(line, ":"+controller+":"); ok {
+			return path
+		}
+	}
+	return ""
+}
+
+// warmChild is a child of this process waiting in a slot's cgroup v2
+// directory (warm-…), or 0.
+func warmChild() int {
+	for _, pid := range children(os.Getpid()) {
+		cg, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		for _, line := range strings.Split(string(cg), "\n") {
+			if strings.HasPrefix(line, "0::") && strings.Contains(line, "/warm-") {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// waitFor polls cond until it holds, failing t after daemonSafety.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(daemonSafety); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %s", what, daemonSafety)
+		}
+	}
+}

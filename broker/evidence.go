@@ -101,10 +101,12 @@ func (o *observer) Event(e lifecycle.Event) {
 func (o *observer) End(obs *runner.Observation) {
 	ctx := context.Background()
 	b := o.b
-	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
+	later := b.adirs.spare.Refill // an unknown action's directories are kept; the next spare is made all the same
 	if obs.Result.Outcome != wire.OutcomeUnknown {
-		defer b.removeActionDirs(o.handle)() // renamed away now, deleted once the end is recorded
+		later = b.removeActionDirs(o.handle) // renamed away now, deleted once the end is recorded
 	}
+	defer later()
+	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	checked := o.protectedChanges(obs)
 	artefacts := o.artefacts(obs)
 	rc, err := b.observedReceipt(ctx, o.handle, obs)

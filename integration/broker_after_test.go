@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"warrant/broker"
 	"warrant/broker/runner"
-	"warrant/internal/probeprog"
 	"warrant/wire"
 )
 
@@ -61,31 +59,25 @@ func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	// A warm launcher is kept only with cgroup v1 directories to carry the
+	// handle: decided from the host before anything runs.
+	v1 := filepath.Join("/sys/fs/cgroup/memory", ownCgroup("memory"), "warrant", scope)
+	if _, err := os.Stat(v1); err != nil {
+		r.Close()
+		t.Skipf("skip: the runner has no cgroup v1 memory directory here (%v), so it keeps no warm launcher", err)
+	}
 	h := &heldEnd{Runner: r, ended: make(chan string, 10), release: make(chan struct{})}
-	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(t.TempDir(), "state"), Executor: h,
-		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+	br, sub, err := approvedTrue(h, t.TempDir(), 10)
 	if err != nil {
+		r.Close()
 		t.Fatal(err)
 	}
-	defer br.Close()
-	defer close(h.release) // first: a failed test lets every held action go
+	defer func() { // as a daemon closes: a failed test first lets every held action go
+		close(h.release)
+		r.Close()
+		br.Close()
+	}()
 	h.hold.Store(true)
-	ws := filepath.Join(t.TempDir(), "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sub := &wire.Submit{Workspace: ws, Request: wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort, Session: "s-after"}}
-	m, err := br.Submit(ctx, sub)
-	req, ok := m.(*wire.ApprovalRequired)
-	if err != nil || !ok {
-		t.Fatalf("submit: %#v %v", m, err)
-	}
-	if rep := br.HandleOperator(ctx, &wire.Approve{RequestID: req.Request.ID, Uses: 10, TTLSeconds: 3600}); rep == nil {
-		t.Fatal("approve: no reply")
-	} else if e, isErr := rep.(*wire.Error); isErr {
-		t.Fatalf("approve: %v", e)
-	}
 	run := func() string {
 		t.Helper()
 		m, err := br.Submit(ctx, sub)
@@ -106,10 +98,7 @@ func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 	waitFor(t, "a warm launcher", func() bool { return warmChild() != 0 })
 
 	handle := run() // takes that slot; its cgroups are renamed to its handle
-	mem := filepath.Join("/sys/fs/cgroup/memory", ownCgroup("memory"), "warrant", scope, handle)
-	if _, err := os.Stat(mem); err != nil {
-		t.Skipf("skip: no cgroup v1 memory directory for the action here (%v): a warm launcher is kept only with one", err)
-	}
+	mem := filepath.Join(v1, handle)
 	time.Sleep(50 * time.Millisecond) // time for work that should not have started (a slow machine only weakens this)
 	if pid := warmChild(); pid != 0 {
 		t.Fatalf("a warm launcher (pid %d) was made before the end of the action that took the last one was recorded", pid)

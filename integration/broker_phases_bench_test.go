@@ -4,6 +4,8 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,36 +83,58 @@ func (o *phasedObserver) End(obs *runner.Observation) {
 // next warm launcher must be made. It reports each phase's p50 and p95
 // in µs.
 func BenchmarkRunTruePhases(b *testing.B) {
-	ctx := context.Background()
 	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "phases-" + token(b), Warm: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer r.Close()
 	p := &phased{Runner: r, at: map[string][]time.Time{}}
-	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(b.TempDir(), "state"), Executor: p,
-		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+	br, sub, err := approvedTrue(p, b.TempDir(), 10000)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer br.Close()
-	ws := filepath.Join(b.TempDir(), "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		b.Fatal(err)
+	b.Run("back-to-back", func(b *testing.B) { phaseLoop(b, br, p, sub, 0) })
+	b.Run("spaced", func(b *testing.B) { phaseLoop(b, br, p, sub, 6*time.Millisecond) })
+}
+
+// approvedTrue opens a broker on a state directory in dir with ex as its
+// executor, and returns it with a submit of /bin/true in a new workspace
+// in dir under a lease of uses: the in-process chain, without sockets.
+func approvedTrue(ex runner.Executor, dir string, uses uint32) (*broker.Broker, *wire.Submit, error) {
+	ctx := context.Background()
+	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(dir, "state"), Executor: ex,
+		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+	if err != nil {
+		return nil, nil, err
 	}
-	sub := &wire.Submit{Workspace: ws, Request: wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort, Session: "s-phases"}}
+	ws := filepath.Join(dir, "ws")
+	sub := &wire.Submit{Workspace: ws, Request: wire.ActionRequest{Executable: "true", Cwd: ".", Profile: wire.ProfileShort, Session: "s-in-process"}}
+	err = os.Mkdir(ws, 0o755)
+	if err == nil {
+		err = approveInProcess(ctx, br, sub, uses)
+	}
+	if err != nil {
+		br.Close()
+		return nil, nil, err
+	}
+	return br, sub, nil
+}
+
+// approveInProcess submits sub, which must ask for approval, and grants it uses.
+func approveInProcess(ctx context.Context, br *broker.Broker, sub *wire.Submit, uses uint32) error {
 	m, err := br.Submit(ctx, sub)
 	req, ok := m.(*wire.ApprovalRequired)
 	if err != nil || !ok {
-		b.Fatalf("submit: %#v %v", m, err)
+		return fmt.Errorf("submit: %#v %v", m, err)
 	}
-	if rep := br.HandleOperator(ctx, &wire.Approve{RequestID: req.Request.ID, Uses: 10000, TTLSeconds: 3600}); rep == nil {
-		b.Fatal("approve: no reply")
-	} else if e, isErr := rep.(*wire.Error); isErr {
-		b.Fatalf("approve: %v", e)
+	switch rep := br.HandleOperator(ctx, &wire.Approve{RequestID: req.Request.ID, Uses: uses, TTLSeconds: 3600}).(type) {
+	case nil:
+		return errors.New("approve: no reply")
+	case *wire.Error:
+		return fmt.Errorf("approve: %v", rep)
 	}
-	b.Run("back-to-back", func(b *testing.B) { phaseLoop(b, br, p, sub, 0) })
-	b.Run("spaced", func(b *testing.B) { phaseLoop(b, br, p, sub, 6*time.Millisecond) })
+	return nil
 }
 
 // phaseLoop runs sub until b is done, pause before each run, and reports

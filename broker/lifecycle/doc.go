@@ -88,11 +88,14 @@
 // in the background once it has ended. A spare holds no process, ever;
 // one a dead broker left is removed by the next, as an empty leftover.
 //
-// All of an action's background work (the removal of its cgroups, the
-// next warm launcher) is handed to Spec.After, which the runner calls
-// once the action's end is recorded: on two cores a launcher started
-// while an action ran (about 3 ms of CPU, most of it the Go runtime's
-// start and its page faults) slowed that action's own end and receipt.
+// An action's background work, the removal of its cgroups and the next
+// warm launcher, is handed to Spec.After, which the runner calls once
+// the action's end is recorded: on two cores a launcher started while an
+// action ran (about 3 ms of CPU, most of it the Go runtime's start and
+// its page faults) slowed that action's own end and receipt. The next
+// spare v1 set is still made when an action takes one (only an action
+// that makes its own cgroups), and a slot that cannot be used is
+// discarded at once.
 //
 // A daemon keeps one launcher started ahead (Warm, warm.go), already in
 // the next action's cgroups: the process start, the Go runtime's start

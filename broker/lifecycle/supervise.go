@@ -55,13 +55,13 @@ func (s *supervisor) fail(o wire.Outcome, code wire.Code, format string, args ..
 }
 
 func (s *supervisor) run() {
+	defer s.after(s.spec.Warm.refill) // the next launcher starts once this action is recorded
 	undo, err := s.setup()
 	if err != nil {
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
 		return
 	}
 	defer s.after(undo)
-	defer s.after(s.spec.Warm.refill) // the next launcher starts once this action is recorded
 	l, err := start(s.spec, &s.osState, s.warm)
 	if err != nil {
 		// Nothing was started, or the launcher was killed before it could

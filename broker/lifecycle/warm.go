@@ -70,16 +70,21 @@ func (w *Warm) make() (*slot, error) {
 	return newSlot(w.path, w.cg, lim)
 }
 
-// take returns the slot if one is ready for lim and its launcher still
-// waits; else nil, and the next slot is made for lim.
+// take returns the slot if one is ready, or being made, for lim and its
+// launcher still waits; else nil, and the next slot is made for lim.
 func (w *Warm) take(lim profile.Limits) *slot {
 	if w == nil {
 		return nil
 	}
 	w.mu.Lock()
+	same := w.lim == lim // the slot in flight, if any, is being made for w.lim
 	w.lim = lim
 	w.mu.Unlock()
-	sl, ok := w.one.Take()
+	take := w.one.Take
+	if !same {
+		take = w.one.TakeReady // waiting would be for a slot this action cannot take
+	}
+	sl, ok := take()
 	switch {
 	case !ok:
 		return nil

@@ -22,7 +22,8 @@
 // decided and both streams are closed. The action's background work (the
 // lifecycle's Spec.After: the next warm launcher, the removal of its
 // cgroups) starts only once End has returned, when the broker has
-// recorded the end, so that it competes with no action's own path.
+// recorded the end, so that it does not compete with that action's own
+// path (a next action may still wait for it: ahead.One.Take).
 //
 // # Limits
 //

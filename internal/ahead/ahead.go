@@ -26,11 +26,18 @@ func New[T any](make func() (T, error), discard func(T)) *One[T] {
 // on any the caller could begin.
 func (o *One[T]) Take() (T, bool) {
 	o.mu.Lock()
-	if m := o.making; m != nil {
-		o.mu.Unlock()
+	m := o.making
+	o.mu.Unlock()
+	if m != nil {
 		<-m
-		o.mu.Lock()
 	}
+	return o.TakeReady()
+}
+
+// TakeReady is Take without the wait: for a caller that knows the make
+// in flight is not for it.
+func (o *One[T]) TakeReady() (T, bool) {
+	o.mu.Lock()
 	defer o.mu.Unlock()
 	v, ok := o.ready, o.has
 	var zero T

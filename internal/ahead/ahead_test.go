@@ -62,6 +62,7 @@ func TestOneMakesAheadAndDiscardsAtClose(t *testing.T) {
 // TestTakeWaitsForTheMakeInFlight: a Take while a value is being made
 // gets that value once it is made, and a Take while a make that will
 // fail is in flight gets none; neither starts a make of its own.
+// TakeReady does not wait.
 func TestTakeWaitsForTheMakeInFlight(t *testing.T) {
 	release := make(chan error)
 	var made atomic.Int32
@@ -71,9 +72,12 @@ func TestTakeWaitsForTheMakeInFlight(t *testing.T) {
 		}
 		return made.Add(1), nil
 	}, func(int32) {})
-	defer o.Close()
+	defer func() { close(release); o.Close() }() // a failed test lets the make go, so Close returns
 	for _, fail := range []bool{false, true} {
 		o.Refill()
+		if _, ok := o.TakeReady(); ok {
+			t.Fatal("TakeReady returned a value while the make was in flight")
+		}
 		got := make(chan bool)
 		go func() { _, ok := o.Take(); got <- ok }()
 		select {

@@ -6,7 +6,7 @@
 // One holds at most one ready value and makes at most one at a time.
 // Take returns the ready value, if any, waiting for the make in flight
 // when one is being made (it has a head start on any the caller could
-// begin); Refill starts making the next one unless one is ready or being
+// begin), and TakeReady does not wait; Refill starts making the next one unless one is ready or being
 // made. A failed make leaves nothing
 // ready: the caller makes its own, and the next Refill tries again.
 // Close stops refills, waits for the one in flight and for the

@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,10 +60,15 @@ func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 	}
 	// A warm launcher is kept only with cgroup v1 directories to carry the
 	// handle: decided from the host before anything runs.
-	v1 := filepath.Join("/sys/fs/cgroup/memory", ownCgroup("memory"), "warrant", scope)
-	if _, err := os.Stat(v1); err != nil {
+	v1 := ""
+	for _, d := range scopeDirs(scope) {
+		if _, err := os.Stat(d); err == nil && strings.HasPrefix(d, "/sys/fs/cgroup/memory/") {
+			v1 = d
+		}
+	}
+	if v1 == "" {
 		r.Close()
-		t.Skipf("skip: the runner has no cgroup v1 memory directory here (%v), so it keeps no warm launcher", err)
+		t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))
 	}
 	h := &heldEnd{Runner: r, ended: make(chan string, 10), release: make(chan struct{})}
 	br, sub, err := approvedTrue(h, t.TempDir(), 10)
@@ -93,48 +97,23 @@ func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 			return ""
 		}
 	}
-	run() // the first action starts its own launcher: no slot is made before one
+	warm := func() int { pid, _ := slotChild(os.Getpid(), 0); return pid } // a child of this process waiting in a slot
+	run()                                                                  // the first action starts its own launcher: no slot is made before one
 	h.release <- struct{}{}
-	waitFor(t, "a warm launcher", func() bool { return warmChild() != 0 })
+	waitFor(t, "a warm launcher", func() bool { return warm() != 0 })
 
 	handle := run() // takes that slot; its cgroups are renamed to its handle
 	mem := filepath.Join(v1, handle)
 	time.Sleep(50 * time.Millisecond) // time for work that should not have started (a slow machine only weakens this)
-	if pid := warmChild(); pid != 0 {
+	if pid := warm(); pid != 0 {
 		t.Fatalf("a warm launcher (pid %d) was made before the end of the action that took the last one was recorded", pid)
 	}
 	if _, err := os.Stat(mem); err != nil {
 		t.Fatalf("the action's cgroup was removed before its end was recorded: %v", err)
 	}
 	h.release <- struct{}{}
-	waitFor(t, "the next warm launcher", func() bool { return warmChild() != 0 })
+	waitFor(t, "the next warm launcher", func() bool { return warm() != 0 })
 	waitFor(t, "the removal of the action's cgroup", func() bool { _, err := os.Stat(mem); return os.IsNotExist(err) })
-}
-
-// ownCgroup is this process's cgroup in the v1 hierarchy of controller,
-// or "".
-func ownCgroup(controller string) string {
-	self, _ := os.ReadFile("/proc/self/cgroup")
-	for _, line := range strings.Split(string(self), "\n") {
-		if _, path, ok := strings.Cut(line, ":"+controller+":"); ok {
-			return path
-		}
-	}
-	return ""
-}
-
-// warmChild is a child of this process waiting in a slot's cgroup v2
-// directory (warm-…), or 0.
-func warmChild() int {
-	for _, pid := range children(os.Getpid()) {
-		cg, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-		for _, line := range strings.Split(string(cg), "\n") {
-			if strings.HasPrefix(line, "0::") && strings.Contains(line, "/warm-") {
-				return pid
-			}
-		}
-	}
-	return 0
 }
 
 // waitFor polls cond until it holds, failing t after daemonSafety.

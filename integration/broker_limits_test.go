@@ -368,8 +368,12 @@ func scopeOf(state string) string {
 // scopeCandidates are the places a daemon on state may make its cgroup
 // directory in: warrant/<scope> under this process's cgroup and under
 // the root of each hierarchy.
-func scopeCandidates(state string) []string {
-	scope := scopeOf(state)
+func scopeCandidates(state string) []string { return scopeDirs(scopeOf(state)) }
+
+// scopeDirs is where a broker of this process's cgroups makes the
+// directories of scope: under its own cgroup in each hierarchy, or under
+// the hierarchy's root.
+func scopeDirs(scope string) []string {
 	self, _ := os.ReadFile("/proc/self/cgroup")
 	var out []string
 	for line := range strings.Lines(string(self)) {

@@ -25,27 +25,37 @@ func warmLauncher(t *testing.T, d *brokerd, not int) (int, string) {
 	t.Helper()
 	deadline := time.Now().Add(daemonSafety)
 	for time.Now().Before(deadline) {
-		for _, pid := range children(d.Pid()) {
-			cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-			if err != nil || pid == not {
-				continue
-			}
-			v2, slot := "", true
-			for _, line := range strings.Split(string(cg), "\n") {
-				if strings.Contains(line, "/warrant/") && !strings.Contains(line, "/warm-") {
-					slot = false
-				}
-				if rest, ok := strings.CutPrefix(line, "0::"); ok && strings.Contains(rest, "/warm-") {
-					v2 = rest
-				}
-			}
-			if slot && v2 != "" {
-				return pid, v2
-			}
+		if pid, v2 := slotChild(d.Pid(), not); pid != 0 {
+			return pid, v2
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	t.Fatalf("the daemon has no warm launcher after %s\n%s", daemonSafety, d.log)
+	return 0, ""
+}
+
+// slotChild is a child of parent other than not all of whose warrant
+// cgroups are a slot's (warm-…, v2 and v1), with its cgroup v2 directory
+// relative to the v2 mount, or 0 when there is none now.
+func slotChild(parent, not int) (int, string) {
+	for _, pid := range children(parent) {
+		cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		if err != nil || pid == not {
+			continue
+		}
+		v2, slot := "", true
+		for _, line := range strings.Split(string(cg), "\n") {
+			if strings.Contains(line, "/warrant/") && !strings.Contains(line, "/warm-") {
+				slot = false
+			}
+			if rest, ok := strings.CutPrefix(line, "0::"); ok && strings.Contains(rest, "/warm-") {
+				v2 = rest
+			}
+		}
+		if slot && v2 != "" {
+			return pid, v2
+		}
+	}
 	return 0, ""
 }
 

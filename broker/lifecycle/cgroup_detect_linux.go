@@ -32,6 +32,12 @@ type cgroupMounts struct {
 	roots   map[string]string // by controller, "" for v2
 }
 
+// v1Dir is the directory of the cgroup v1 hierarchy of ctl that holds
+// the process (or thread) h was read for.
+func (h *cgroupHost) v1Dir(ctl string) string {
+	return filepath.Join(h.v1Mount[ctl], filepath.Clean("/"+h.v1Self[ctl]))
+}
+
 // parseHost reads /proc/self/mountinfo and /proc/self/cgroup.
 func parseHost(mountinfo, self []byte) *cgroupHost { return parseMounts(mountinfo).in(self) }
 
@@ -161,7 +167,7 @@ func (c *Cgroups) controller(h *cgroupHost, base, scope, ctl string) (Mechanism,
 	}
 	knob := map[string]string{"memory": "memory.limit_in_bytes", "pids": "pids.max"}[ctl]
 	var errs []string
-	for _, cand := range slices.Compact([]string{filepath.Join(mnt, filepath.Clean("/"+h.v1Self[ctl])), mnt}) {
+	for _, cand := range slices.Compact([]string{h.v1Dir(ctl), mnt}) {
 		dir, err := makeTree(cand, scope)
 		if err == nil && !exists(filepath.Join(dir, knob)) {
 			err = fmt.Errorf("%s has no %s", dir, knob)

@@ -147,16 +147,15 @@ func (a *actionCgroup) wayBack() ([]*os.File, error) {
 	}
 	h := a.mounts.in(self)
 	var back []*os.File
-	for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
-		if d == "" {
+	for _, c := range [...]struct{ ctl, dir string }{{"memory", a.mem}, {"pids", a.pids}} {
+		if c.dir == "" {
 			continue
 		}
-		mnt, path := h.v1Mount[ctl], h.v1Self[ctl]
-		if mnt == "" || path == "" || h.v1Outside[ctl] {
+		if h.v1Mount[c.ctl] == "" || h.v1Self[c.ctl] == "" || h.v1Outside[c.ctl] {
 			closeAll(back)
-			return nil, fmt.Errorf("no cgroup v1 %s directory of this thread", ctl)
+			return nil, fmt.Errorf("no cgroup v1 %s directory of this thread", c.ctl)
 		}
-		f, err := os.OpenFile(filepath.Join(mnt, filepath.Clean("/"+path), "tasks"), os.O_WRONLY, 0)
+		f, err := os.OpenFile(filepath.Join(h.v1Dir(c.ctl), "tasks"), os.O_WRONLY, 0)
 		if err != nil {
 			closeAll(back)
 			return nil, err

@@ -44,7 +44,7 @@ func TestLauncherIsBornInItsCgroups(t *testing.T) {
 			}
 			h := a.mounts.in(during)
 			for ctl, d := range map[string]string{"memory": a.mem, "pids": a.pids} {
-				if in := filepath.Join(h.v1Mount[ctl], h.v1Self[ctl]); d != "" && in != d {
+				if in := h.v1Dir(ctl); d != "" && in != d {
 					t.Errorf("the forking thread was in %s, not in %s", in, d)
 				}
 			}

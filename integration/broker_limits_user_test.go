@@ -16,13 +16,13 @@ import (
 	"warrant/receipt"
 )
 
-// runAs is `broker run --approve --json --workspace WS -- argv...` as uid
-// 65534, started by a shell that first moves itself into the cgroup.procs
-// files procs (none: it stays where it is). It returns the decoded
-// object and the exit status.
-func (u *userBroker) runAs(procs []string, argv ...string) (runJSON, int) {
+// runAs is `broker run --approve --json --workspace WS --profile profile
+// -- argv...` as uid 65534, started by a shell that first moves itself
+// into the cgroup.procs files procs (none: it stays where it is). It
+// returns the decoded object and the exit status.
+func (u *userBroker) runAs(procs []string, profile string, argv ...string) (runJSON, int) {
 	u.t.Helper()
-	out, stderr, code := u.runIn(procs, append([]string{"--json", "--"}, argv...)...)
+	out, stderr, code := u.runIn(procs, append([]string{"--json", "--profile", profile, "--"}, argv...)...)
 	var res runJSON
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		u.t.Fatalf("broker run as uid %d: exit %d, %v\n%s\n%s", nobody, code, err, out, stderr)
@@ -141,12 +141,12 @@ func delegateV1(t *testing.T) []string {
 // capability report and the receipt all say that memory and processes
 // are not limited and how to get the limits. With a cgroup v1 memory and
 // pids subtree delegated to it, the probe proves both limits as that
-// user, a fork loop is held at pids.max and a 3 GiB allocation is ended
+// user, a fork loop is held at pids.max and a 5 GiB allocation is ended
 // by the memory limit, as for root.
 func TestLimitsAsAnOrdinaryUser(t *testing.T) {
 	t.Run("undelegated", func(t *testing.T) {
 		u := asNobody(t)
-		res, code := u.runAs(nil, "/bin/true")
+		res, code := u.runAs(nil, "short", "/bin/true")
 		if code != 0 || res.Outcome != "exited" {
 			t.Fatalf("exit %d: %+v", code, res)
 		}
@@ -165,7 +165,7 @@ func TestLimitsAsAnOrdinaryUser(t *testing.T) {
 		u := asNobody(t)
 		procs := delegateV1(t)
 		u.requireCard(procs, "Memory 2 GiB (with swap) by cgroup v1, at most 256 processes and threads by cgroup v1 (profile short).")
-		res, code := u.runAs(procs, "/bin/sh", "-c", "i=0; while [ $i -lt 400 ]; do sleep 30 & i=$((i+1)); done")
+		res, code := u.runAs(procs, "short", "/bin/sh", "-c", "i=0; while [ $i -lt 400 ]; do sleep 30 & i=$((i+1)); done")
 		if res.Outcome != "exited" || !res.GroupGone {
 			t.Fatalf("exit %d: %+v", code, res)
 		}
@@ -178,14 +178,14 @@ func TestLimitsAsAnOrdinaryUser(t *testing.T) {
 			t.Fatalf("the probe did not prove both limits as uid %d:\n%s", nobody, status)
 		}
 		py := lookPath(t, "python3")
-		res, code = u.runAs(procs, py, "-c", allocate)
+		res, code = u.runAs(procs, allocateProfile, py, "-c", allocate)
 		if code != 128+9 || res.Error == nil || res.Error.Code != "MEMORY_LIMIT" || !strings.Contains(res.Error.Message, "ended by the memory limit") {
 			t.Fatalf("exit %d: %+v", code, res)
 		}
 		if rc := u.receipt(*res.ReceiptID); rc.LimitReached != receipt.LimitMemory || rc.Limits.EnforcedBy.Memory != receipt.EnforcedByCgroupV1 {
 			t.Fatalf("receipt limitReached %q limits %+v", rc.LimitReached, rc.Limits)
 		}
-		t.Logf("as uid %d in a delegated cgroup v1 subtree: %d fork(s) refused at pids.max 256 (peak %d), and the 3 GiB target ended by the memory limit",
+		t.Logf("as uid %d in a delegated cgroup v1 subtree: %d fork(s) refused at pids.max 256 (peak %d), and the 5 GiB target ended by the memory limit",
 			nobody, *rc.Usage.PidsLimitHits, *rc.Usage.PidsPeak)
 	})
 }

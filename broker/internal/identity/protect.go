@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -205,33 +206,40 @@ func contains(keys []dirKey, k dirKey) bool {
 }
 
 // ancestry is the identity of the directory open at f and of every
-// directory above it, up to the root (whose ".." is itself), found by
-// opening ".." from each descriptor in turn, never by path. Each step is
-// three system calls (openat, fstat, close) on a bare descriptor: a submit
-// takes some forty.
+// directory above it, up to the root (whose ".." is itself), never found
+// by path: each level is an fstatat of "..", "../..", … from f's
+// descriptor, resolved by the kernel as opening ".." from each level in
+// turn would be (".." at the root of a mount leaves by the mount it was
+// reached by), one system call a level where opening, measuring and
+// closing each level took three. Every reanchor levels the walk goes on
+// from a descriptor of the level reached, so that no path it resolves is
+// longer than 3 × reanchor bytes.
 func ancestry(f *os.File) ([]dirKey, error) {
 	k, err := keyOf(int(f.Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	chain := []dirKey{k}
-	cur := -1 // the descriptor this walk opened last, and must close
+	from, anchor := int(f.Fd()), -1 // anchor: the descriptor this walk opened last, and must close
 	defer func() {
-		if cur >= 0 {
-			unix.Close(cur)
+		if anchor >= 0 {
+			unix.Close(anchor)
 		}
 	}()
-	from := int(f.Fd())
+	up := ""
 	for range maxDepth {
-		parent, err := openDirFD(from, "..")
-		if err != nil {
-			return nil, err
+		if len(up) == 3*reanchor {
+			fd, err := openDirFD(from, up)
+			if err != nil {
+				return nil, err
+			}
+			if anchor >= 0 {
+				unix.Close(anchor)
+			}
+			anchor, from, up = fd, fd, ""
 		}
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-		cur, from = parent, parent
-		k, err := keyOf(cur)
+		up += "../"
+		k, err := keyAt(from, up)
 		if err != nil {
 			return nil, fmt.Errorf("a directory above %s: %w", f.Name(), err)
 		}
@@ -243,12 +251,30 @@ func ancestry(f *os.File) ([]dirKey, error) {
 	return nil, fmt.Errorf("more than %d directories above it", maxDepth)
 }
 
+// reanchor is how many levels ancestry resolves from one descriptor.
+const reanchor = 64
+
 // keyOf is the identity of the directory open at fd.
 func keyOf(fd int) (dirKey, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return dirKey{}, fmt.Errorf("fstat: %w", err)
 	}
+	return dirStat(&st)
+}
+
+// keyAt is the identity of the directory name (a run of "../") resolves
+// to from the directory open at dirfd.
+func keyAt(dirfd int, name string) (dirKey, error) {
+	var st unix.Stat_t
+	if err := retry.EINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return dirKey{}, fmt.Errorf("fstatat %s: %w", name, err)
+	}
+	return dirStat(&st)
+}
+
+// dirStat is the identity of a directory measured as st.
+func dirStat(st *unix.Stat_t) (dirKey, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return dirKey{}, errors.New("not a directory")
 	}

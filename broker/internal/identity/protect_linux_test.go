@@ -259,3 +259,44 @@ func TestOverlapThroughABindMountIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// ancestry finds every directory above one nested deeper than it
+// resolves from one descriptor (reanchor): the same chain as measuring
+// each parent by path, up to the root.
+func TestAncestryOfADeepDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for range 2*reanchor + 5 {
+		dir = filepath.Join(dir, "d")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var want []dirKey
+	for p := dir; ; p = filepath.Dir(p) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, dirKey{st.Dev, st.Ino})
+		if p == "/" {
+			break
+		}
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := ancestry(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ancestry has %d directories, the path %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("directory %d above: %v, by path %v", i, got[i], want[i])
+		}
+	}
+}

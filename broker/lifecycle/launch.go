@@ -50,9 +50,10 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 			return nil, err
 		}
 	}
+	started := l // every error return below sets l to nil
 	defer func() {
 		if err != nil {
-			l.abandon()
+			started.abandon()
 		}
 	}()
 	outR, outW, err := pipe()

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -86,6 +87,12 @@ func launch(t *testing.T, script string, lim profile.Limits, cancel <-chan struc
 // launchIn is launch with the action's cgroup created under cg (nil: none).
 func launchIn(t *testing.T, cg *Cgroups, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string) *run {
 	t.Helper()
+	return launchWith(t, cg, script, lim, cancel, argv0, nil)
+}
+
+// launchWith is launchIn with edit applied to the Spec (nil: none).
+func launchWith(t *testing.T, cg *Cgroups, script string, lim profile.Limits, cancel <-chan struct{}, argv0 string, edit func(*Spec)) *run {
+	t.Helper()
 	ws, err := os.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +111,9 @@ func launchIn(t *testing.T, cg *Cgroups, script string, lim profile.Limits, canc
 			Executable: wire.FileIdentity{Path: "/bin/sh", SHA256: make([]byte, 32)},
 			Profile:    wire.ProfileShort, Home: "/nonexistent", Tmp: "/tmp",
 		},
+	}
+	if edit != nil {
+		edit(&spec)
 	}
 	r.res = Run(spec)
 	return r
@@ -233,6 +243,28 @@ func TestInstantExitIsNotBeforeStart(t *testing.T) {
 		if got := r.events[0].Wall; !got.Equal(r.res.Started) {
 			t.Fatalf("the STARTED event says %v, the result %v", got, r.res.Started)
 		}
+	}
+}
+
+// A failure to record the launcher's origin ends the launch with nothing
+// run: the launcher is killed and the target never runs.
+func TestNothingRunsWhenTheOriginIsNotRecorded(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	var told Origin
+	r := launchWith(t, nil, "echo ran > "+marker, limits(time.Minute), nil, "sh", func(s *Spec) {
+		s.OnLaunch = func(o Origin) error {
+			told = o
+			return errors.New("journal: disk full")
+		}
+	})
+	if told.Pid == 0 || r.res.Outcome != wire.KnownNotExecuted || r.res.Err == nil || !strings.Contains(r.res.Err.Message, "disk full") {
+		t.Fatalf("origin %+v, outcome %s err %v", told, r.res.Outcome, r.res.Err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the target ran: %v", err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", told.Pid)); !os.IsNotExist(err) {
+		t.Fatalf("the launcher %d is still there: %v", told.Pid, err)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package broker is warrant's daemon: everything that decides whether an
 // action may run, the durable record of what happened, and the evidence
 // made of it. It never executes anything itself: an Executor
-// (broker/runner) is handed each action after its durable checkpoint and
-// reports what it observed to the action's observer.
+// (broker/runner) is handed each action after its checkpoint, with the
+// wait for that checkpoint's fsync (its launcher executes only after it),
+// and reports what it observed to the action's observer.
 //
 // # Rooms
 //
@@ -105,9 +106,10 @@
 //   - A lease matches only by byte equality of fingerprint, goal id and
 //     current revision, and workspace (dev, ino, mnt_id). There are no
 //     wildcards.
-//   - A lease use is consumed in the same fsync'd transaction that records
-//     the action EXECUTING, before anything may start
-//     (journal.Checkpoint). Triggers refuse to refund a use, un-revoke a
+//   - A lease use is consumed in the same transaction that records the
+//     action EXECUTING, fsync'd before anything of the action executes
+//     and before the submit is answered (journal.Checkpoint and its
+//     durable; runner.Launch.Durable). Triggers refuse to refund a use, un-revoke a
 //     lease, lower a goal revision or move a finished or unknown action.
 //   - On start, actions left executing or running become unknown; their
 //     uses stay spent and nothing is re-run. The operator's classification
@@ -176,7 +178,7 @@
 //   - Processes of earlier actions that outlived a previous broker and
 //     are provably their own — still inside the action's cgroups, or in
 //     the process group of the action's origin (pid, start time and boot,
-//     journalled before the launcher is sent its request) while that
+//     journalled before the launcher is sent Proceed) while that
 //     first process is still the one recorded — are ended at Open
 //     (runner.Survivors): logged, journalled as a SURVIVORS event, and
 //     recorded in the receipt chain as a signed survivors record naming

@@ -239,7 +239,7 @@ func TestCheckpointRechecksLease(t *testing.T) {
 				t.Fatalf("no match for the approved identity: %v", err)
 			}
 			c.change(r, g, lv)
-			_, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
+			_, _, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 			wantCode(t, err, c.code)
 			if v := r.lease(lv.ID); v.UsesLeft != 1 {
 				t.Fatalf("a refused checkpoint consumed a use: %+v", v)
@@ -251,9 +251,9 @@ func TestCheckpointRechecksLease(t *testing.T) {
 		view, _ := r.approved(r.request(), 1)
 		g, _ := r.b.j.Goal(ctx, view.Goal)
 		l, _ := r.b.j.MatchLease(ctx, g, r.resolved().Identity().Workspace, r.resolved().Fingerprint())
-		_, err := r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
+		_, _, err := r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 		must(t, err)
-		_, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
+		_, _, err = r.b.j.Checkpoint(ctx, l, "", "", &view.Identity, nil)
 		wantCode(t, err, wire.CodeLeaseExhausted)
 	})
 }

@@ -19,9 +19,11 @@ import (
 // step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace (aliasscan.Check:
 // WORKSPACE_ALIASED before anything is asked) → exact lease match (or an
 // approval request) →
-// snapshot → durable EXECUTING checkpoint (the lease use is consumed
-// there) → Executor.Start, with an observer that turns what it reports
-// into evidence (evidence.go). It answers *wire.Accepted or
+// snapshot → EXECUTING checkpoint (the lease use is consumed there) →
+// Executor.Start, with an observer that turns what it reports into
+// evidence (evidence.go); the launcher is told to proceed, and the submit
+// answered, once the checkpoint is durable (its fsync runs while the
+// launcher confines itself). It answers *wire.Accepted or
 // *wire.ApprovalRequired, or a *wire.Error; a repeat of a call id that
 // started an action answers that action's *wire.Status (calls.go). Unless the capability probe
 // verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
@@ -125,7 +127,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		}
 		obs.outputs.paths = step.Outputs
 	}
-	if launch.Handle, err = b.j.Checkpoint(ctx, lease, s.Request.Session, s.Request.Step, id, call); err != nil {
+	if launch.Handle, launch.Durable, err = b.j.Checkpoint(ctx, lease, s.Request.Session, s.Request.Step, id, call); err != nil {
 		obs.release()
 		return b.raced(ctx, call, err)
 	}
@@ -138,9 +140,15 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return accepted, nil
 	}
 	handed = true
+	durable := launch.Durable
 	if err := b.cfg.Executor.Start(ctx, launch, obs); err != nil {
 		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
+	}
+	// The launcher confines itself while the checkpoint's fsync runs; it
+	// executes, and the submit is answered, only once that returned.
+	if err := durable(); err != nil {
+		return nil, wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", launch.Handle, err)
 	}
 	return accepted, nil
 }

@@ -201,6 +201,21 @@ type launch struct {
 	// Warm starts the launcher and waits this long before sending the
 	// request, as the daemon's warm launcher is sent its request.
 	Warm time.Duration
+	// AfterReady is what the broker does once Ready has come from the
+	// launcher pid, on its end of the socket (default: send Proceed, as
+	// the broker does once the action is durably EXECUTING).
+	AfterReady func(t testing.TB, sock, pid int)
+}
+
+// sendProceed is the broker's Proceed: the launcher may execute.
+func sendProceed(t testing.TB, sock, _ int) {
+	frame, err := wire.EncodeFrame(&wire.Proceed{})
+	if err == nil {
+		err = unix.Sendmsg(sock, frame, nil, nil, 0)
+	}
+	if err != nil {
+		t.Fatalf("send proceed: %v", err)
+	}
 }
 
 // splice encodes req and replaces the one occurrence of placeholder with
@@ -308,7 +323,10 @@ func (a *action) Launch(l launch) *result {
 	wg.Add(2)
 	go drain(&wg, stdout, &r.Stdout)
 	go drain(&wg, stderr, &r.Stderr)
-	r.Reply, r.Execed = readReply(t, sv[0])
+	if l.AfterReady == nil {
+		l.AfterReady = sendProceed
+	}
+	r.Reply, r.Execed = readReply(t, sv[0], func(t testing.TB, sock int) { l.AfterReady(t, sock, cmd.Process.Pid) })
 	wg.Wait()
 	cmd.Wait()
 	r.State = cmd.ProcessState
@@ -373,9 +391,10 @@ func drain(wg *sync.WaitGroup, r io.Reader, into *string) {
 }
 
 // readReply reads the launcher's reply: one datagram, or Ready followed
-// by ExecFailed. It returns the last message and whether the socket
-// reached EOF right after Ready (the exec closed it).
-func readReply(t testing.TB, fd int) (wire.Message, bool) {
+// by ExecFailed; once Ready has come, afterReady plays the broker. It
+// returns the last message and whether the socket reached EOF right after
+// Ready (the exec closed it).
+func readReply(t testing.TB, fd int, afterReady func(testing.TB, int)) (wire.Message, bool) {
 	buf := make([]byte, wire.MaxLauncherFrame)
 	var last wire.Message
 	for i := 0; ; i++ {
@@ -397,6 +416,9 @@ func readReply(t testing.TB, fd int) (wire.Message, bool) {
 		}
 		if last, err = wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.LauncherChannel); err != nil {
 			t.Fatalf("decode the reply: %v", err)
+		}
+		if _, isReady := last.(*wire.Ready); isReady && i == 0 {
+			afterReady(t, fd)
 		}
 	}
 }

@@ -33,10 +33,15 @@ func TestLauncherMalformedFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := valid[4:]
+	proceed, err := wire.EncodeFrame(&wire.Proceed{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	withLANG := a.Helper("write", "marker", "x")
 	withLANG.Env = append([]wire.EnvVar{{Name: "LANG", Value: "qqqqqqqq"}}, withLANG.Env...)
 	frames := map[string][]byte{
 		"junk":                  []byte("hello, launcher"),
+		"proceed first":         proceed,
 		"empty":                 {},
 		"short header":          {0, 0},
 		"length mismatch":       append(append([]byte{}, valid...), 0),

@@ -8,8 +8,9 @@
 //     request has one reply, except Follow, answered by OutputChunk frames
 //     and then the final Status;
 //   - broker → launcher: one SpawnRequest on an inherited SOCK_SEQPACKET
-//     socket, answered by exactly one LauncherReply (Ready, Refused or
-//     ExecFailed).
+//     socket, answered by Refused, or by Ready; after Ready the broker
+//     sends one Proceed once the action is durably EXECUTING, and the
+//     launcher executes, or answers ExecFailed.
 //
 // # Encoding
 //

@@ -73,9 +73,20 @@ func (r *SpawnRequest) FDCount() int {
 	return 4
 }
 
-// Ready is the launcher's last word before execveat: the facts it measured
-// and enforced. EOF on the close-on-exec reply socket after Ready means the
-// exec succeeded.
+// Proceed is the broker's second and last message to the launcher, sent
+// once it has checked Ready and the action's EXECUTING record is durable:
+// the launcher executes only after it. Until then it has confined itself
+// and replied, and nothing of the target has run.
+type Proceed struct{}
+
+// Type implements Message.
+func (*Proceed) Type() MsgType { return TypeProceed }
+
+func (*Proceed) validate() error { return nil }
+
+// Ready is the launcher's reply once it is confined: the facts it
+// measured and enforced. It then waits for Proceed; EOF on the
+// close-on-exec reply socket after Proceed means the exec succeeded.
 type Ready struct {
 	LandlockABI       uint8       `cbor:"landlock_abi"`
 	HandledFS         uint64      `cbor:"handled_fs"`                // LANDLOCK_ACCESS_FS_* bits handled

@@ -202,6 +202,7 @@ func samples() []namedSample {
 		{"error-workspace-aliased", Errorf(CodeWorkspaceAliased, "1 file in the workspace is a hard link to a file outside it: \"notes.txt\"")},
 		{"spawn-request", sampleSpawn(false)},
 		{"spawn-request-script", sampleSpawn(true)},
+		{"proceed", &Proceed{}},
 		{"ready", sampleReady(false)},
 		{"ready-unbound-script", sampleReady(true)},
 		{"ready-in-place", sampleReadyInPlace()},

@@ -50,6 +50,7 @@ const (
 
 	// Broker → launcher.
 	TypeSpawnRequest
+	TypeProceed
 
 	// Launcher → broker.
 	TypeReady
@@ -63,7 +64,7 @@ var msgTypeNames = []string{"",
 	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
 	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "error",
-	"spawn_request",
+	"spawn_request", "proceed",
 	"ready", "refused", "exec_failed",
 }
 
@@ -106,6 +107,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeOutputChunk:      reflect.TypeFor[OutputChunk](),
 	TypeError:            reflect.TypeFor[Error](),
 	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
+	TypeProceed:          reflect.TypeFor[Proceed](),
 	TypeReady:            reflect.TypeFor[Ready](),
 	TypeRefused:          reflect.TypeFor[Refused](),
 	TypeExecFailed:       reflect.TypeFor[ExecFailed](),
@@ -137,7 +139,7 @@ func (c Channel) allows(t MsgType) bool {
 	case ReplyChannel:
 		return t >= TypeAccepted && t <= TypeError
 	case SpawnChannel:
-		return t == TypeSpawnRequest
+		return t == TypeSpawnRequest || t == TypeProceed
 	case LauncherChannel:
 		return t >= TypeReady && t <= TypeExecFailed
 	}

@@ -143,6 +143,8 @@ func invalidSpecs() []spec {
 			"an agent may not make the operator's statement an operator criterion asks for"),
 		v("spawn-request-on-agent", A, mustEncode(spawn), "wrong-channel", "an agent may not speak launcher"),
 		v("ready-on-spawn", S, mustEncode(sampleReady(false)), "wrong-channel", "a launcher reply where a spawn request is expected"),
+		v("proceed-on-launcher", L, mustEncode(&Proceed{}), "wrong-channel", "the broker's proceed where a launcher reply is expected"),
+		v("proceed-with-field", S, message("proceed", map[any]any{"argv": []any{"sh"}}), "unknown-field", "proceed carries nothing"),
 		v("error-on-launcher", L, mustEncode(Errorf(CodeBusy, "x")), "wrong-channel", "a broker reply on the launcher channel"),
 
 		v("query-non-minimal-length", A, message("query", map[any]any{"handle": raw{0x78, 0x05, 'a', 'c', 't', '-', '1'}}), "not-canonical", "text length in a 1-byte argument"),

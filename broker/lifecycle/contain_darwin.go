@@ -25,6 +25,9 @@ func (s *supervisor) serveMetadata(fds []int) error {
 
 func (s *supervisor) stopMetadata() {}
 
+// prepareMetadata prepares nothing: macOS has no metadata listener.
+func (s *supervisor) prepareMetadata() {}
+
 // BecomeSubreaper does nothing: macOS has no subreaper. A descendant
 // orphaned inside an action is re-parented to launchd, which reaps it;
 // while it lives it is still found in the group (kern.proc.all lists its

@@ -12,31 +12,34 @@ import (
 // broker has any, and the server that answers its metadata calls.
 type osState struct {
 	cg      *actionCgroup
-	meta    *metadata.Server
-	scanned bool // the last survey looked at every process in /proc, not only this broker's children
+	meta    *metadata.Server // prepared once the launcher has its request; serving from Ready
+	metaErr error            // why there is no meta
+	scanned bool             // the last survey looked at every process in /proc, not only this broker's children
+}
+
+// prepareMetadata makes the server that will answer the target's metadata
+// calls for its writable scope: the workspace, HOME, TMPDIR and the
+// policy's read-write paths (broker/internal/metadata). It runs once the
+// launcher has its request, while it confines itself.
+func (s *supervisor) prepareMetadata() {
+	q := s.spec.Request
+	dirs := append([]string{q.Home, q.Tmp}, q.Policy.ReadWrite...)
+	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), dirs)
 }
 
 // serveMetadata takes the seccomp listener sent with Ready (exactly one
-// descriptor, which must be a listener) and answers the target's metadata
-// calls for its writable scope: the workspace, HOME, TMPDIR and the
-// policy's read-write paths (broker/internal/metadata).
+// descriptor, which must be a listener) and starts answering the target's
+// metadata calls.
 func (s *supervisor) serveMetadata(fds []int) error {
 	if len(fds) != 1 {
 		closeFDs(fds)
 		return fmt.Errorf("the Ready reply carried %d descriptors, want the listener alone", len(fds))
 	}
-	if err := metadata.CheckListener(fds[0]); err != nil {
+	if s.meta == nil {
 		unix.Close(fds[0])
-		return err
+		return s.metaErr
 	}
-	q := s.spec.Request
-	dirs := append([]string{q.Home, q.Tmp}, q.Policy.ReadWrite...)
-	m, err := metadata.Serve(fds[0], int(s.spec.Workspace.Fd()), dirs)
-	if err != nil {
-		return err
-	}
-	s.meta = m
-	return nil
+	return s.meta.Serve(fds[0])
 }
 
 // stopMetadata stops the metadata server once the action is over and

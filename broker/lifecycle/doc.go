@@ -154,7 +154,7 @@
 // cgroup is the proof that the processes are that action's (no process
 // of an action can move itself; the policy does not reach cgroupfs).
 // Without a cgroup, the proof is the action's Origin, which Spec.OnLaunch
-// is told before the launcher is sent its request: EndOrigin ends the
+// is told before the launcher is sent Proceed: EndOrigin ends the
 // process group of a first process that still has the recorded pid,
 // start time and boot (a group id is not reused while its first process
 // exists, and seccomp keeps every descendant in the group), and only

@@ -33,9 +33,10 @@ type launcher struct {
 }
 
 // start takes warm, the launcher setup took already in the action's
-// cgroups, or starts one there (osState.launch), gives it the action's output pipes,
-// tells spec.OnLaunch its Origin, and only then sends the request with
-// its fds. On error nothing is left running.
+// cgroups, or starts one there (osState.launch), gives it the action's
+// output pipes, sends the request with its fds and tells spec.OnLaunch
+// the launcher's Origin while it confines itself: it executes nothing
+// before Proceed (handshake). On error nothing is left running.
 func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	frame, err := wire.EncodeFrame(spec.Request)
 	if err != nil {
@@ -68,9 +69,6 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	}
 	defer errW.Close()
 	l.stderr = errR
-	if err = tellOrigin(l, spec.OnLaunch); err != nil {
-		return nil, err
-	}
 	fds := []int{int(spec.Workspace.Fd()), int(outW.Fd()), int(errW.Fd())}
 	for _, s := range spec.Snapshots {
 		fds = append(fds, int(s.Fd()))
@@ -85,6 +83,9 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 		return nil, fmt.Errorf("wrap request socket: %w", err)
 	}
 	l.sock = conn.(*net.UnixConn)
+	if err = tellOrigin(l, spec.OnLaunch); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -25,10 +25,17 @@ type Spec struct {
 	Cancel    <-chan struct{}
 	OnEvent   func(Event) // called synchronously as each fact is observed
 	// OnLaunch, if set, is told the launcher's Origin once it is started
-	// in the action's cgroups, before it is sent its request:
-	// until then it runs nothing. An error ends the launch, nothing run.
-	// It is not called where no Origin can be read (macOS).
+	// in the action's cgroups and sent its request, before it is sent
+	// Proceed: until then it runs nothing of the target. An error ends
+	// the launch, nothing run. It is not called where no Origin can be
+	// read (macOS).
 	OnLaunch func(Origin) error
+	// Durable, if set, returns once the action's EXECUTING record is
+	// durable, or says why it is not: the launcher confines itself and
+	// replies Ready meanwhile, and is sent Proceed, the one message it
+	// executes after, only once Durable returned nil. An error ends the
+	// launch with nothing run. Nil sends Proceed as soon as Ready checks.
+	Durable func() error
 	// After, if set, is given the action's background work, each item a
 	// call that only starts it (making the next warm launcher, removing
 	// the action's cgroups), for the caller to make once it has recorded

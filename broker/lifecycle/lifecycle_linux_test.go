@@ -246,6 +246,53 @@ func TestInstantExitIsNotBeforeStart(t *testing.T) {
 	}
 }
 
+// The launcher is sent Proceed only once Spec.Durable returned: while it
+// waits, the launcher has replied Ready and nothing of the target has run;
+// afterwards the target runs.
+func TestProceedWaitsForDurable(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	var waited bool
+	r := launchWith(t, nil, "echo ran > "+marker, limits(time.Minute), nil, "sh", func(s *Spec) {
+		s.Durable = func() error {
+			time.Sleep(100 * time.Millisecond) // a target that ran without Proceed would show in this time
+			_, err := os.Stat(marker)
+			waited = os.IsNotExist(err)
+			return nil
+		}
+	})
+	if !waited {
+		t.Fatal("the target ran before Durable returned")
+	}
+	if r.res.Outcome != wire.Exited || r.res.Ready == nil {
+		t.Fatalf("outcome %s: %v", r.res.Outcome, r.res.Err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the target did not run once Durable returned: %v", err)
+	}
+}
+
+// A checkpoint that cannot be made durable runs nothing: the launcher,
+// waiting for Proceed after Ready, is ended, and the outcome is
+// known_not_executed with IO_FAILED.
+func TestNothingRunsWhenTheCheckpointIsNotDurable(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	r := launchWith(t, nil, "echo ran > "+marker, limits(time.Minute), nil, "sh", func(s *Spec) {
+		s.Durable = func() error { return errors.New("fsync: input/output error") }
+	})
+	if r.res.Outcome != wire.KnownNotExecuted || r.res.Err == nil || r.res.Err.Code != wire.CodeIOFailed || r.res.Ready == nil {
+		t.Fatalf("outcome %s err %v ready %v", r.res.Outcome, r.res.Err, r.res.Ready != nil)
+	}
+	if !strings.Contains(r.res.Err.Message, "could not be made durable") {
+		t.Fatalf("error %q", r.res.Err.Message)
+	}
+	if k := r.kinds(); k != "" {
+		t.Fatalf("events %s for an action that never ran", k)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the target ran: %v", err)
+	}
+}
+
 // A failure to record the launcher's origin ends the launch with nothing
 // run: the launcher is killed and the target never runs.
 func TestNothingRunsWhenTheOriginIsNotRecorded(t *testing.T) {

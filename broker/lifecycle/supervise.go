@@ -64,13 +64,14 @@ func (s *supervisor) run() {
 	defer s.after(undo)
 	l, err := start(s.spec, &s.osState, s.warm)
 	if err != nil {
-		// Nothing was started, or the launcher was killed before it could
-		// have read a request: it executes only after Ready.
+		// Nothing was started, or the launcher was killed before it was
+		// sent Proceed: it executes only after that.
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)
 		return
 	}
 	s.l = l
 	defer l.close()
+	s.prepareMetadata() // while the launcher confines itself
 	defer s.stopMetadata()
 	s.over = make(chan struct{})
 	budget := s.spec.Limits.HardOutput
@@ -93,7 +94,8 @@ func (s *supervisor) after(start func()) {
 
 func (s *supervisor) signalOver() { s.overOnce.Do(func() { close(s.over) }) }
 
-// handshake reads the launcher's replies. It returns true once Ready has
+// handshake reads the launcher's replies and, once Ready has checked and
+// Spec.Durable returned, sends Proceed. It returns true once Ready has
 // been followed by EOF: the target is running. Otherwise the outcome is
 // decided and the launcher reaped.
 func (s *supervisor) handshake() bool {
@@ -117,6 +119,18 @@ func (s *supervisor) handshake() bool {
 		}
 		if err := checkReady(m, s.spec.Request); err != nil {
 			s.abortAfterReady(wire.CodeIdentityDrift, "the launcher's measured facts differ from the request: %v", err)
+			return false
+		}
+		if s.spec.Durable != nil {
+			if err := s.spec.Durable(); err != nil {
+				// The launcher executes only after Proceed: it ran nothing.
+				s.l.h.kill()
+				s.notStarted(wire.KnownNotExecuted, wire.CodeIOFailed, "the action's EXECUTING record could not be made durable, so it was not run: %v", err)
+				return false
+			}
+		}
+		if _, err := s.l.sock.Write(proceedFrame); err != nil {
+			s.abortAfterReady(wire.CodeUnknownOutcome, "the launcher sent Ready but Proceed could not be sent: %v", err)
 			return false
 		}
 	default:
@@ -151,8 +165,18 @@ func (s *supervisor) handshake() bool {
 	return false
 }
 
+// proceedFrame is the Proceed the broker sends each launcher, encoded once.
+var proceedFrame = func() []byte {
+	b, err := wire.EncodeFrame(&wire.Proceed{})
+	if err != nil {
+		panic("lifecycle: internal error: " + err.Error())
+	}
+	return b
+}()
+
 // abortAfterReady ends a launch that went wrong after Ready. Past Ready
-// the launcher has called setsid and may exec at any moment: its group is
+// the launcher has called setsid, and one that misreported, or that was
+// sent Proceed, is not known to have stayed the launcher: its group is
 // ended like any target's, and the outcome is unknown.
 func (s *supervisor) abortAfterReady(code wire.Code, format string, args ...any) {
 	s.r.Pid = s.l.pid

@@ -47,7 +47,7 @@
 // and of the actions just found in flight and in no cgroup, those of the
 // process group of their recorded origin while its first process is
 // provably the one recorded at launch (lifecycle.EndOrigin; the Observer
-// is told each origin, before the launcher is sent its request). It
+// is told each origin, before the launcher is sent Proceed). It
 // reports what it found (pids, command lines, where, what proved them the
 // action's) and did; processes nothing proves the action's are reported,
 // never ended. The broker records it and the action's outcome stays

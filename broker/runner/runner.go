@@ -36,7 +36,8 @@ type Executor interface {
 }
 
 // Launch is one checkpointed action, handed to the Executor: its use is
-// already consumed and its EXECUTING record committed.
+// already consumed and its EXECUTING record committed, durably once
+// Durable returns nil.
 type Launch struct {
 	Handle         string
 	Resolved       *identity.Resolved
@@ -49,6 +50,10 @@ type Launch struct {
 	// figures, so that each limit is shown binding without gigabytes.
 	// Agents' actions never have it: their limits are their profile's.
 	ProbeLimits *profile.Limits
+	// Durable, if set, returns once the EXECUTING record is durable, or
+	// says why it is not (lifecycle.Spec.Durable): the launcher confines
+	// itself meanwhile and executes only after it returned nil.
+	Durable func() error
 }
 
 // Close releases every descriptor of l.
@@ -62,7 +67,7 @@ func (l *Launch) Close() {
 }
 
 // Observer is told what the executor observes of one action it owns: its
-// first process's origin before that process is sent its request (an
+// first process's origin before that process is sent Proceed (an
 // error ends the launch with nothing run), events as they happen
 // (STARTED, TERM_SENT, KILL_SENT), then exactly one End. The broker
 // implements it; the executor knows nothing of the journal or of
@@ -342,6 +347,6 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
 		Limits: lim, Cgroup: r.cgroups, Warm: r.warm,
-		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch,
+		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch, Durable: l.Durable,
 	}
 }

@@ -39,12 +39,14 @@
 //     never an unconfined run.
 //  7. Hash the pinned files by descriptor and compare with the approved
 //     digests; refuse a file handed to execve that starts with "#!" (its
-//     interpreter would be unpinned); send Ready (binding "unbound") and
-//     execve by path.
+//     interpreter would be unpinned); send Ready (binding "unbound").
+//  8. Read the broker's Proceed, sent once it has checked Ready and the
+//     action's EXECUTING record is durable, and execve by path.
 //
-// Any failure replies Refused with a stable code and exits 125; a failing
-// execve replies ExecFailed and exits 127. fd 3 is close-on-exec, so EOF
-// after Ready means the exec happened.
+// Any failure replies Refused with a stable code and exits 125; anything
+// but Proceed after Ready, or a failing execve, replies ExecFailed and
+// exits 127. fd 3 is close-on-exec, so EOF after Proceed means the exec
+// happened.
 //
 // A "#!" script is executed as the kernel would, but with the pinned
 // interpreter: argv is interpreter [arg] script argv[1:]...

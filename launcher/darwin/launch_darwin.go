@@ -18,9 +18,9 @@ const (
 	exitExecFailed = 127 // every check passed; execve returned an error (as on Linux)
 )
 
-// requestFD is the broker's socket: the request arrives on it, and the
-// reply goes back on it. It is close-on-exec, so EOF after Ready means the
-// exec succeeded.
+// requestFD is the broker's socket: the request arrives on it, the reply
+// goes back on it, and the broker's Proceed follows Ready on it. It is
+// close-on-exec, so EOF after Proceed means the exec succeeded.
 const requestFD = 3
 
 // Main runs the launcher once and returns its exit status. It never
@@ -39,10 +39,25 @@ func Main() int {
 		// Without Ready the broker records not-executed; so it must be.
 		return exitRefused
 	}
-	err := unix.Exec(p.path, p.argv, p.env)
-	errno, _ := err.(unix.Errno)
+	errno := awaitProceed(recvRequest)
+	if errno == 0 {
+		errno, _ = unix.Exec(p.path, p.argv, p.env).(unix.Errno)
+	}
 	_ = wire.WriteFrame(out, &wire.ExecFailed{Errno: uint32(errno)})
 	return exitExecFailed
+}
+
+// awaitProceed reads the broker's one Proceed, sent after Ready once the
+// action is durably EXECUTING, and returns 0, or the errno ExecFailed
+// reports (EPROTO for anything else, descriptors included): nothing is
+// executed without it.
+func awaitProceed(recv recvFunc) unix.Errno {
+	r := &rightsReader{recv: recv}
+	m, err := wire.ReadFrame(r, wire.MaxLauncherFrame, wire.SpawnChannel)
+	if _, ok := m.(*wire.Proceed); err != nil || !ok || len(r.fds) > 0 {
+		return unix.EPROTO
+	}
+	return 0
 }
 
 // prepared is a plan whose every check passed and whose sandbox is in

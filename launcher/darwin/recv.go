@@ -91,7 +91,7 @@ func readRequest(recv recvFunc) (*wire.SpawnRequest, []int, *wire.Error) {
 	}
 	req, ok := m.(*wire.SpawnRequest)
 	if !ok {
-		panic(fmt.Sprintf("darwin: internal error: the spawn channel decoded a %T", m))
+		return nil, r.fds, wire.Errorf(wire.CodeArgumentsInvalid, "the first message is %s, not a request", m.Type())
 	}
 	if r.messages > 1 {
 		return nil, r.fds, wire.Errorf(wire.CodeArgumentsInvalid,

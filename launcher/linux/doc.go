@@ -12,12 +12,11 @@
 //  2. Read exactly one datagram from fd 3, which must be an AF_UNIX
 //     SOCK_SEQPACKET socket whose SO_PEERCRED is our parent and our uid:
 //     bounded recvmsg with MSG_CMSG_CLOEXEC, MSG_TRUNC and MSG_CTRUNC
-//     refused, only SCM_RIGHTS accepted, a queued second datagram refused
-//     and the read side shut down; strict wire decoding (canonical CBOR,
-//     every string valid UTF-8 without NUL, argv non-empty); the
-//     environment checked by envpolicy.Check; exactly FDCount descriptors,
-//     each fstat-checked for its role (directory, writable pipes, regular
-//     snapshot files).
+//     refused, only SCM_RIGHTS accepted, a queued second datagram refused;
+//     strict wire decoding (canonical CBOR, every string valid UTF-8 without
+//     NUL, argv non-empty); the environment checked by envpolicy.Check;
+//     exactly FDCount descriptors, each fstat-checked for its role
+//     (directory, writable pipes, regular snapshot files).
 //  3. The workspace descriptor's (dev, ino, mnt_id, birth time) equal the
 //     approved ones.
 //  4. openat2(workspace, cwd, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|
@@ -26,77 +25,66 @@
 //  5. The executable (and a script's pinned interpreter) re-opened with
 //     RESOLVE_NO_SYMLINKS; fstat identity equal. Sealed snapshot: content
 //     bound in a sealed memfd, the broker's (snapshot.Verify) or our own
-//     copy (snapshot.Create), SHA-256 equal to the approved digest; a
-//     script runs as "interpreter [arg] /proc/self/fd/N args…", N its
-//     sealed copy (the one descriptor besides 0–2 the target inherits);
-//     without executable memfds it refuses, never exec by path. In place:
-//     the verified descriptor itself is executed, a script under its real
-//     path; Ready says what binds the bytes (unwritable, or a witness).
-//     A "#!" file without a pinned interpreter is refused.
+//     copy (snapshot.Create), SHA-256 equal to the approved digest; a script
+//     runs as "interpreter [arg] /proc/self/fd/N args…", N its sealed copy
+//     (the one descriptor besides 0–2 the target inherits); without
+//     executable memfds it refuses, never exec by path. In place: the
+//     verified descriptor itself is executed, a script under its real path;
+//     Ready says what binds the bytes (unwritable, or a witness). A "#!"
+//     file without a pinned interpreter is refused.
 //  6. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
 //     close-on-exec (close_range).
 //  7. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
-//     MSGQUEUE, NICE, RTPRIO, RTTIME = 0; personality(PER_LINUX);
-//     securebits NOROOT (locked) so uid 0 gains nothing at exec; ambient,
-//     inheritable, permitted and effective capabilities emptied and
-//     checked, and the bounding set too when the launcher holds
-//     CAP_SETPCAP (an ordinary user's full bounding set cannot be shrunk,
-//     and grants nothing under no_new_privs); no_new_privs.
+//     MSGQUEUE, NICE, RTPRIO, RTTIME = 0; personality(PER_LINUX); securebits
+//     NOROOT (locked) so uid 0 gains nothing at exec; ambient, inheritable,
+//     permitted and effective capabilities emptied and checked, and the
+//     bounding set too when the launcher holds CAP_SETPCAP (an ordinary
+//     user's full bounding set cannot be shrunk, and grants nothing under
+//     no_new_privs); no_new_privs.
 //  8. Landlock: ABI ≥ max(4, policy floor) or refuse, the ABI counted by
-//     internal/landlockabi as the broker counts it (an ABI 6+ kernel
-//     without the signal-scope erratum fix counts as ABI 5); every fs, net
-//     and scope right the running ABI knows is handled, as go-landlock's
-//     presets V1…V11 name them (a newer kernel is handled as ABI 11: the
-//     rights it added stay unhandled and Ready reports ABI 11, not the
-//     kernel's number); read+execute on the runtime paths; every right
-//     except making devices or sockets, ioctl on devices and connecting to
-//     pathname sockets on the workspace (granted by its verified
-//     descriptor), HOME, TMPDIR and any extra read-write path; read+write
-//     on listed character devices; no network rule; abstract unix sockets
-//     and signals scoped (ABI 6 and later). Every policy path is opened
-//     with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its
-//     (dev, ino) is the pin the broker measured (IDENTITY_DRIFT otherwise),
-//     so a granted directory swapped for a symlink or another directory
-//     after approval grants nothing more; HOME and TMPDIR, the broker's
-//     own directories, are opened as named.
+//     internal/landlockabi as the broker counts it (an ABI 6+ kernel without
+//     the signal-scope erratum fix counts as ABI 5); every fs, net and scope
+//     right the running ABI knows is handled, as go-landlock's presets
+//     V1…V11 name them (a newer kernel is handled as ABI 11: the rights it
+//     added stay unhandled and Ready reports ABI 11, not the kernel's
+//     number); read+execute on the runtime paths; every right except making
+//     devices or sockets, ioctl on devices and connecting to pathname
+//     sockets on the workspace (granted by its verified descriptor), HOME,
+//     TMPDIR and any extra read-write path; read+write on listed character
+//     devices; no network rule; abstract unix sockets and signals scoped
+//     (ABI 6 and later). Every policy path is opened with
+//     RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its (dev, ino)
+//     is the pin the broker measured (IDENTITY_DRIFT otherwise), so a
+//     granted directory swapped for a symlink or another directory after
+//     approval grants nothing more; HOME and TMPDIR, the broker's own
+//     directories, are opened as named.
 //  9. seccomp, last: two programs compiled by libseccomp at build time
-//     (seccompgen; a test proves the embedded bytes are libseccomp's
-//     output, seccomp_GOARCH.txt disassembles them; each binary-searches
-//     the syscall number), loaded as embedded;
-//     the SHA-256 of both goes into Ready. No cgo at run time. The
-//     argument program, first, denies ioctl TIOCSTI and TIOCLINUX
-//     compared on the command's low 32 bits, and chmod modes with a
-//     setuid or setgid bit. The main one kills a foreign architecture or
+//     (seccompgen; a test proves the embedded bytes are libseccomp's output,
+//     seccomp_GOARCH.txt disassembles them; each binary-searches the syscall
+//     number), loaded as embedded; the SHA-256 of both goes into Ready. No
+//     cgo at run time. The argument program, first, denies ioctl TIOCSTI and
+//     TIOCLINUX compared on the command's low 32 bits, and chmod modes with
+//     a setuid or setgid bit. The main one kills a foreign architecture or
 //     an x32 entry, allows a Docker-like list, returns EPERM for the named
 //     denials (socket, bind, ptrace, process_vm_*, io_uring_*, bpf,
 //     perf_event_open, userfaultfd, keyrings, every mount call, unshare,
 //     setns, kexec, modules, handles, chroot, setsid, setpgid, …), notifies
-//     the metadata calls (below) and answers ENOSYS for the rest (clone3
+//     the metadata calls (step 10) and answers ENOSYS for the rest (clone3
 //     included, so libc falls back to clone); clone only without namespace
-//     flags, socketpair only AF_UNIX, personality only PER_LINUX or a
-//     query, prlimit64 only on itself. The main program is loaded with
+//     flags, socketpair only AF_UNIX, personality only PER_LINUX or a query,
+//     prlimit64 only on itself. The main program is loaded with
 //     SECCOMP_FILTER_FLAG_NEW_LISTENER.
 //  10. Send Ready with the measured facts and the listener (SCM_RIGHTS),
-//     close the listener, clear the signal mask again, then
-//     execveat(memfd, "", argv, env, AT_EMPTY_PATH). If either fails:
-//     ExecFailed{errno}, exit 127, nothing executed. The broker learns that
-//     the exec happened from EOF on the close-on-exec reply socket.
-//
-// # Metadata outside the writable scope
-//
-// Landlock has no hooks for chmod, chown, xattrs or times; the writable
-// scope must still be all a target can change, without user namespaces
-// or privileges. Denying the family breaks real programs (chmod +x, tar
-// -x, cp -p, git checkout set modes in the workspace), and the fd forms
-// alone do not help (a file opened read-only under /etc can be fchmod'ed).
-// A read-only mount namespace needs CAP_SYS_ADMIN or unprivileged user
-// namespaces, which no ordinary machine promises, and mount code here. So
-// the family is notified: the broker emulates each call on a descriptor
-// it proved beneath the writable scope, or answers EPERM
-// (broker/internal/metadata), never letting the kernel continue a call.
-// It costs a round trip per call and fails closed without a listener
-// (ENOSYS). setuid and setgid bits are refused in the filter. Protected
-// paths in the workspace are therefore detected, not mounted read-only.
+//     whose metadata calls the broker answers (why: docs/architecture.md
+//     §2.5), and close the listener.
+//  11. Read one more datagram, the broker's Proceed, sent once it has
+//     checked Ready and the action's EXECUTING record is durable (one
+//     queued before Ready was refused in step 2); then clear the signal
+//     mask again and execveat(memfd, "", argv, env, AT_EMPTY_PATH).
+//     Anything but Proceed (descriptors, another message, the socket's
+//     end), or a failed execveat: ExecFailed{errno}, exit 127, nothing
+//     executed. EOF on the close-on-exec reply socket tells the broker the
+//     exec happened.
 //
 // Where each step lives (Main and prepare, in launch_linux.go, call them
 // in this order):
@@ -112,15 +100,15 @@
 //	8     landlock_linux.go      restrictFS
 //	9     seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go;
 //	                             seccompLoad: sys_unsafe_linux.go)
-//	10    launch_linux.go        reply (with the listener), execution.run
-//	                             (execveat: sys_unsafe_linux.go)
+//	10    launch_linux.go        reply (with the listener)
+//	11    launch_linux.go        awaitProceed, execution.run (execveat: sys_unsafe_linux.go)
 //
 // # Invariants
 //
-// One request, one exec; no goroutines, no configuration, no logging
-// beyond the one reply datagram. The bytes handed to the kernel are the
-// bytes whose digest was approved. Restrictions are per thread (no TSYNC):
-// they are applied on, and inherited from, the thread that calls execveat.
+// One request, its Proceed, one exec; no goroutines, no configuration, no
+// logging beyond the replies. The bytes handed to the kernel are the bytes
+// whose digest was approved. Restrictions are per thread (no TSYNC): they
+// are applied on, and inherited from, the thread that calls execveat.
 //
 // # Threat model
 //
@@ -144,11 +132,10 @@
 // # Dependencies and size
 //
 // The Landlock ruleset calls and rights are go-landlock's syscall package
-// (the ABI is counted by internal/landlockabi, shared with the broker);
-// its high-level package supplies only the per-ABI masks, never its
-// Restrict (best effort, all threads). The syscall package links the
-// libcap psx module without calling it; build the launcher with
-// CGO_ENABLED=0 (as the integration tests do), else psx's cgo variant
-// makes it a dynamically linked libpthread program. cmd/launcher and this
-// package, seccompgen included, are 1,498 non-test, non-blank lines.
+// (the ABI is counted by internal/landlockabi, shared with the broker); its
+// high-level package supplies only the per-ABI masks, never Restrict (best
+// effort, all threads). The syscall package links libcap's psx without
+// calling it: build with CGO_ENABLED=0 (as the integration tests do), else
+// psx's cgo variant makes a dynamically linked program. cmd/launcher and
+// this package, seccompgen included, are 1,499 non-test, non-blank lines.
 package linux

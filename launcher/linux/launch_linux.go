@@ -36,7 +36,10 @@ func Main() int {
 	if !sent {
 		return exitRefused
 	}
-	errno := exec.run()
+	errno := awaitProceed()
+	if errno == 0 {
+		errno = exec.run()
+	}
 	reply(&wire.ExecFailed{Errno: uint32(errno)})
 	return exitExecFailed
 }
@@ -47,7 +50,7 @@ func prepare() (*wire.Ready, *execution, error) {
 	if err := cleanSlate(); err != nil {
 		return nil, nil, err
 	}
-	_ = wire.Prime(wire.TypeSpawnRequest, wire.TypeReady) // while a warm launcher waits: see Prime
+	_ = wire.Prime(wire.TypeSpawnRequest, wire.TypeReady, wire.TypeProceed) // while a warm launcher waits: see Prime
 	req, fds, err := readRequest(requestFD)
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +122,22 @@ func reply(m wire.Message, fds ...int) bool {
 	}
 	err = retry.EINTR(func() error { return unix.Sendmsg(requestFD, buf, oob, nil, 0) })
 	return err == nil
+}
+
+// awaitProceed performs step 11: it reads the broker's one Proceed, sent
+// once the action is durably EXECUTING, and returns 0, or the errno that
+// ExecFailed reports (EPROTO for anything else, descriptors included).
+func awaitProceed() unix.Errno {
+	var buf [64]byte // a Proceed frame is 28 bytes; a longer datagram is MSG_TRUNC
+	n, oobn, flags, err := recvmsg(requestFD, buf[:], nil, unix.MSG_CMSG_CLOEXEC)
+	if errno, ok := err.(unix.Errno); ok {
+		return errno
+	}
+	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.SpawnChannel)
+	if _, ok := m.(*wire.Proceed); err != nil || !ok || oobn != 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		return unix.EPROTO
+	}
+	return 0
 }
 
 // execution is a verified, bound program ready for execveat.

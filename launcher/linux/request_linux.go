@@ -60,7 +60,7 @@ func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
 	}
 	req, ok := m.(*wire.SpawnRequest)
 	if !ok {
-		panic("linux: internal error: the spawn channel admitted a non-request")
+		return nil, nil, bad("the first message is %s, not a request", m.Type())
 	}
 	if err := envpolicy.Check(req.Env, req.Home, req.Tmp); err != nil {
 		return nil, nil, bad("%v", err)
@@ -137,8 +137,8 @@ func parseRights(oob []byte) ([]int, error) {
 	return fds, nil
 }
 
-// refuseSecond refuses when a second datagram is already queued, then
-// shuts down the read side so that none can ever be read.
+// refuseSecond refuses when a second datagram is already queued: the
+// broker sends Proceed only once it has read Ready (awaitProceed).
 func refuseSecond(sock int) error {
 	var one [1]byte
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -148,9 +148,6 @@ func refuseSecond(sock int) error {
 	}
 	if err != nil && err != unix.EAGAIN {
 		return wire.Errorf(wire.CodeIOFailed, "check for a second message: %v", err)
-	}
-	if err := unix.Shutdown(sock, unix.SHUT_RD); err != nil {
-		return wire.Errorf(wire.CodeIOFailed, "shut down the request socket's read side: %v", err)
 	}
 	return nil
 }

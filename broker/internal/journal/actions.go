@@ -18,22 +18,28 @@ var actionStates = map[string]wire.ActionState{
 // In ONE transaction it re-checks lease l (revocation, expiry, remaining
 // uses, goal state and revision) and that the session has no action in
 // flight (BUSY), consumes one use, and records a new action as executing.
-// The transaction is committed, and therefore fsync'd,
-// before Checkpoint returns; only then may anything be started. A use is
-// never given back: if the broker dies after the commit the action becomes
-// unknown on restart, with its use still spent. The action's goal step
-// (step, "" for none) is recorded with it. A call (nil for none) is
-// bound to the new action in the same transaction (bindCall), first, so
-// a repeat of a call that already started an action is ErrCallStarted,
-// not BUSY. Afterwards l.UsesLeft is what the lease has left.
-func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string, id *wire.CommandIdentity, call *Call) (string, error) {
+// The transaction is committed with synchronous=NORMAL, durable across
+// the broker's death when Checkpoint returns, and the WAL's fsync is
+// started at once: durable waits for it and says whether the record is
+// durable across the host's too. The action may be prepared meanwhile (its
+// launcher confines itself), but nothing of it may execute, nor may the
+// submit be answered, before durable returned nil. A use is never given
+// back: if the broker dies after the commit the action becomes unknown on
+// restart, with its use still spent; if the host goes down before the
+// fsync, the transaction may be lost with it, and nothing of the action
+// ran. The action's goal step (step, "" for none) is recorded with it. A
+// call (nil for none) is bound to the new action in the same transaction
+// (bindCall), first, so a repeat of a call that already started an action
+// is ErrCallStarted, not BUSY. Afterwards l.UsesLeft is what the lease has
+// left.
+func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string, id *wire.CommandIdentity, call *Call) (handle string, durable func() error, err error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
+		return "", nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	handle := NewID("a-")
+	handle = NewID("a-")
 	j.crashPoint("checkpoint:begin")
-	err = j.tx(ctx, func(tx *sql.Tx) error {
+	err = j.relaxedTx(ctx, func(tx *sql.Tx) error {
 		if err := j.bindCall(ctx, tx, call, handle, ""); err != nil {
 			return err
 		}
@@ -66,10 +72,10 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		return nil
 	})
 	if err != nil {
-		return "", wrapUnlessCoded("checkpoint", err)
+		return "", nil, wrapUnlessCoded("checkpoint", err)
 	}
 	j.crashPoint("checkpoint:committed")
-	return handle, nil
+	return handle, j.syncAhead(), nil
 }
 
 // MarkRunning records that the launcher started the action's process.
@@ -258,12 +264,12 @@ type Origin struct {
 }
 
 // RecordOrigin records the first process of an executing action, before
-// it is sent its request. The transaction is committed without an fsync
-// (synchronous=NORMAL): the record is read only to find processes that
-// outlived a broker, which exist only if the host did not go down, and a
-// commit is durable across the death of the process that made it. The
-// journal returns to synchronous=FULL before its connection is used
-// again, or the connection is discarded.
+// it is told to proceed (it executes nothing until then). The transaction
+// is committed without an fsync (synchronous=NORMAL): the record is read
+// only to find processes that outlived a broker, which exist only if the
+// host did not go down, and a commit is durable across the death of the
+// process that made it. The journal returns to synchronous=FULL before
+// its connection is used again, or the connection is discarded.
 func (j *Journal) RecordOrigin(ctx context.Context, handle string, o Origin) error {
 	err := j.relaxedTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO action_origins (handle, pid, start_ticks, boot_id)

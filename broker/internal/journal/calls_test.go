@@ -97,13 +97,13 @@ func TestCallBindsItsApprovalThenItsAction(t *testing.T) {
 	}
 	l, err := r.j.MatchLease(ctx, r.g, r.id.Workspace, r.fp)
 	must(t, err)
-	h, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call)
+	h, _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call)
 	must(t, err)
 	if b, _ := r.j.Call(ctx, call); b == nil || b.Handle != h {
 		t.Fatalf("the call must name its action %s: %+v", h, b)
 	}
 	must(t, r.j.Finish(ctx, h, &wire.Result{Outcome: wire.Exited}))
-	if _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call); !errors.Is(err, ErrCallStarted) {
+	if _, _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call); !errors.Is(err, ErrCallStarted) {
 		t.Fatalf("a second checkpoint of the call: %v, want ErrCallStarted", err)
 	}
 	if _, err := r.j.RequestApproval(ctx, r.g, "s", r.id, []byte("another fingerprint, 32 bytes..."), "limits", call); !errors.Is(err, ErrCallStarted) {
@@ -156,7 +156,7 @@ func TestCallSurvivesARestart(t *testing.T) {
 	ctx := context.Background()
 	call := &Call{Session: "s", ID: "c-1", Request: []byte("request A")}
 	l, _ := r.leased(call, 2)
-	h, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call)
+	h, _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call)
 	must(t, err)
 	must(t, r.j.Close())
 
@@ -172,7 +172,7 @@ func TestCallSurvivesARestart(t *testing.T) {
 	if st, err := r.j.Status(ctx, h); err != nil || st.State != wire.StateUnknown {
 		t.Fatalf("its action: %+v, %v", st, err)
 	}
-	if _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call); !errors.Is(err, ErrCallStarted) {
+	if _, _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, call); !errors.Is(err, ErrCallStarted) {
 		t.Fatalf("a checkpoint of the call after the restart: %v, want ErrCallStarted", err)
 	}
 	if left := r.usesLeft(); left != 1 {
@@ -197,9 +197,9 @@ func TestCallOfARefusedCheckpointStaysUnbound(t *testing.T) {
 	ctx := context.Background()
 	first := &Call{Session: "s", ID: "c-1", Request: []byte("request A")}
 	l, _ := r.leased(first, 1)
-	_, err := r.j.Checkpoint(ctx, l, "", "", r.id, nil) // another submit spends the one use
+	_, _, err := r.j.Checkpoint(ctx, l, "", "", r.id, nil) // another submit spends the one use
 	must(t, err)
-	if _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, first); err == nil {
+	if _, _, err := r.j.Checkpoint(ctx, l, "s", "", r.id, first); err == nil {
 		t.Fatal("a checkpoint on a spent lease passed")
 	}
 	b, err := r.j.Call(ctx, first)

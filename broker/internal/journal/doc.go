@@ -16,7 +16,11 @@
 // (RecordOrigin, read to find processes that outlived a broker, which a
 // host's crash leaves none of) and its move from executing to running
 // (MarkRunning: recovery treats both alike). The next fsync'd commit
-// makes them durable too; WAL order is kept. Each connection keeps the
+// makes them durable too; WAL order is kept. The EXECUTING checkpoint is
+// committed so too, and made durable by an fsync of the write-ahead log
+// that Checkpoint starts and its caller waits for before anything of the
+// action executes (syncAhead): the launcher confines itself meanwhile.
+// Each connection keeps the
 // statements it has prepared, by their text (stmtcache.go): the same few
 // dozen statements run for every action, and parsing them cost more than
 // running most of them.
@@ -24,7 +28,8 @@
 // # Invariants, and where each is kept
 //
 //   - A lease use is consumed in the same transaction that records the
-//     action EXECUTING, before anything may start (Checkpoint). The
+//     action EXECUTING, durable before anything of the action may
+//     execute (Checkpoint, and the wait it returns). The
 //     transaction re-checks the lease — revocation, expiry, remaining
 //     uses, the goal's state and revision — and that the session has no
 //     action in flight (BUSY). A use is never given back.

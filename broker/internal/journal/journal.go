@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 // in the process; the state-directory lock keeps other processes out.
 type Journal struct {
 	db    *sql.DB
+	wal   string // the database's write-ahead log, which syncAhead fsyncs
 	now   func() time.Time
 	crash func(stage string) // the crash test's seam; nil in production
 }
@@ -86,7 +88,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Journal, err
 		db.Close()
 		return nil, fmt.Errorf("migrate journal: %w", err)
 	}
-	return &Journal{db: db, now: now}, nil
+	return &Journal{db: db, wal: path + "-wal", now: now}, nil
 }
 
 // Close closes the database.
@@ -184,6 +186,31 @@ func (j *Journal) relaxedTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}()
 	tx, err := conn.BeginTx(ctx, nil)
 	return commitTx(tx, err, fn)
+}
+
+// syncAhead starts an fsync of the write-ahead log, which makes every
+// transaction committed before it durable across the host's crash, as a
+// synchronous=FULL commit would have, and returns the wait for it. The
+// log is opened by name, never following a link: it exists from the
+// journal's first commit until its last connection closes, which the
+// single connection this process holds never does while it runs, so a
+// log that is not there is an error, not a durable record.
+func (j *Journal) syncAhead() func() error {
+	done := make(chan error, 1)
+	go func() {
+		fd, err := syscall.Open(j.wal, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			err = syscall.Fsync(fd)
+			syscall.Close(fd)
+		}
+		done <- err
+	}()
+	return sync.OnceValue(func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("fsync %s: %w", j.wal, err)
+		}
+		return nil
+	})
 }
 
 type rowsQuerier interface {

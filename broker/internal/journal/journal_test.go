@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func must(t testing.TB, err error) {
 func checkpointed(t *testing.T) (*Journal, string, string) {
 	t.Helper()
 	j, l, id := leased(t, 1)
-	h, err := j.Checkpoint(context.Background(), l, "s", "", id, nil)
+	h, _, err := j.Checkpoint(context.Background(), l, "s", "", id, nil)
 	must(t, err)
 	return j, h, l.ID()
 }
@@ -88,7 +89,7 @@ func BenchmarkRecordOrigin(b *testing.B) {
 				if i > 0 && i%MaxLeaseUses == 0 { // the lease is spent: a new journal and lease
 					j, l, id = leased(b, MaxLeaseUses)
 				}
-				h, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), "", id, nil)
+				h, _, err := j.Checkpoint(context.Background(), l, fmt.Sprintf("s%d", i), "", id, nil)
 				must(b, err)
 				b.StartTimer()
 				must(b, c.record(j, h))
@@ -211,5 +212,35 @@ func TestStoredValuesDecodeStrictly(t *testing.T) {
 	must(t, err)
 	if _, err := j.Status(ctx, h); err == nil {
 		t.Fatal("a stored result with an unknown field was decoded")
+	}
+}
+
+// Checkpoint's commit is made durable by the fsync of the write-ahead log
+// that it starts: durable says so once that returned. A log that cannot
+// be synced (here not there) leaves the record not durable, and durable
+// says why, so that nothing of the action runs.
+func TestCheckpointDurableWaitsForTheLogsSync(t *testing.T) {
+	j, l, id := leased(t, 2)
+	ctx := context.Background()
+	_, durable, err := j.Checkpoint(ctx, l, "s1", "", id, nil)
+	must(t, err)
+	if err := durable(); err != nil {
+		t.Fatalf("the log of a healthy journal was not synced: %v", err)
+	}
+	if fi, err := os.Lstat(j.wal); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the write-ahead log %s: %v", j.wal, err)
+	}
+	j.wal = filepath.Join(t.TempDir(), "gone-wal")
+	h, durable, err := j.Checkpoint(ctx, l, "s2", "", id, nil)
+	must(t, err)
+	err = durable()
+	if err == nil || !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("durable = %v for a log that is not there", err)
+	}
+	if again := durable(); again != err {
+		t.Fatalf("a second wait said %v, the first %v", again, err)
+	}
+	if st, err := j.Status(ctx, h); err != nil || st == nil {
+		t.Fatalf("action %s: %v", h, err)
 	}
 }

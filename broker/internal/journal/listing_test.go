@@ -14,7 +14,7 @@ import (
 func TestListingsCarryTheCommand(t *testing.T) {
 	ctx := context.Background()
 	j, l, id := leased(t, 3)
-	h, err := j.Checkpoint(ctx, l, "s", "", id, nil)
+	h, _, err := j.Checkpoint(ctx, l, "s", "", id, nil)
 	must(t, err)
 	if l.UsesLeft() != 2 {
 		t.Errorf("after one checkpoint of three uses, UsesLeft %d", l.UsesLeft())

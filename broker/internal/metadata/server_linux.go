@@ -37,8 +37,8 @@ type Server struct {
 	refused  atomic.Uint64
 }
 
-// CheckListener reports whether fd is a seccomp notification listener.
-func CheckListener(fd int) error {
+// checkListener reports whether fd is a seccomp notification listener.
+func checkListener(fd int) error {
 	var buf [64]byte
 	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf[:])
 	if err != nil {
@@ -50,17 +50,18 @@ func CheckListener(fd int) error {
 	return nil
 }
 
-// Serve starts answering the notifications of listener, whose filter is
-// the action's, for the writable scope: the workspace (a directory
+// Prepare makes the server for one action's metadata calls, before its
+// listener has come (the launcher sends it with Ready, and confines
+// itself meanwhile), with the writable scope: the workspace (a directory
 // descriptor, duplicated here) and the directories dirs (the action's
 // HOME and TMPDIR, configured read-write paths), opened here without
 // following symlinks. A directory that cannot be opened is left out, so
-// nothing beneath it can be changed. Serve takes ownership of listener.
-func Serve(listener, workspace int, dirs []string) (*Server, error) {
-	s := &Server{listener: listener, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid()}
+// nothing beneath it can be changed. Serve starts answering; Stop
+// releases the server, whether it served or not.
+func Prepare(workspace int, dirs []string) (*Server, error) {
+	s := &Server{listener: -1, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid()}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		unix.Close(listener)
 		return nil, fmt.Errorf("metadata: stop pipe: %w", err)
 	}
 	s.stopR, s.stopW = p[0], p[1]
@@ -75,8 +76,20 @@ func Serve(listener, workspace int, dirs []string) (*Server, error) {
 			s.addRoot(fd)
 		}
 	}
-	go s.loop()
 	return s, nil
+}
+
+// Serve starts answering the notifications of listener, which must be a
+// seccomp notification listener (refused otherwise) whose filter is the
+// action's. It takes ownership of listener.
+func (s *Server) Serve(listener int) error {
+	if err := checkListener(listener); err != nil {
+		unix.Close(listener)
+		return err
+	}
+	s.listener = listener
+	go s.loop()
+	return nil
 }
 
 // addRoot takes fd as a root, named as the kernel names it.
@@ -89,14 +102,17 @@ func (s *Server) addRoot(fd int) {
 	s.roots = append(s.roots, root{fd: fd, path: strings.TrimSuffix(path, "/")})
 }
 
-// Stop ends the server, waits for its loop and releases everything. A
+// Stop ends the server, waits for its loop (once Serve started it) and
+// releases everything. A
 // notification still pending gets no answer: its caller is gone (Stop
 // runs once the action's group is), or, were it not, the kernel answers
 // ENOSYS once the listener is closed.
 func (s *Server) Stop() Stats {
-	unix.Write(s.stopW, []byte{0})
-	<-s.done
-	unix.Close(s.listener)
+	if s.listener >= 0 {
+		unix.Write(s.stopW, []byte{0})
+		<-s.done
+		unix.Close(s.listener)
+	}
 	unix.Close(s.stopR)
 	unix.Close(s.stopW)
 	for _, r := range s.roots {

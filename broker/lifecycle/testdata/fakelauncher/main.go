@@ -1,8 +1,8 @@
 // Command fakelauncher is a TEST-ONLY stand-in for the launcher that
 // enforces nothing: it speaks the launcher protocol (one SpawnRequest in,
-// Ready, then exec) so that lifecycle's supervision logic can be tested on
-// its own. It must never be installed or used outside lifecycle's tests;
-// the real launcher's tests live in integration/.
+// Ready out, Proceed in, then exec) so that lifecycle's supervision logic
+// can be tested on its own. It must never be installed or used outside
+// lifecycle's tests; the real launcher's tests live in integration/.
 package main
 
 import (
@@ -55,6 +55,15 @@ func main() {
 	reply(&wire.Ready{SeccompDigest: make([]byte, 32), Binding: wire.SealedSnapshot,
 		ExecutedSHA256: executed, Workspace: req.Workspace, Cwd: req.Cwd}, int(listener))
 	unix.Close(int(listener))
+	// Like the real launcher, it executes only after the broker's Proceed.
+	n, _, _, _, err = unix.Recvmsg(3, buf, nil, 0)
+	if err != nil {
+		os.Exit(122)
+	}
+	if m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.SpawnChannel); err != nil || m.Type() != wire.TypeProceed {
+		reply(&wire.ExecFailed{Errno: uint32(unix.EPROTO)})
+		os.Exit(127)
+	}
 	err = unix.Exec(req.Executable.Path, req.Argv, env)
 	reply(&wire.ExecFailed{Errno: uint32(err.(unix.Errno))})
 	os.Exit(127)

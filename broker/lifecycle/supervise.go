@@ -129,7 +129,7 @@ func (s *supervisor) handshake() bool {
 				return false
 			}
 		}
-		if _, err := s.l.sock.Write(proceedFrame); err != nil {
+		if _, err := s.l.sock.Write(proceedFrame()); err != nil {
 			s.abortAfterReady(wire.CodeUnknownOutcome, "the launcher sent Ready but Proceed could not be sent: %v", err)
 			return false
 		}
@@ -165,14 +165,15 @@ func (s *supervisor) handshake() bool {
 	return false
 }
 
-// proceedFrame is the Proceed the broker sends each launcher, encoded once.
-var proceedFrame = func() []byte {
+// proceedFrame is the Proceed the broker sends each launcher, encoded at
+// its first use (not at init: every broker command starts this package).
+var proceedFrame = sync.OnceValue(func() []byte {
 	b, err := wire.EncodeFrame(&wire.Proceed{})
 	if err != nil {
 		panic("lifecycle: internal error: " + err.Error())
 	}
 	return b
-}()
+})
 
 // abortAfterReady ends a launch that went wrong after Ready. Past Ready
 // the launcher has called setsid, and one that misreported, or that was

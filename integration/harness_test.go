@@ -100,6 +100,7 @@ func (a *action) Request(exe string, args ...string) *wire.SpawnRequest {
 		path = lookPath(a.t, exe)
 	}
 	req := &wire.SpawnRequest{
+		Protocol:   wire.SpawnProtocol,
 		Binding:    wire.SealedSnapshot,
 		Argv:       append([]string{exe}, args...),
 		Env:        envpolicy.Build(nil, nil, a.Home, a.Tmp),

@@ -40,21 +40,22 @@ func TestLauncherMalformedFrames(t *testing.T) {
 	withLANG := a.Helper("write", "marker", "x")
 	withLANG.Env = append([]wire.EnvVar{{Name: "LANG", Value: "qqqqqqqq"}}, withLANG.Env...)
 	frames := map[string][]byte{
-		"junk":                  []byte("hello, launcher"),
-		"proceed first":         proceed,
-		"empty":                 {},
-		"short header":          {0, 0},
-		"length mismatch":       append(append([]byte{}, valid...), 0),
-		"trailing bytes":        reframe(append(append([]byte{}, body...), 0)),
-		"nesting bomb":          reframe(append(bytes.Repeat([]byte{0x81}, 100000), 0)),
-		"size bomb":             reframe([]byte{0x9b, 0, 0, 0, 1, 0, 0, 0, 0}),
-		"oversized":             reframe(make([]byte, wire.MaxLauncherFrame+64)),
-		"duplicate key":         splice(t, req, "\x64home", "\x64argv"),
-		"indefinite length":     splice(t, req, "\x64home", "\x7f\x64home\xff"),
-		"NUL in argv":           splice(t, req, "qqqqqqqq", "qqqq\x00qqq"),
-		"invalid UTF-8 in argv": splice(t, req, "qqqqqqqq", "qq\xff\xfeqqqq"),
-		"NUL in env":            splice(t, withLANG, "qqqqqqqq", "qq\x00qqqqq"),
-		"empty argv":            splice(t, a.Helper(), "\x64argv\x81"+cborText(bins.helper), "\x64argv\x80"),
+		"junk":                   []byte("hello, launcher"),
+		"proceed first":          proceed,
+		"another spawn protocol": splice(t, req, "\x68protocol\x02", "\x68protocol\x01"), // an older broker sends no Proceed
+		"empty":                  {},
+		"short header":           {0, 0},
+		"length mismatch":        append(append([]byte{}, valid...), 0),
+		"trailing bytes":         reframe(append(append([]byte{}, body...), 0)),
+		"nesting bomb":           reframe(append(bytes.Repeat([]byte{0x81}, 100000), 0)),
+		"size bomb":              reframe([]byte{0x9b, 0, 0, 0, 1, 0, 0, 0, 0}),
+		"oversized":              reframe(make([]byte, wire.MaxLauncherFrame+64)),
+		"duplicate key":          splice(t, req, "\x64home", "\x64argv"),
+		"indefinite length":      splice(t, req, "\x64home", "\x7f\x64home\xff"),
+		"NUL in argv":            splice(t, req, "qqqqqqqq", "qqqq\x00qqq"),
+		"invalid UTF-8 in argv":  splice(t, req, "qqqqqqqq", "qq\xff\xfeqqqq"),
+		"NUL in env":             splice(t, withLANG, "qqqqqqqq", "qq\x00qqqqq"),
+		"empty argv":             splice(t, a.Helper(), "\x64argv\x81"+cborText(bins.helper), "\x64argv\x80"),
 	}
 	for name, frame := range frames {
 		t.Run(name, func(t *testing.T) {

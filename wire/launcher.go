@@ -16,6 +16,12 @@ const (
 // launcher re-checks every one of them; it trusts nothing here that it can
 // measure itself.
 type SpawnRequest struct {
+	// Protocol must be SpawnProtocol. A launcher of another protocol
+	// refuses the request before it does anything: an older launcher, which
+	// would execute at once after Ready without waiting for Proceed, does
+	// not know the field; an older broker, which sends no Proceed, does not
+	// send it.
+	Protocol    uint8        `cbor:"protocol"`
 	Argv        []string     `cbor:"argv"` // what the target sees, argv[0] first
 	Env         []EnvVar     `cbor:"env"`
 	Workspace   DirIdentity  `cbor:"workspace"`
@@ -30,10 +36,21 @@ type SpawnRequest struct {
 	Tmp         string       `cbor:"tmp"`  // the action's private TMPDIR
 }
 
+// SpawnProtocol is the spawn protocol of this broker and launcher: one
+// SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
+// which the launcher waits for before it executes.
+const SpawnProtocol = 2
+
 // Type implements Message.
 func (*SpawnRequest) Type() MsgType { return TypeSpawnRequest }
 
 func (r *SpawnRequest) validate() error {
+	switch {
+	case r.Protocol == 0: // absent: a broker that sends no Proceed
+		return fmt.Errorf("protocol: invalid value 0")
+	case r.Protocol != SpawnProtocol:
+		return fmt.Errorf("protocol: %d is not the spawn protocol %d", r.Protocol, SpawnProtocol)
+	}
 	if len(r.Argv) == 0 {
 		return fmt.Errorf("argv: empty")
 	}

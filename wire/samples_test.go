@@ -80,6 +80,7 @@ func sampleResult() *Result {
 
 func sampleSpawn(full bool) *SpawnRequest {
 	r := &SpawnRequest{
+		Protocol:   SpawnProtocol,
 		Argv:       []string{"make", "test", "a b;c|d$(e)\n"},
 		Env:        []EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
 		Workspace:  DirIdentity{Path: "/home/u/project", Dev: 2049, Ino: 76, MntID: 30},

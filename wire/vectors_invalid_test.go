@@ -85,6 +85,8 @@ func invalidSpecs() []spec {
 		v("query-missing-handle", A, mutate(query, del("handle")), "missing-field", "handle absent"),
 		v("wait-missing-budget", A, mutate(wait, del("budget_ms")), "missing-field", "a required member absent; the value re-encodes with it"),
 		v("spawn-missing-profile", S, mutate(spawn, del("profile")), "missing-field", "an enum absent decodes to zero, which is never valid"),
+		v("spawn-missing-protocol", S, mutate(spawn, del("protocol")), "missing-field", "a broker from before proceed: the launcher refuses it before it does anything"),
+		v("spawn-protocol-1", S, mutate(spawn, set("protocol", 1)), "invalid-value", "a spawn protocol other than this launcher's"),
 		v("refused-missing-code", L, enc(map[any]any{"type": "refused", "body": map[any]any{"detail": "x"}}), "missing-field", "code absent"),
 
 		v("query-duplicate-key", A, message("query", ordered{{"handle", "a"}, {"handle", "b"}}), "duplicate-key", "handle twice"),

@@ -45,7 +45,7 @@ func BenchmarkCgroupSetup(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				r := Run(Spec{ID: fmt.Sprintf("b%d", i), Launcher: fakeLauncher, Workspace: ws, Limits: limits(time.Minute),
 					Cgroup: c.cg, Stdout: &out, Stderr: &errs, Request: &wire.SpawnRequest{
-						Binding: wire.SealedSnapshot, Argv: []string{"true"}, Env: []wire.EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
+						Protocol: wire.SpawnProtocol, Binding: wire.SealedSnapshot, Argv: []string{"true"}, Env: []wire.EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
 						Workspace: wire.DirIdentity{Path: ws.Name()}, Cwd: wire.DirIdentity{Path: "."},
 						Executable: wire.FileIdentity{Path: "/bin/true", SHA256: make([]byte, 32)},
 						Profile:    wire.ProfileShort, Home: "/nonexistent", Tmp: "/tmp"}})

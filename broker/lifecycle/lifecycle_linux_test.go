@@ -105,8 +105,8 @@ func launchWith(t *testing.T, cg *Cgroups, script string, lim profile.Limits, ca
 		Stdout: r.stdout, Stderr: r.stderr, Cancel: cancel,
 		OnEvent: func(e Event) { mu.Lock(); r.events = append(r.events, e); mu.Unlock() },
 		Request: &wire.SpawnRequest{
-			Binding: wire.SealedSnapshot,
-			Argv:    []string{argv0, "-c", script}, Env: []wire.EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
+			Protocol: wire.SpawnProtocol, Binding: wire.SealedSnapshot,
+			Argv: []string{argv0, "-c", script}, Env: []wire.EnvVar{{Name: "PATH", Value: "/usr/bin:/bin"}},
 			Workspace: wire.DirIdentity{Path: ws.Name()}, Cwd: wire.DirIdentity{Path: "."},
 			Executable: wire.FileIdentity{Path: "/bin/sh", SHA256: make([]byte, 32)},
 			Profile:    wire.ProfileShort, Home: "/nonexistent", Tmp: "/tmp",

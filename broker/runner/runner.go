@@ -307,6 +307,7 @@ func SpawnRequest(l *Launch) *wire.SpawnRequest {
 	env := append([]wire.EnvVar{{Name: "HOME", Value: l.Home}, {Name: "TMPDIR", Value: l.Tmp}}, id.Env...)
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	return &wire.SpawnRequest{
+		Protocol:    wire.SpawnProtocol,
 		Argv:        append([]string{id.Executable.Requested}, id.Argv...),
 		Env:         env,
 		Workspace:   id.Workspace,

@@ -18,6 +18,7 @@ func file(p string, b byte) wire.FileIdentity {
 func sampleSpawn() *wire.SpawnRequest {
 	home, tmp := "/Users/me/state/actions/a1/home", "/Users/me/state/actions/a1/tmp"
 	return &wire.SpawnRequest{
+		Protocol:   wire.SpawnProtocol,
 		Binding:    wire.SealedSnapshot,
 		Argv:       []string{"make", "-j2", "all; rm -rf ~"},
 		Env:        envpolicy.Build([]string{"LANG=C", "AWS_SECRET_ACCESS_KEY=x", "LD_PRELOAD=/x.so"}, nil, home, tmp),

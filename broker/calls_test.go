@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"errors"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,4 +149,35 @@ func TestCallIDDeniedStaysDenied(t *testing.T) {
 	if n := r.launches(); n != 0 {
 		t.Fatalf("%d launches", n)
 	}
+}
+
+// TestSubmitAnsweredOnceTheCheckpointIsDurable: a checkpoint whose fsync
+// fails is never accepted. Its submit is refused IO_FAILED and the
+// executor's Durable says why (the lifecycle then sends no Proceed); a
+// repeat of its call id is refused the same way instead of being answered
+// the action's status; and so is every submit after it, whose record the
+// failed log cannot be trusted to hold.
+func TestSubmitAnsweredOnceTheCheckpointIsDurable(t *testing.T) {
+	r := newRig(t)
+	req := r.request("a")
+	req.Session = "agent-1"
+	r.approved(req, 3)
+	r.b.j.SetFsync(func(int) error { return syscall.EIO })
+	_, err := r.cl.SubmitCall(r.workspace, req, "c-1")
+	wantCode(t, err, wire.CodeIOFailed)
+	if !strings.Contains(err.Error(), "could not be made durable, so it was not run") {
+		t.Fatalf("the refusal %q", err)
+	}
+	r.exec.mu.Lock()
+	got := r.exec.durable
+	r.exec.mu.Unlock()
+	if len(got) != 1 || !errors.Is(got[0], syscall.EIO) {
+		t.Fatalf("the executor's Durable said %v", got)
+	}
+	_, err = r.cl.SubmitCall(r.workspace, req, "c-1")
+	wantCode(t, err, wire.CodeIOFailed)
+	r.b.j.SetFsync(syscall.Fsync)
+	req.Session = "agent-2"
+	_, err = r.cl.Submit(r.workspace, req)
+	wantCode(t, err, wire.CodeIOFailed)
 }

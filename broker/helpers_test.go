@@ -31,17 +31,21 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // holdExecutor stands in for the lifecycle: it takes each launch, keeps a
-// copy of its identity and starts nothing. The action stays executing.
+// copy of its identity and what its Durable said, as the lifecycle asks
+// before Proceed, and starts nothing. The action stays executing.
 type holdExecutor struct {
 	mu       sync.Mutex
 	launched []*wire.CommandIdentity
+	durable  []error
 }
 
 func (h *holdExecutor) Start(_ context.Context, l *runner.Launch, _ runner.Observer) error {
+	err := l.Durable()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := *l.Resolved.Identity()
 	h.launched = append(h.launched, &id)
+	h.durable = append(h.durable, err)
 	l.Close()
 	return nil
 }

@@ -133,24 +133,26 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	obs.handle = launch.Handle
 	defer b.notify()
-	accepted := &wire.Accepted{Handle: launch.Handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}
+	handle, durable := launch.Handle, launch.Durable // launch is the executor's once handed
+	// The launcher confines itself while the checkpoint's fsync runs; it
+	// executes, and the submit is answered, only once that returned.
+	answer := func() (wire.Message, error) {
+		if err := durable(); err != nil {
+			return nil, wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", handle, err)
+		}
+		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}, nil
+	}
 	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err != nil {
 		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
-		return accepted, nil
+		return answer()
 	}
 	handed = true
-	durable := launch.Durable
 	if err := b.cfg.Executor.Start(ctx, launch, obs); err != nil {
 		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
 	}
-	// The launcher confines itself while the checkpoint's fsync runs; it
-	// executes, and the submit is answered, only once that returned.
-	if err := durable(); err != nil {
-		return nil, wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", launch.Handle, err)
-	}
-	return accepted, nil
+	return answer()
 }
 
 // snapshots fills in the sealed snapshots of a sealed-snapshot launch; an

@@ -5,11 +5,13 @@
 // # What it guarantees
 //
 //   - The outcome is decided from facts observed here: the launcher's reply
-//     (Refused, Ready then EOF, ExecFailed), the exit and wait4 status of
-//     the root process, and the group-gone evidence; never from the
-//     target's output.
-//   - Ready followed by EOF on the close-on-exec reply socket is the only
-//     proof that execveat succeeded (the stdlib forkExec pattern).
+//     (Refused, Ready, then after the broker's Proceed EOF or ExecFailed),
+//     the exit and wait4 status of the root process, and the group-gone
+//     evidence; never from the target's output.
+//   - The launcher executes only after Proceed, which is sent once Ready
+//     checks and Spec.Durable returned; Ready, Proceed, then EOF on the
+//     close-on-exec reply socket is the only proof that execveat succeeded
+//     (the stdlib forkExec pattern).
 //   - Timeout, cancel and the hard output budget all end the group the same
 //     way: SIGTERM and SIGCONT to the group, the grace period, SIGKILL
 //     (cgroup.kill, or each listed member with cgroup v1 alone, when the
@@ -176,8 +178,8 @@
 //   - The request socket is SOCK_STREAM (macOS has no SOCK_SEQPACKET for
 //     AF_UNIX), made close-on-exec with fcntl under the fork lock; the
 //     request is one wire frame with its fds in one SCM_RIGHTS message, and
-//     replies are read as frames. EOF between frames after Ready proves the
-//     exec; EOF inside a frame does not.
+//     replies are read as frames. EOF between frames after Proceed proves
+//     the exec; EOF inside a frame does not.
 //   - No pidfd: the root is watched with kqueue EVFILT_PROC NOTE_EXIT
 //     (x/sys has no waitid for darwin), which reports the exit without
 //     reaping, so the zombie still holds the group id while the group is

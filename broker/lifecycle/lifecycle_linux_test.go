@@ -277,7 +277,10 @@ func TestProceedWaitsForDurable(t *testing.T) {
 func TestNothingRunsWhenTheCheckpointIsNotDurable(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	r := launchWith(t, nil, "echo ran > "+marker, limits(time.Minute), nil, "sh", func(s *Spec) {
-		s.Durable = func() error { return errors.New("fsync: input/output error") }
+		s.Durable = func() error {
+			time.Sleep(100 * time.Millisecond) // a target sent Proceed before this would show in this time
+			return errors.New("fsync: input/output error")
+		}
 	})
 	if r.res.Outcome != wire.KnownNotExecuted || r.res.Err == nil || r.res.Err.Code != wire.CodeIOFailed || r.res.Ready == nil {
 		t.Fatalf("outcome %s err %v ready %v", r.res.Outcome, r.res.Err, r.res.Ready != nil)

@@ -153,6 +153,8 @@ func (s *supervisor) handshake() bool {
 		switch unix.Errno(f.Errno) {
 		case unix.ENOENT:
 			s.notStarted(wire.SpawnFailed, wire.CodeExecutableNotFound, "exec failed: %v", unix.Errno(f.Errno))
+		case unix.EPROTO: // awaitProceed's answer: execveat never returns it here
+			s.notStarted(wire.SpawnFailed, wire.CodeInternal, "the launcher did not take the broker's Proceed (%v), so nothing ran", unix.Errno(f.Errno))
 		case unix.ETXTBSY: // in place: a writer opened the file (breaking the broker's read lease) as it was to run
 			s.notStarted(wire.SpawnFailed, wire.CodeIdentityDrift,
 				"exec failed: %v: the program was opened for writing as it was about to run, so it was not run; submit again once it is written", unix.Errno(f.Errno))

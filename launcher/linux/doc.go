@@ -79,12 +79,12 @@
 //     §2.5), and close the listener.
 //  11. Read one more datagram, the broker's Proceed, sent once it has
 //     checked Ready and the action's EXECUTING record is durable (one
-//     queued before Ready was refused in step 2); then clear the signal
-//     mask again and execveat(memfd, "", argv, env, AT_EMPTY_PATH).
-//     Anything but Proceed (descriptors, another message, the socket's
-//     end), or a failed execveat: ExecFailed{errno}, exit 127, nothing
-//     executed. EOF on the close-on-exec reply socket tells the broker the
-//     exec happened.
+//     queued when the request was read was refused in step 2); then clear
+//     the signal mask again and execveat(memfd, "", argv, env,
+//     AT_EMPTY_PATH). Anything but Proceed (descriptors, another message,
+//     the socket's end), or a failed execveat: ExecFailed{errno}, exit 127,
+//     nothing executed. EOF on the close-on-exec reply socket tells the
+//     broker the exec happened.
 //
 // Where each step lives (Main and prepare, in launch_linux.go, call them
 // in this order):

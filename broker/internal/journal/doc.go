@@ -20,6 +20,8 @@
 // committed so too, and made durable by an fsync of the write-ahead log
 // that Checkpoint starts and its caller waits for before anything of the
 // action executes (syncAhead): the launcher confines itself meanwhile.
+// The log is held open from Open on, so that its fsync reports every
+// write-back error since; one that fails fails every later sync.
 // Each connection keeps the
 // statements it has prepared, by their text (stmtcache.go): the same few
 // dozen statements run for every action, and parsing them cost more than

@@ -11,10 +11,13 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -27,7 +30,7 @@ import (
 // in the process; the state-directory lock keeps other processes out.
 type Journal struct {
 	db    *sql.DB
-	wal   string // the database's write-ahead log, which syncAhead fsyncs
+	wal   *walLog // the write-ahead log syncAhead makes durable; nil for OpenReadOnly
 	now   func() time.Time
 	crash func(stage string) // the crash test's seam; nil in production
 }
@@ -88,11 +91,21 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Journal, err
 		db.Close()
 		return nil, fmt.Errorf("migrate journal: %w", err)
 	}
-	return &Journal{db: db, wal: path + "-wal", now: now}, nil
+	wal, err := openWAL(path + "-wal")
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	return &Journal{db: db, wal: wal, now: now}, nil
 }
 
 // Close closes the database.
-func (j *Journal) Close() error { return j.db.Close() }
+func (j *Journal) Close() error {
+	if j.wal != nil {
+		j.wal.close()
+	}
+	return j.db.Close()
+}
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok"
 // when the database is sound).
@@ -190,27 +203,136 @@ func (j *Journal) relaxedTx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // syncAhead starts an fsync of the write-ahead log, which makes every
 // transaction committed before it durable across the host's crash, as a
-// synchronous=FULL commit would have, and returns the wait for it. The
-// log is opened by name, never following a link: it exists from the
-// journal's first commit until its last connection closes, which the
-// single connection this process holds never does while it runs, so a
-// log that is not there is an error, not a durable record.
+// synchronous=FULL commit would have, and returns the wait for it (also
+// what Flush waits for, until a later syncAhead).
 func (j *Journal) syncAhead() func() error {
 	done := make(chan error, 1)
-	go func() {
-		fd, err := syscall.Open(j.wal, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	go func() { done <- j.wal.sync() }()
+	wait := sync.OnceValue(func() error { return <-done })
+	j.wal.pending.Store(&wait)
+	return wait
+}
+
+// SetFsync replaces the write-ahead log's fsync (syscall.Fsync, given the
+// held descriptor). Only tests call it, to make a sync fail.
+func (j *Journal) SetFsync(f func(fd int) error) {
+	j.wal.mu.Lock()
+	j.wal.fsync = f
+	j.wal.mu.Unlock()
+}
+
+// Flush waits until every transaction committed before the latest
+// syncAhead is durable, or says why it is not: what is answered after it
+// reflects no record a host's crash could take back.
+func (j *Journal) Flush() error {
+	if w := j.wal.pending.Load(); w != nil {
+		return (*w)()
+	}
+	return nil
+}
+
+// walLog is the journal's write-ahead log, held open from Open on, so
+// that an fsync of it reports every write-back error of the file since
+// then, whoever's write it was (the kernel's errseq: a descriptor opened
+// after an error that another fsync already reported would not see it).
+type walLog struct {
+	path    string
+	fsync   func(fd int) error           // syscall.Fsync; tests replace it
+	pending atomic.Pointer[func() error] // the latest syncAhead's wait
+
+	mu     sync.Mutex // one sync at a time: fd, id and failed
+	fd     int
+	id     fileID // what fd is, to notice a log SQLite made anew
+	failed error  // the first failed fsync: every later sync fails too
+}
+
+// openWAL opens the write-ahead log at path, which must be a regular
+// file, never following a link and without blocking.
+func openWAL(path string) (*walLog, error) {
+	w := &walLog{path: path, fsync: syscall.Fsync, fd: -1}
+	return w, w.open()
+}
+
+func (w *walLog) open() error {
+	fd, err := syscall.Open(w.path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open the write-ahead log %s: %w", w.path, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return fmt.Errorf("the write-ahead log %s is not a regular file (%v)", w.path, err)
+	}
+	w.close()
+	w.fd, w.id = fd, fileID{uint64(st.Dev), uint64(st.Ino)}
+	return nil
+}
+
+// fileID is a file's identity: (dev, ino).
+type fileID struct{ dev, ino uint64 }
+
+func (w *walLog) close() {
+	if w.fd >= 0 {
+		syscall.Close(w.fd)
+		w.fd = -1
+	}
+}
+
+// sync fsyncs the log held open. The log SQLite writes is the one held
+// unless its single connection was discarded (relaxedTx), when SQLite
+// removes the log with its last connection and the next commit makes a
+// new one: the commits in it were written before it could be held, so
+// that sync fails, nothing is run on them, and the new log and its
+// directory entry are made durable and held from then on. An fsync that
+// fails leaves every later sync failing: after a write-back error the
+// kernel may have dropped the pages, and a later fsync would not say so.
+func (w *walLog) sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return w.failed
+	}
+	var st syscall.Stat_t
+	err := syscall.Stat(w.path, &st)
+	if err == nil && (fileID{uint64(st.Dev), uint64(st.Ino)} != w.id) {
+		err = w.adopt()
 		if err == nil {
-			err = syscall.Fsync(fd)
-			syscall.Close(fd)
+			err = fmt.Errorf("the write-ahead log %s was made anew under this commit", w.path)
 		}
-		done <- err
-	}()
-	return sync.OnceValue(func() error {
-		if err := <-done; err != nil {
-			return fmt.Errorf("fsync %s: %w", j.wal, err)
+		return err
+	}
+	if err == nil {
+		err = retry.EINTR(func() error { return w.fsync(w.fd) })
+		if err != nil {
+			w.failed = fmt.Errorf("fsync %s: %w", w.path, err)
+			return w.failed
 		}
-		return nil
-	})
+	}
+	if err != nil {
+		return fmt.Errorf("the write-ahead log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// adopt holds the log at path from now on, made durable with its
+// directory entry.
+func (w *walLog) adopt() error {
+	if err := w.open(); err != nil {
+		return err
+	}
+	dir, err := syscall.Open(filepath.Dir(w.path), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err == nil {
+		err = retry.EINTR(func() error { return w.fsync(w.fd) })
+		if err == nil {
+			err = retry.EINTR(func() error { return w.fsync(dir) })
+		}
+		syscall.Close(dir)
+	}
+	if err != nil {
+		w.failed = fmt.Errorf("make the new write-ahead log %s durable: %w", w.path, err)
+		return w.failed
+	}
+	return nil
 }
 
 type rowsQuerier interface {

@@ -3,10 +3,12 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -215,32 +217,61 @@ func TestStoredValuesDecodeStrictly(t *testing.T) {
 	}
 }
 
-// Checkpoint's commit is made durable by the fsync of the write-ahead log
-// that it starts: durable says so once that returned. A log that cannot
-// be synced (here not there) leaves the record not durable, and durable
-// says why, so that nothing of the action runs.
+// Checkpoint's commit is made durable by an fsync of the write-ahead log
+// that it starts, on the descriptor held since Open: durable (and Flush)
+// say so once that returned. An fsync that fails fails that wait and every
+// later one; a log SQLite made anew (its connection discarded, as
+// relaxedTx does) fails the sync that finds it, and is held from then on.
 func TestCheckpointDurableWaitsForTheLogsSync(t *testing.T) {
-	j, l, id := leased(t, 2)
+	j, l, id := leased(t, 10)
 	ctx := context.Background()
-	_, durable, err := j.Checkpoint(ctx, l, "s1", "", id, nil)
+	var synced []fileID
+	var fail error
+	j.wal.fsync = func(fd int) error {
+		var st syscall.Stat_t
+		must(t, syscall.Fstat(fd, &st))
+		synced = append(synced, fileID{uint64(st.Dev), uint64(st.Ino)})
+		if fail != nil {
+			return fail
+		}
+		return syscall.Fsync(fd)
+	}
+	checkpoint := func() error {
+		_, durable, err := j.Checkpoint(ctx, l, fmt.Sprintf("s%d", len(synced)), "", id, nil)
+		must(t, err)
+		return durable()
+	}
+	walID := func() fileID {
+		var st syscall.Stat_t
+		must(t, syscall.Lstat(j.wal.path, &st))
+		return fileID{uint64(st.Dev), uint64(st.Ino)}
+	}
+	if err := checkpoint(); err != nil || len(synced) != 1 || synced[0] != walID() {
+		t.Fatalf("durable = %v after fsyncs of %v; the log is %v", err, synced, walID())
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatalf("Flush after a durable checkpoint: %v", err)
+	}
+
+	// The connection discarded: SQLite removes the log with it and makes
+	// a new one at the next commit.
+	conn, err := j.db.Conn(ctx)
 	must(t, err)
-	if err := durable(); err != nil {
-		t.Fatalf("the log of a healthy journal was not synced: %v", err)
+	conn.Raw(func(any) error { return driver.ErrBadConn })
+	conn.Close()
+	if err := checkpoint(); err == nil || !strings.Contains(err.Error(), "made anew") {
+		t.Fatalf("durable = %v for a commit into a log made anew", err)
 	}
-	if fi, err := os.Lstat(j.wal); err != nil || !fi.Mode().IsRegular() {
-		t.Fatalf("the write-ahead log %s: %v", j.wal, err)
+	if err := checkpoint(); err != nil || synced[len(synced)-1] != walID() {
+		t.Fatalf("durable = %v once the new log is held (fsync'd %v, the log %v)", err, synced[len(synced)-1], walID())
 	}
-	j.wal = filepath.Join(t.TempDir(), "gone-wal")
-	h, durable, err := j.Checkpoint(ctx, l, "s2", "", id, nil)
-	must(t, err)
-	err = durable()
-	if err == nil || !errors.Is(err, syscall.ENOENT) {
-		t.Fatalf("durable = %v for a log that is not there", err)
+
+	fail = syscall.EIO
+	if err := checkpoint(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("durable = %v for a failed fsync", err)
 	}
-	if again := durable(); again != err {
-		t.Fatalf("a second wait said %v, the first %v", again, err)
-	}
-	if st, err := j.Status(ctx, h); err != nil || st == nil {
-		t.Fatalf("action %s: %v", h, err)
+	fail = nil
+	if err := checkpoint(); !errors.Is(err, syscall.EIO) || !errors.Is(j.Flush(), syscall.EIO) {
+		t.Fatalf("after a failed fsync, durable = %v and Flush = %v", err, j.Flush())
 	}
 }

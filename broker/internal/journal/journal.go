@@ -225,6 +225,9 @@ func (j *Journal) SetFsync(f func(fd int) error) {
 // syncAhead is durable, or says why it is not: what is answered after it
 // reflects no record a host's crash could take back.
 func (j *Journal) Flush() error {
+	if j.wal == nil { // OpenReadOnly: it commits nothing
+		return nil
+	}
 	if w := j.wal.pending.Load(); w != nil {
 		return (*w)()
 	}

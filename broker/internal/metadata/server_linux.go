@@ -103,10 +103,9 @@ func (s *Server) addRoot(fd int) {
 }
 
 // Stop ends the server, waits for its loop (once Serve started it) and
-// releases everything. A
-// notification still pending gets no answer: its caller is gone (Stop
-// runs once the action's group is), or, were it not, the kernel answers
-// ENOSYS once the listener is closed.
+// releases everything. A notification still pending gets no answer: its
+// caller is gone (Stop runs once the action's group is), or, were it not,
+// the kernel answers ENOSYS once the listener is closed.
 func (s *Server) Stop() Stats {
 	if s.listener >= 0 {
 		unix.Write(s.stopW, []byte{0})

@@ -45,7 +45,7 @@ func (b *Broker) repeated(ctx context.Context, c *journal.Call) (wire.Message, e
 		// The action's checkpoint may still be on its way to the disk:
 		// it is answered, as its first submit is, once durable.
 		if err := b.j.Flush(); err != nil {
-			return nil, wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", bound.Handle, err)
+			return nil, notDurable(bound.Handle, err)
 		}
 		return b.j.Status(ctx, bound.Handle)
 	case bound.Denial != nil:

@@ -138,7 +138,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// executes, and the submit is answered, only once that returned.
 	answer := func() (wire.Message, error) {
 		if err := durable(); err != nil {
-			return nil, wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", handle, err)
+			return nil, notDurable(handle, err)
 		}
 		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}, nil
 	}
@@ -153,6 +153,13 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return answer()
+}
+
+// notDurable refuses a submit whose action was checkpointed but whose
+// record the journal could not make durable (err): its launcher is never
+// told to proceed.
+func notDurable(handle string, err error) error {
+	return wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", handle, err)
 }
 
 // snapshots fills in the sealed snapshots of a sealed-snapshot launch; an

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/broker/internal/metadata"
+	"warrant/wire"
 )
 
 // osState is the Linux containment of one action: its cgroups, when the
@@ -19,12 +20,18 @@ type osState struct {
 
 // prepareMetadata makes the server that will answer the target's metadata
 // calls for its writable scope: the workspace, HOME, TMPDIR and the
-// policy's read-write paths (broker/internal/metadata). It runs once the
-// launcher has its request, while it confines itself.
+// policy's read-write paths, each of these only while it is its pin
+// (broker/internal/metadata). It runs once the launcher has its request,
+// while it confines itself.
 func (s *supervisor) prepareMetadata() {
 	q := s.spec.Request
-	dirs := append([]string{q.Home, q.Tmp}, q.Policy.ReadWrite...)
-	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), dirs)
+	var pins []wire.PathPin
+	for _, p := range q.Policy.ReadWrite {
+		if pin, ok := q.Policy.Pin(p); ok { // every policy path has one (wire.Policy.validate)
+			pins = append(pins, pin)
+		}
+	}
+	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), []string{q.Home, q.Tmp}, pins)
 }
 
 // serveMetadata takes the seccomp listener sent with Ready (exactly one

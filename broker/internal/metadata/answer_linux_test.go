@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/wire"
 )
 
 func TestProcFD(t *testing.T) {
@@ -61,6 +63,65 @@ func TestBeneath(t *testing.T) {
 	defer unix.Close(rootFD)
 	for p, inside := range map[string]bool{filepath.Join(ws, "sub", "in"): true, ws: true, filepath.Join(ws, "sub"): true,
 		filepath.Join(outside, "out"): false, filepath.Join(ws, "link", "out"): false, dir: false, "/etc/passwd": false} {
+		obj, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.beneath(obj)
+		unix.Close(obj)
+		if (err == nil) != inside {
+			t.Errorf("%s: beneath %v (%v), want %v", p, err == nil, err, inside)
+		}
+		if err == nil {
+			unix.Close(b)
+		}
+	}
+}
+
+// TestPreparedPolicyPathIsItsPin: a read-write policy path joins the
+// writable scope only while it is the object of its pin. One renamed
+// away and replaced by another directory since approval (what the
+// launcher refuses to grant) is left out, and so is what lies beneath
+// its replacement; one that is still its pin is served.
+func TestPreparedPolicyPathIsItsPin(t *testing.T) {
+	dir := t.TempDir()
+	ws, kept, swapped := filepath.Join(dir, "ws"), filepath.Join(dir, "kept"), filepath.Join(dir, "swapped")
+	for _, d := range []string{ws, kept, swapped} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pin := func(p string) wire.PathPin {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return wire.PathPin{Path: p, Dev: st.Dev, Ino: st.Ino}
+	}
+	pins := []wire.PathPin{pin(kept), pin(swapped)}
+	if err := os.Rename(swapped, swapped+".approved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(swapped, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(kept, "f"), filepath.Join(swapped, "f"), filepath.Join(swapped+".approved", "f")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wsFD, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(wsFD)
+	s, err := Prepare(wsFD, nil, pins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	for p, inside := range map[string]bool{filepath.Join(kept, "f"): true, kept: true,
+		filepath.Join(swapped, "f"): false, swapped: false, filepath.Join(swapped+".approved", "f"): false} {
 		obj, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,9 @@
 // (/proc/PID/mem), opens the object the caller names — relative to the
 // caller's cwd or descriptor, following symlinks exactly as the call
 // would — and proves it lies beneath a root of the writable scope (the
-// workspace, the action's HOME and TMPDIR, configured read-write paths):
+// workspace, the action's HOME and TMPDIR, configured read-write paths,
+// each of the last opened without following symlinks and taken only
+// while it is the (dev, ino) its pin records, as the launcher grants it):
 // the object's path, as the kernel names it, must start with a root's
 // path, and opening that remainder beneath the root with openat2
 // RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS must reach the same inode. Only then

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/retry"
+	"warrant/wire"
 )
 
 // Stats counts what one action's metadata calls came to.
@@ -53,12 +54,16 @@ func checkListener(fd int) error {
 // Prepare makes the server for one action's metadata calls, before its
 // listener has come (the launcher sends it with Ready, and confines
 // itself meanwhile), with the writable scope: the workspace (a directory
-// descriptor, duplicated here) and the directories dirs (the action's
-// HOME and TMPDIR, configured read-write paths), opened here without
-// following symlinks. A directory that cannot be opened is left out, so
-// nothing beneath it can be changed. Serve starts answering; Stop
-// releases the server, whether it served or not.
-func Prepare(workspace int, dirs []string) (*Server, error) {
+// descriptor, duplicated here), the broker's own directories own (the
+// action's HOME and TMPDIR, opened as they are named), and the policy's
+// read-write paths, each opened without following symlinks and taken
+// only if it is still the object of its pin: a path swapped since
+// approval is what the launcher refuses to grant, and the server, which
+// may open it before or after the launcher looks, must not serve it
+// either. A directory that cannot be opened, or is not its pin, is left
+// out, so nothing beneath it can be changed. Serve starts answering;
+// Stop releases the server, whether it served or not.
+func Prepare(workspace int, own []string, policy []wire.PathPin) (*Server, error) {
 	s := &Server{listener: -1, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid()}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -69,14 +74,31 @@ func Prepare(workspace int, dirs []string) (*Server, error) {
 	if fd, err := unix.FcntlInt(uintptr(workspace), unix.F_DUPFD_CLOEXEC, 0); err == nil {
 		s.addRoot(fd)
 	}
-	for _, d := range dirs {
-		fd, err := unix.Openat2(unix.AT_FDCWD, d, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-		if err == nil {
+	for _, d := range own {
+		if fd, err := openDir(d); err == nil {
 			s.addRoot(fd)
 		}
 	}
+	for _, pin := range policy {
+		fd, err := openDir(pin.Path)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Dev != pin.Dev || st.Ino != pin.Ino {
+			unix.Close(fd)
+			continue
+		}
+		s.addRoot(fd)
+	}
 	return s, nil
+}
+
+// openDir opens directory path for reference only, without following a
+// symlink on its way.
+func openDir(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 }
 
 // Serve starts answering the notifications of listener, which must be a

@@ -77,7 +77,3 @@ func (s *supervisor) markGone(pgid int) {
 	s.r.Evidence = fmt.Sprintf("no process of group %d remains and none of its members' descendants was found outside it (sysctl kern.proc.all); "+
 		"on macOS a process that left the group and whose parent then exited cannot be traced, so it is not covered", pgid)
 }
-
-// childrenInGroup finds nothing to reap: an orphan of an action is
-// re-parented to launchd, which reaps it (see survey).
-func childrenInGroup(int) ([]member, error) { return nil, nil }

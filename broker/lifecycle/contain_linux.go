@@ -15,7 +15,7 @@ type osState struct {
 	cg      *actionCgroup
 	meta    *metadata.Server // prepared once the launcher has its request; serving from Ready
 	metaErr error            // why there is no meta
-	scanned bool             // the last survey looked at every process in /proc, not only this broker's children
+	scanned bool             // the last survey looked at every process in /proc (else the cgroups held none)
 }
 
 // prepareMetadata makes the server that will answer the target's metadata
@@ -119,11 +119,12 @@ func (s *supervisor) killContainer() {
 // group's members other than the root. Descendants cannot leave the group
 // here: the launcher's seccomp policy denies setsid and setpgid, and the
 // cgroup holds them regardless. While the cgroups hold a process, or
-// without cgroups, every process in /proc is looked at; once they hold
-// none, only zombies can be left in the group, each a child of this
-// broker (an orphan re-parented to it) or on its way to being one (its
-// parent is exiting), so only this process's children are looked at, and
-// settle's last check waits out those still on their way.
+// without cgroups, every process in /proc is looked at. Once they hold
+// none, nothing of the group is alive: only zombies can be left, each a
+// child of this broker (an orphan re-parented to it) or on its way to
+// being one (its parent is exiting), and no process is looked at: settle
+// reaps the root, then those zombies as they arrive, until the kernel
+// says the group is empty (emptiedGroup).
 func (s *supervisor) survey(pgid int) (snapshot, error) {
 	var snap snapshot
 	var err error
@@ -132,10 +133,8 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 			return snapshot{}, fmt.Errorf("read whether the action's cgroup is populated: %w", err)
 		}
 		if !snap.populated {
-			if snap.group, err = childrenInGroup(pgid); err == nil {
-				s.scanned = false
-				return snap, nil
-			}
+			s.scanned = false
+			return snap, nil
 		}
 	}
 	if snap.group, err = groupMembers(pgid); err != nil {
@@ -149,11 +148,11 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 func (s *supervisor) markGone(pgid int) {
 	s.r.GroupGone = true
 	s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
-	if !s.scanned {
-		s.r.Evidence = fmt.Sprintf("no zombie of group %d is left among this broker's children", pgid)
-	}
 	if s.cg != nil {
 		s.r.ByCgroup = true
 		s.r.Evidence += " and " + s.cg.evidence()
+	}
+	if !s.scanned {
+		s.r.Evidence = fmt.Sprintf("%s, and kill(-%d, 0) returned ESRCH once the group's leader and the zombies re-parented to this broker were reaped", s.cg.evidence(), pgid)
 	}
 }

@@ -21,9 +21,10 @@
 //     ends with its root process.
 //   - The group id cannot be reused by an unrelated process while it is
 //     being signalled: the root is left a zombie (observed through its
-//     pidfd on Linux, a kqueue on macOS, not reaped) until every other
-//     member is confirmed gone; once it is reaped, kill(-pgid, 0) must
-//     return ESRCH.
+//     pidfd on Linux, a kqueue on macOS, not reaped) until no other member
+//     is alive; once it is reaped, kill(-pgid, 0) must return ESRCH. A
+//     zombie member still holds the id, so until then it names no other
+//     group.
 //   - "Gone" means cgroup.events says "populated 0" (or, with cgroup v1
 //     alone, that its cgroup.procs lists no process) when the action has
 //     cgroups, and in every case that no process is left in the group but
@@ -31,13 +32,14 @@
 //     launcher's seccomp policy denies setsid and setpgid), and, once the
 //     root is reaped, kill(-pgid, 0) returns ESRCH. Without cgroups, or
 //     while they hold a process, that is a scan of every process in
-//     /proc; once the cgroups hold none, only zombies can be left in the
-//     group, each this broker's child (an orphan re-parented to it) or on
-//     its way to becoming one, so only this process's children are looked
-//     at (/proc/PID/task/TID/children), and the last check reaps those
-//     that arrive late: Linux takes a process out of its cgroup before it
-//     re-parents its children. If that cannot be confirmed within
-//     confirmBound, the outcome is unknown: never a tidy success.
+//     /proc. Once the cgroups hold none, nothing of the group is alive
+//     and no process is looked at: only zombies can be left, each this
+//     broker's child (an orphan re-parented to it) or on its way to
+//     becoming one (Linux takes a process out of its cgroup before it
+//     re-parents its children), so the root is reaped, then those zombies
+//     as they arrive (wait4 of -pgid), until kill(-pgid, 0) returns
+//     ESRCH. If that cannot be confirmed within confirmBound, the outcome
+//     is unknown: never a tidy success.
 //   - Output is drained to EOF with a deadline; memory is bounded by the
 //     sinks and one read buffer per stream (captureRead), not by what
 //     the target prints. On Linux a stream whose pipe is found full is

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/profile"
+	"warrant/internal/retry"
 	"warrant/receipt"
 )
 
@@ -119,12 +120,13 @@ func (s *supervisor) settle(why reason) {
 
 // emptiedGroup requires the kernel to agree, once the root is reaped, that
 // group pgid has no member left: kill(-pgid, 0) returns ESRCH. Until
-// confirmBound passes it reaps the zombies of the group that reach this
-// broker meanwhile (their parent was exiting as the group was surveyed:
-// Linux takes a process out of its cgroup before it re-parents its
-// children); nothing else can be left once the group was seen gone.
+// confirmBound passes it reaps the zombies of the group that are or
+// become this broker's children: orphans re-parented to it, some of them
+// only as the group was surveyed (Linux takes a process out of its cgroup
+// before it re-parents its children). Nothing else can be left once the
+// group was seen gone. A zombie member holds the group's id as long as it
+// is not reaped, so the id cannot name another group meanwhile.
 func emptiedGroup(pgid int) error {
-	self := unix.Getpid()
 	deadline := time.Now().Add(confirmBound)
 	pause := time.Millisecond
 	for {
@@ -135,10 +137,26 @@ func emptiedGroup(pgid int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("kill(-%d, 0) after the last reap returned %v, not ESRCH", pgid, err)
 		}
-		ms, _ := childrenInGroup(pgid)
-		reapOrCount(ms, self)
-		time.Sleep(pause)
-		pause = min(2*pause, 50*time.Millisecond)
+		if reapGroup(pgid) == 0 { // what is left is still on its way here
+			time.Sleep(pause)
+			pause = min(2*pause, 50*time.Millisecond)
+		}
+	}
+}
+
+// reapGroup reaps every zombie child of this process in group pgid (wait4
+// of -pgid) and returns how many it reaped.
+func reapGroup(pgid int) (n int) {
+	for {
+		var pid int
+		err := retry.EINTR(func() (err error) {
+			pid, err = unix.Wait4(-pgid, nil, unix.WNOHANG, nil)
+			return err
+		})
+		if err != nil || pid <= 0 {
+			return n
+		}
+		n++
 	}
 }
 

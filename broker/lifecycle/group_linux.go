@@ -2,12 +2,9 @@ package lifecycle
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -53,39 +50,11 @@ func groupMembers(pgid int) ([]member, error) {
 	return out, nil
 }
 
-// childrenInGroup returns this process's children, other than pgid
-// itself, that are in process group pgid, from the children lists of its
-// threads (proc_pid_task(5): an orphan is re-parented to one of them).
-// It fails on a kernel without those lists.
-func childrenInGroup(pgid int) ([]member, error) {
-	if !haveChildren() {
-		return nil, errors.New("this kernel has no /proc/PID/task/TID/children")
-	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	var out []member
-	for _, t := range tasks {
-		b, _ := readFile("/proc/self/task/" + t.Name() + "/children") // a thread that exited has none
-		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil || pid == pgid {
-				continue
-			}
-			if m, group, err := readStat(pid); err == nil && group == pgid {
-				out = append(out, m)
-			}
-		}
-	}
-	return out, nil
-}
-
 // readFile is os.ReadFile for the /proc and cgroup files read as each
 // action ends, with bare system calls: open, read until EOF, close. The
 // os.File that os.ReadFile builds (and its fstat and poller check) cost
 // more than the read of such a file; the end of an action reads one per
-// broker thread and one per counter.
+// counter.
 func readFile(path string) ([]byte, error) {
 	var fd int
 	err := retry.EINTR(func() (err error) {
@@ -115,13 +84,6 @@ func readFile(path string) ([]byte, error) {
 		b = b[:len(b)+n]
 	}
 }
-
-// haveChildren reports whether the kernel keeps children lists
-// (CONFIG_PROC_CHILDREN).
-var haveChildren = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/thread-self/children")
-	return err == nil
-})
 
 // parseStat reads state, ppid, pgrp and starttime from /proc/PID/stat.
 // The command name may hold spaces and parentheses, so fields are counted

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"warrant/broker/internal/goals"
@@ -106,6 +107,11 @@ func (o *observer) End(obs *runner.Observation) {
 		later = b.removeActionDirs(o.handle) // renamed away now, deleted once the end is recorded
 	}
 	defer later()
+	// The waiters the end woke answer before the work it leaves behind
+	// (removing the directories, the next warm launcher) takes this
+	// goroutine's processor: woken, each waits in its run queue until this
+	// one blocks or yields, and many short system calls block nothing.
+	defer runtime.Gosched()
 	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	checked := o.protectedChanges(obs)
 	artefacts := o.artefacts(obs)

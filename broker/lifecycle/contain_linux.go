@@ -153,6 +153,6 @@ func (s *supervisor) markGone(pgid int) {
 		s.r.Evidence += " and " + s.cg.evidence()
 	}
 	if !s.scanned {
-		s.r.Evidence = fmt.Sprintf("%s, and kill(-%d, 0) returned ESRCH once the group's leader and the zombies re-parented to this broker were reaped", s.cg.evidence(), pgid)
+		s.r.Evidence = s.cg.evidence() // settle adds the kernel's word once it has reaped what is left
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/profile"
-	"warrant/internal/retry"
 	"warrant/receipt"
 )
 
@@ -94,8 +93,11 @@ func (s *supervisor) settle(why reason) {
 	}
 	s.drain()
 	if s.r.RootExited {
-		ws := s.l.reap()
+		ws, err := s.l.reap()
 		switch {
+		case err != nil:
+			s.r.GroupGone = false
+			s.r.Evidence = fmt.Sprintf("the root process %d could not be reaped (%v): its exit status is unknown, and so is what its group id names", s.l.pid, err)
 		case ws.Exited():
 			code := ws.ExitStatus()
 			s.r.ExitCode = &code
@@ -108,10 +110,14 @@ func (s *supervisor) settle(why reason) {
 				s.r.Evidence = err.Error()
 			} else {
 				s.r.GoneAt = time.Now()
+				s.r.Evidence += fmt.Sprintf(", and kill(-%d, 0) returned ESRCH once the root and the group's zombies re-parented to this broker were reaped", s.l.pid)
 			}
 		}
 	} else {
 		go s.l.reap() // whenever it finally dies
+	}
+	if !s.r.StreamsComplete && s.r.GroupGone {
+		s.r.Evidence += fmt.Sprintf("; but an output pipe stayed open %s after the group was gone", drainBound)
 	}
 	s.readUsage()
 	decide(&s.r, why)
@@ -148,11 +154,7 @@ func emptiedGroup(pgid int) error {
 // of -pgid) and returns how many it reaped.
 func reapGroup(pgid int) (n int) {
 	for {
-		var pid int
-		err := retry.EINTR(func() (err error) {
-			pid, err = unix.Wait4(-pgid, nil, unix.WNOHANG, nil)
-			return err
-		})
+		pid, err := unix.Wait4(-pgid, nil, unix.WNOHANG, nil) // WNOHANG: never EINTR
 		if err != nil || pid <= 0 {
 			return n
 		}
@@ -232,7 +234,4 @@ func (s *supervisor) drain() {
 	<-s.out.done
 	<-s.err.done
 	s.r.StreamsComplete = s.out.complete && s.err.complete
-	if !s.r.StreamsComplete && s.r.GroupGone {
-		s.r.Evidence += fmt.Sprintf("; but an output pipe stayed open %s after the group was gone", drainBound)
-	}
 }

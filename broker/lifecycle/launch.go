@@ -213,14 +213,16 @@ func (l *launcher) abandon() {
 }
 
 // reap waits for the launcher (or the target it became) and returns its
-// wait status. A wait is not bounded like retry's calls: giving up would
-// report an exit that did not happen.
-func (l *launcher) reap() unix.WaitStatus {
+// wait status, or why there is none (ECHILD: something else reaped it;
+// the status is then unknown, never a zero one read as exit 0). A wait is
+// not bounded like retry's calls: giving up would report an exit that
+// did not happen.
+func (l *launcher) reap() (unix.WaitStatus, error) {
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(l.pid, &ws, 0, nil)
 		if err != unix.EINTR {
-			return ws
+			return ws, err
 		}
 	}
 }

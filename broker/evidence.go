@@ -109,8 +109,9 @@ func (o *observer) End(obs *runner.Observation) {
 	defer later()
 	// The waiters the end woke answer before the work it leaves behind
 	// (removing the directories, the next warm launcher) takes this
-	// goroutine's processor: woken, each waits in its run queue until this
-	// one blocks or yields, and many short system calls block nothing.
+	// goroutine's processor: woken, each is queued on it and may wait
+	// there until this one blocks or yields, and many short system calls
+	// block nothing.
 	defer runtime.Gosched()
 	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	checked := o.protectedChanges(obs)

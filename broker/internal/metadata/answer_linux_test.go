@@ -61,8 +61,15 @@ func TestBeneath(t *testing.T) {
 	}
 	s.addRoot(rootFD)
 	defer unix.Close(rootFD)
-	for p, inside := range map[string]bool{filepath.Join(ws, "sub", "in"): true, ws: true, filepath.Join(ws, "sub"): true,
-		filepath.Join(outside, "out"): false, filepath.Join(ws, "link", "out"): false, dir: false, "/etc/passwd": false} {
+	checkBeneath(t, s, map[string]bool{filepath.Join(ws, "sub", "in"): true, ws: true, filepath.Join(ws, "sub"): true,
+		filepath.Join(outside, "out"): false, filepath.Join(ws, "link", "out"): false, dir: false, "/etc/passwd": false})
+}
+
+// checkBeneath requires s to find each path beneath its scope (true) or
+// not (false).
+func checkBeneath(t *testing.T, s *Server, want map[string]bool) {
+	t.Helper()
+	for p, inside := range want {
 		obj, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -120,19 +127,6 @@ func TestPreparedPolicyPathIsItsPin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	for p, inside := range map[string]bool{filepath.Join(kept, "f"): true, kept: true,
-		filepath.Join(swapped, "f"): false, swapped: false, filepath.Join(swapped+".approved", "f"): false} {
-		obj, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.beneath(obj)
-		unix.Close(obj)
-		if (err == nil) != inside {
-			t.Errorf("%s: beneath %v (%v), want %v", p, err == nil, err, inside)
-		}
-		if err == nil {
-			unix.Close(b)
-		}
-	}
+	checkBeneath(t, s, map[string]bool{filepath.Join(kept, "f"): true, kept: true,
+		filepath.Join(swapped, "f"): false, swapped: false, filepath.Join(swapped+".approved", "f"): false})
 }

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -147,12 +148,13 @@ func (s *supervisor) survey(pgid int) (snapshot, error) {
 // markGone records the group as gone and how that was confirmed.
 func (s *supervisor) markGone(pgid int) {
 	s.r.GroupGone = true
-	s.r.Evidence = fmt.Sprintf("no process of group %d remains in /proc", pgid)
+	var seen []string // settle adds the kernel's word once it has reaped what is left
+	if s.scanned {
+		seen = append(seen, fmt.Sprintf("no process of group %d remains in /proc", pgid))
+	}
 	if s.cg != nil {
 		s.r.ByCgroup = true
-		s.r.Evidence += " and " + s.cg.evidence()
+		seen = append(seen, s.cg.evidence())
 	}
-	if !s.scanned {
-		s.r.Evidence = s.cg.evidence() // settle adds the kernel's word once it has reaped what is left
-	}
+	s.r.Evidence = strings.Join(seen, " and ")
 }

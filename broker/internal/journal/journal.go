@@ -262,9 +262,13 @@ func (w *walLog) open() error {
 		return fmt.Errorf("open the write-ahead log %s: %w", w.path, err)
 	}
 	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
-		return fmt.Errorf("the write-ahead log %s is not a regular file (%v)", w.path, err)
+		return fmt.Errorf("fstat the write-ahead log %s: %w", w.path, err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return fmt.Errorf("the write-ahead log %s is not a regular file", w.path)
 	}
 	w.close()
 	w.fd, w.id = fd, fileID{uint64(st.Dev), uint64(st.Ino)}
@@ -296,23 +300,18 @@ func (w *walLog) sync() error {
 		return w.failed
 	}
 	var st syscall.Stat_t
-	err := syscall.Stat(w.path, &st)
-	if err == nil && (fileID{uint64(st.Dev), uint64(st.Ino)} != w.id) {
-		err = w.adopt()
-		if err == nil {
-			err = fmt.Errorf("the write-ahead log %s was made anew under this commit", w.path)
-		}
-		return err
-	}
-	if err == nil {
-		err = retry.EINTR(func() error { return w.fsync(w.fd) })
-		if err != nil {
-			w.failed = fmt.Errorf("fsync %s: %w", w.path, err)
-			return w.failed
-		}
-	}
-	if err != nil {
+	if err := syscall.Stat(w.path, &st); err != nil {
 		return fmt.Errorf("the write-ahead log %s: %w", w.path, err)
+	}
+	if (fileID{uint64(st.Dev), uint64(st.Ino)}) != w.id {
+		if err := w.adopt(); err != nil {
+			return err
+		}
+		return fmt.Errorf("the write-ahead log %s was made anew under this commit", w.path)
+	}
+	if err := retry.EINTR(func() error { return w.fsync(w.fd) }); err != nil {
+		w.failed = fmt.Errorf("fsync %s: %w", w.path, err)
+		return w.failed
 	}
 	return nil
 }

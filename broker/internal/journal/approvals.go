@@ -139,33 +139,36 @@ func requestState(ctx context.Context, q querier, id string) (wire.RequestState,
 // operator sees what became of a request that is no longer pending; they
 // are a bounded look back, not paged.
 func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []wire.ApprovalView, truncated bool, _ error) {
-	cond, args, err := page(ctx, j.db, "approval_requests", "id", after, false)
+	// One read transaction: a request decided or expired meanwhile is
+	// either still pending here or among the ended, never both.
+	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
-	ids, err := column[string](ctx, j.db, `SELECT id FROM approval_requests WHERE state = 'pending'
+	defer tx.Rollback()
+	cond, args, err := page(ctx, tx, "approval_requests", "id", after, false)
+	if err != nil {
+		return nil, false, fmt.Errorf("list approvals: %w", err)
+	}
+	ids, err := column[string](ctx, tx, `SELECT id FROM approval_requests WHERE state = 'pending'
 		AND id NOT IN (SELECT approval_id FROM approval_expiries) AND `+cond+` ORDER BY created_unix, rowid LIMIT ?`, append(args, limit+1)...)
-	if err == nil && len(ids) > limit {
-		return j.readApprovals(ctx, ids[:limit], true)
-	}
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
-	ended, err := column[string](ctx, j.db, `SELECT r.id FROM approval_requests r
+	if truncated = len(ids) > limit; truncated {
+		ids = ids[:limit]
+	} else {
+		ended, err := column[string](ctx, tx, `SELECT r.id FROM approval_requests r
 		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.state != 'pending' OR e.approval_id IS NOT NULL
 		ORDER BY COALESCE(e.expired_unix, r.decided_unix) DESC, r.rowid DESC LIMIT ?`, min(recentlyEnded, limit-len(ids)))
-	if err != nil {
-		return nil, false, fmt.Errorf("list approvals: %w", err)
+		if err != nil {
+			return nil, false, fmt.Errorf("list approvals: %w", err)
+		}
+		ids = append(ids, ended...)
 	}
-	return j.readApprovals(ctx, append(ids, ended...), false)
-}
-
-// readApprovals reads the requests ids, in order, for a page that is
-// truncated or not.
-func (j *Journal) readApprovals(ctx context.Context, ids []string, truncated bool) ([]wire.ApprovalView, bool, error) {
 	out := make([]wire.ApprovalView, 0, len(ids))
 	for _, id := range ids {
-		v, err := readApproval(ctx, j.db, id)
+		v, err := readApproval(ctx, tx, id)
 		if err != nil {
 			return nil, false, err
 		}

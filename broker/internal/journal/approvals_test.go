@@ -84,3 +84,47 @@ func TestExpiredRequestIsFinal(t *testing.T) {
 		t.Fatalf("integrity %q %v", v, err)
 	}
 }
+
+// A listing is one snapshot: a request that ends while the listing reads
+// is listed once, and every pending one comes before every ended one.
+// Before, the pending and the ended requests were two reads, and a
+// request that expired between them was listed twice.
+func TestApprovalsListingIsOneSnapshot(t *testing.T) {
+	const n = 200
+	j, ids := requested(t, n)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		for _, id := range ids {
+			if _, err := j.Expire(ctx, id, "its requester went away"); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for listings := 0; ; listings++ {
+		select {
+		case err := <-done:
+			must(t, err)
+			t.Logf("%d listings while %d requests expired", listings, n)
+			return
+		default:
+		}
+		l, _, err := j.Approvals(ctx, "", n)
+		must(t, err)
+		seen := map[string]bool{}
+		ended := false
+		for _, v := range l {
+			if seen[v.ID] {
+				t.Fatalf("listing %d lists %s twice", listings, v.ID)
+			}
+			seen[v.ID] = true
+			if v.State != wire.RequestPending {
+				ended = true
+			} else if ended {
+				t.Fatalf("listing %d lists pending %s after an ended request", listings, v.ID)
+			}
+		}
+	}
+}

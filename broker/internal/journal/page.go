@@ -13,7 +13,7 @@ import (
 // AND into its WHERE clause and its arguments. Listings are ordered by
 // (created_unix, rowid), ascending or (desc) descending; the cursor is
 // the key of the last entry of the previous page and must exist.
-func page(ctx context.Context, db *sql.DB, table, key, after string, desc bool) (string, []any, error) {
+func page(ctx context.Context, db querier, table, key, after string, desc bool) (string, []any, error) {
 	if after == "" {
 		return "1", nil, nil
 	}

@@ -161,6 +161,10 @@ func TestForkBombIsBoundedByPidsMax(t *testing.T) {
 	if r.Outcome != wire.TimedOutReaped || !strings.Contains(r.Stdout.Text, "planted") {
 		t.Fatalf("outcome %s, stdout %q, error %+v", r.Outcome, r.Stdout.Text, r.Error)
 	}
+	// The agent is told the limit it met and the longer profiles.
+	if want := "wall-time limit of 10s and its group was ended; that is the short profile's limit, and a longer profile needs its own approval: standard (2m0s), long (30m0s)"; r.Error == nil || !strings.Contains(r.Error.Message, want) {
+		t.Fatalf("the timeout's words: %+v; want %q", r.Error, want)
+	}
 	rc := requireGone(t, d, r, mark)
 	if pmax != 256 || maxCurrent > pmax || maxSeen > pmax {
 		t.Fatalf("pids.max %d; sampled at most %d in pids.current and %d processes in /proc (%d samples)", pmax, maxCurrent, maxSeen, samples)

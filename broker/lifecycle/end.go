@@ -120,7 +120,7 @@ func (s *supervisor) settle(why reason) {
 		s.r.Evidence += fmt.Sprintf("; but an output pipe stayed open %s after the group was gone", drainBound)
 	}
 	s.readUsage()
-	decide(&s.r, why)
+	decide(&s.r, why, s.spec.Limits.Wall)
 	memoryEnding(&s.r, s.spec.Limits.Memory)
 }
 

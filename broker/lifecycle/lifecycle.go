@@ -130,7 +130,7 @@ const (
 )
 
 // decide returns the outcome and error for the observed facts.
-func decide(r *Result, why reason) {
+func decide(r *Result, why reason, wall time.Duration) {
 	if !r.GroupGone || !r.RootExited || !r.StreamsComplete {
 		r.Outcome = wire.OutcomeUnknown
 		r.Err = wire.Errorf(wire.CodeUnknownOutcome, "the end of the action could not be confirmed: %s", r.Evidence)
@@ -139,7 +139,7 @@ func decide(r *Result, why reason) {
 	switch why {
 	case reasonTimeout:
 		r.Outcome = wire.TimedOutReaped
-		r.Err = wire.Errorf(wire.CodeTimeout, "the action exceeded its wall-time limit and its group was ended")
+		r.Err = wire.Errorf(wire.CodeTimeout, "the action exceeded its wall-time limit of %s and its group was ended", wall)
 	case reasonCancel:
 		r.Outcome = wire.CancelledReaped
 		r.Err = wire.Errorf(wire.CodeCancelled, "the action was cancelled and its group was ended")

@@ -163,6 +163,9 @@ func TestTimeoutEndsATargetThatIgnoresTERM(t *testing.T) {
 	if r.res.Outcome != wire.TimedOutReaped || r.res.Err.Code != wire.CodeTimeout || !r.res.GroupGone {
 		t.Fatalf("outcome %s err %v gone %v: %s", r.res.Outcome, r.res.Err, r.res.GroupGone, r.res.Evidence)
 	}
+	if !strings.Contains(r.res.Err.Message, "wall-time limit of 300ms") {
+		t.Fatalf("the timeout does not say which limit it met: %q", r.res.Err.Message)
+	}
 	if r.kinds() != "STARTED,TERM_SENT,KILL_SENT,TERMINATED" {
 		t.Fatalf("events %s", r.kinds())
 	}

@@ -44,6 +44,9 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 		}
 	}()
 	res := lifecycle.Run(spec)
+	if p := l.Resolved.Identity().Profile; res.Outcome == wire.TimedOutReaped && l.ProbeLimits == nil {
+		res.Err = wire.Errorf(res.Err.Code, "%s; that is the %s profile's limit%s", res.Err.Message, p, longer(p))
+	}
 	outC, outErr := out.Close()
 	errC, errErr := errs.Close()
 
@@ -136,4 +139,12 @@ func (r *Runner) recorder(l *Launch, s receipt.StreamName) (*receipt.Recorder, e
 		cfg.Live = func(p []byte) { r.live(handle, s, p) }
 	}
 	return receipt.NewRecorder(cfg)
+}
+
+// longer is what a timeout under p adds about the longer profiles.
+func longer(p wire.Profile) string {
+	if more := profile.Longer(p); more != "" {
+		return ", and a longer profile needs its own approval: " + more
+	}
+	return ", the longest"
 }

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"warrant/wire"
@@ -49,4 +50,17 @@ func Of(p wire.Profile) Limits {
 		panic(fmt.Sprintf("profile: internal error: invalid profile %d", p))
 	}
 	return table[p]
+}
+
+// Longer names the profiles with more wall time than p, in order, each
+// with its wall time: "standard (2m0s), long (30m0s)"; "" for the
+// longest. A timeout says it, since a longer profile is a new approval.
+func Longer(p wire.Profile) string {
+	var names []string
+	for q := wire.Profile(1); int(q) < len(table); q++ {
+		if table[q].Wall > Of(p).Wall {
+			names = append(names, fmt.Sprintf("%s (%s)", q, table[q].Wall))
+		}
+	}
+	return strings.Join(names, ", ")
 }

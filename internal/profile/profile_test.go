@@ -37,3 +37,16 @@ func TestOfPanicsOnInvalid(t *testing.T) {
 		}()
 	}
 }
+
+// Longer names, in order, the profiles with more wall time than each.
+func TestLonger(t *testing.T) {
+	for p, want := range map[wire.Profile]string{
+		wire.ProfileShort:    "standard (2m0s), long (30m0s)",
+		wire.ProfileStandard: "long (30m0s)",
+		wire.ProfileLong:     "",
+	} {
+		if got := Longer(p); got != want {
+			t.Errorf("Longer(%s) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -81,14 +81,28 @@ func (d *actionDirs) make(handle string) (home, tmp string, err error) {
 	return home, tmp, nil
 }
 
-// makeSet makes dir and its home and tmp, 0700.
+// goTelemetryMode is the go command's telemetry mode file beneath a HOME
+// (os.UserConfigDir()/go/telemetry/mode, XDG_CONFIG_HOME being unset).
+var goTelemetryMode = filepath.Join(".config", "go", "telemetry", "mode")
+
+// makeSet makes dir and its home and tmp, 0700, and in home the go
+// command's telemetry mode, off. Under its default mode (local) every go
+// command starts a telemetry child with setsid, which the launcher's
+// seccomp filter denies, and prints "can't start telemetry child
+// process: … operation not permitted" on the action's stderr; off, it
+// starts none and writes no counters into a HOME removed at the end.
 func makeSet(dir string) error {
-	for _, p := range []string{dir, filepath.Join(dir, "home"), filepath.Join(dir, "tmp")} {
+	home := filepath.Join(dir, "home")
+	for _, p := range []string{dir, home, filepath.Join(dir, "tmp")} {
 		if err := os.Mkdir(p, 0o700); err != nil {
 			return err
 		}
 	}
-	return nil
+	mode := filepath.Join(home, goTelemetryMode)
+	if err := os.MkdirAll(filepath.Dir(mode), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(mode, []byte("off\n"), 0o600)
 }
 
 // remove takes handle's directories away at once; when they cannot be

@@ -139,9 +139,10 @@ func requestState(ctx context.Context, q querier, id string) (wire.RequestState,
 // operator sees what became of a request that is no longer pending; they
 // are a bounded look back, not paged.
 func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []wire.ApprovalView, truncated bool, _ error) {
-	// One read transaction: a request decided or expired meanwhile is
-	// either still pending here or among the ended, never both.
-	tx, err := j.db.BeginTx(ctx, nil)
+	// One read transaction, one snapshot: a request decided or expired
+	// meanwhile is either still pending here or among the ended, never
+	// both. Read-only, it begins DEFERRED and takes no write lock.
+	tx, err := j.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
@@ -155,6 +156,7 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
+	j.crashPoint("approvals:pending-read")
 	if truncated = len(ids) > limit; truncated {
 		ids = ids[:limit]
 	} else {

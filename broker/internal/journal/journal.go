@@ -37,8 +37,10 @@ type Journal struct {
 
 // SetCrashPoints installs f, called at the named points of the approve
 // and checkpoint transactions ("approve:in-tx", "checkpoint:begin",
-// "checkpoint:in-tx", "checkpoint:committed"). Only the crash test's seam
-// (broker/internal/seam) uses it, to SIGKILL a real daemon there.
+// "checkpoint:in-tx", "checkpoint:committed") and between the two reads
+// of an approvals listing ("approvals:pending-read"). The crash test's
+// seam (broker/internal/seam) uses it to SIGKILL a real daemon there,
+// and this package's tests to write from another connection there.
 func (j *Journal) SetCrashPoints(f func(stage string)) { j.crash = f }
 
 func (j *Journal) crashPoint(stage string) {

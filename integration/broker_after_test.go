@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,12 +59,7 @@ func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 	}
 	// A warm launcher is kept only with cgroup v1 directories to carry the
 	// handle: decided from the host before anything runs.
-	v1 := ""
-	for _, d := range scopeDirs(scope) {
-		if _, err := os.Stat(d); err == nil && strings.HasPrefix(d, "/sys/fs/cgroup/memory/") {
-			v1 = d
-		}
-	}
+	v1 := v1MemoryDir(scope)
 	if v1 == "" {
 		r.Close()
 		t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))

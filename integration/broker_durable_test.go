@@ -35,9 +35,15 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "durable-" + token(t), Warm: warm}, nil)
+			scope := "durable-" + token(t)
+			r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: scope, Warm: warm}, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			v1 := v1MemoryDir(scope)
+			if warm && v1 == "" {
+				r.Close()
+				t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))
 			}
 			dir, err := os.MkdirTemp("", "warrant-durable-") // short: the probe's socket lives beneath it
 			if err != nil {
@@ -87,6 +93,9 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			if warm { // the refused submit must be the warm launcher's, made once the control ended
+				awaitWarmSlot(t, v1)
+			}
 			br.Journal().SetFsync(func(int) error { return syscall.EIO })
 			m, err = br.Submit(ctx, sub)
 			var we *wire.Error
@@ -99,4 +108,29 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// v1MemoryDir is the cgroup v1 memory directory of a runner's scope, or
+// "" when it made none: a warm launcher is kept only then.
+func v1MemoryDir(scope string) string {
+	for _, d := range scopeDirs(scope) {
+		if _, err := os.Stat(d); err == nil && strings.HasPrefix(d, "/sys/fs/cgroup/memory/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// awaitWarmSlot waits until the scope's v1 directory holds a warm slot.
+func awaitWarmSlot(t *testing.T, v1 string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, _ := os.ReadDir(v1)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "warm-") {
+				return
+			}
+		}
+	}
+	t.Fatalf("no warm slot appeared in %s", v1)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"warrant/broker/internal/journal"
@@ -22,8 +23,8 @@ const (
 
 // actionDirs makes and removes actions' private HOME and TMPDIR
 // (actions/<handle>/{home,tmp}, 0700) off the actions' path: each mkdir
-// and rmdir costs tens of microseconds on an ext4 disk, six of them per
-// action, and far more on one without a journal, whose inode allocator
+// and rmdir costs tens of microseconds on an ext4 disk, over a dozen of them
+// per action, and far more on one without a journal, whose inode allocator
 // skips every recently deleted inode. One spare set is made ahead, in the
 // background, and renamed to the next handle; an ended action's set is
 // renamed away (so its handle names nothing from then on) and removed in
@@ -81,16 +82,29 @@ func (d *actionDirs) make(handle string) (home, tmp string, err error) {
 	return home, tmp, nil
 }
 
-// goTelemetryMode is the go command's telemetry mode file beneath a HOME
-// (os.UserConfigDir()/go/telemetry/mode, XDG_CONFIG_HOME being unset).
-var goTelemetryMode = filepath.Join(".config", "go", "telemetry", "mode")
+// goTelemetryMode is the go command's telemetry mode file beneath a HOME:
+// os.UserConfigDir()/go/telemetry/mode, where the broker sets no
+// XDG_CONFIG_HOME (one the operator declares moves it, and then the file
+// here is not read).
+var goTelemetryMode = filepath.Join(userConfigDir(), "go", "telemetry", "mode")
+
+// userConfigDir is os.UserConfigDir beneath HOME, by the rule it follows
+// on this system.
+func userConfigDir() string {
+	if runtime.GOOS == "darwin" {
+		return filepath.Join("Library", "Application Support")
+	}
+	return ".config"
+}
 
 // makeSet makes dir and its home and tmp, 0700, and in home the go
 // command's telemetry mode, off. Under its default mode (local) every go
-// command starts a telemetry child with setsid, which the launcher's
-// seccomp filter denies, and prints "can't start telemetry child
-// process: … operation not permitted" on the action's stderr; off, it
-// starts none and writes no counters into a HOME removed at the end.
+// command starts a telemetry child with setsid. On Linux the launcher's
+// seccomp filter denies that, and the go command printed "can't start
+// telemetry child process: … operation not permitted" on the action's
+// stderr; on macOS the child would leave the action's process group.
+// Off, it starts none and writes no counters into a HOME removed at the
+// end.
 func makeSet(dir string) error {
 	home := filepath.Join(dir, "home")
 	for _, p := range []string{dir, home, filepath.Join(dir, "tmp")} {

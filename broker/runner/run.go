@@ -45,7 +45,9 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 	}()
 	res := lifecycle.Run(spec)
 	if p := l.Resolved.Identity().Profile; res.Outcome == wire.TimedOutReaped && l.ProbeLimits == nil {
-		res.Err = wire.Errorf(res.Err.Code, "%s; that is the %s profile's limit%s", res.Err.Message, p, longer(p))
+		e := *res.Err
+		e.Message += fmt.Sprintf("; that is the %s profile's limit%s", p, longer(p))
+		res.Err = &e
 	}
 	outC, outErr := out.Close()
 	errC, errErr := errs.Close()

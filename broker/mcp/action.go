@@ -231,15 +231,18 @@ func (c *conn) lost(handle string, err error, start time.Time) (*actionOut, stri
 }
 
 // refused reports a submit the broker refused (or whose answer was lost).
+// The text is the summary without the error, which toolResult puts first.
 func (c *conn) refused(err error, start time.Time) (*actionOut, string, error) {
 	e := view.Ending{Err: err}
 	a := e.Action()
 	o := &actionOut{State: stateRefused, ElapsedMs: since(start), Result: &a}
+	rest := a
+	rest.Error = nil
 	if e.LostSight() {
 		o.State = wire.StateUnknown.String()
-		return o, "The broker's answer was lost: the action may have been accepted, and its outcome is unknown. " + a.Summary(), err
+		return o, "The broker's answer was lost: the action may have been accepted, and its outcome is unknown. " + rest.Summary(), err
 	}
-	return o, "Nothing ran: " + a.Summary(), err
+	return o, "Nothing ran: " + rest.Summary(), err
 }
 
 // actionText renders an ended action: the summary, then each stream.

@@ -242,6 +242,9 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 		if !res.IsError || !strings.HasPrefix(text(res), c.code+": ") {
 			t.Errorf("%s: want a tool error %s, got isError %v: %.300s", name, c.code, res.IsError, text(res))
 		}
+		if n := strings.Count(text(res), c.code+": "); n != 1 { // the code and its sentence lead, once
+			t.Errorf("%s: the text says %s %d times:\n%s", name, c.code, n, text(res))
+		}
 	}
 	var out actionOut
 	if res := s.call("run", map[string]any{"executable": "no-such-program-4711"}, &out); out.State != stateRefused ||

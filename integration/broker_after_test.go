@@ -52,18 +52,7 @@ func (o *heldObserver) End(obs *runner.Observation) {
 func TestActionsBackgroundWorkStartsOnceItsEndIsRecorded(t *testing.T) {
 	requireV2(t)
 	ctx := context.Background()
-	scope := "after-" + token(t)
-	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: scope, Warm: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A warm launcher is kept only with cgroup v1 directories to carry the
-	// handle: decided from the host before anything runs.
-	v1 := v1MemoryDir(scope)
-	if v1 == "" {
-		r.Close()
-		t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))
-	}
+	r, v1 := realRunner(t, "after-", true)
 	h := &heldEnd{Runner: r, ended: make(chan string, 10), release: make(chan struct{})}
 	br, sub, err := approvedTrue(h, t.TempDir(), 10)
 	if err != nil {

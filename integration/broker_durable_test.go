@@ -35,16 +35,7 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			scope := "durable-" + token(t)
-			r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: scope, Warm: warm}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v1 := v1MemoryDir(scope)
-			if warm && v1 == "" {
-				r.Close()
-				t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))
-			}
+			r, v1 := realRunner(t, "durable-", warm)
 			dir, err := os.MkdirTemp("", "warrant-durable-") // short: the probe's socket lives beneath it
 			if err != nil {
 				t.Fatal(err)
@@ -110,15 +101,28 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 	}
 }
 
-// v1MemoryDir is the cgroup v1 memory directory of a runner's scope, or
-// "" when it made none: a warm launcher is kept only then.
-func v1MemoryDir(scope string) string {
+// realRunner starts the real runner, in this process, in a scope of its
+// own named with prefix, and returns it with its scope's cgroup v1 memory
+// directory. A warm one is kept only with that directory to carry a
+// slot's handle (decided from the host before anything runs): without
+// it, the test is skipped, saying so.
+func realRunner(t *testing.T, prefix string, warm bool) (*runner.Runner, string) {
+	t.Helper()
+	scope := prefix + token(t)
+	r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: scope, Warm: warm}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range scopeDirs(scope) {
 		if _, err := os.Stat(d); err == nil && strings.HasPrefix(d, "/sys/fs/cgroup/memory/") {
-			return d
+			return r, d
 		}
 	}
-	return ""
+	if warm {
+		r.Close()
+		t.Skipf("skip: the runner made no cgroup v1 memory directory for %s here (%v), so it keeps no warm launcher", scope, scopeDirs(scope))
+	}
+	return r, ""
 }
 
 // awaitWarmSlot waits until the scope's v1 directory holds a warm slot.

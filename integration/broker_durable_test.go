@@ -35,7 +35,7 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			r, v1 := realRunner(t, "durable-", warm)
+			r, _ := realRunner(t, "durable-", warm)
 			dir, err := os.MkdirTemp("", "warrant-durable-") // short: the probe's socket lives beneath it
 			if err != nil {
 				t.Fatal(err)
@@ -85,7 +85,7 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 			}
 
 			if warm { // the refused submit must be the warm launcher's, made once the control ended
-				awaitWarmSlot(t, v1)
+				awaitWarmLauncher(t)
 			}
 			br.Journal().SetFsync(func(int) error { return syscall.EIO })
 			m, err = br.Submit(ctx, sub)
@@ -125,16 +125,14 @@ func realRunner(t *testing.T, prefix string, warm bool) (*runner.Runner, string)
 	return r, ""
 }
 
-// awaitWarmSlot waits until the scope's v1 directory holds a warm slot.
-func awaitWarmSlot(t *testing.T, v1 string) {
+// awaitWarmLauncher waits until this process, the runner's, has a warm
+// launcher waiting in a slot (slotChild).
+func awaitWarmLauncher(t *testing.T) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		entries, _ := os.ReadDir(v1)
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), "warm-") {
-				return
-			}
+	for deadline := time.Now().Add(daemonSafety); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if pid, _ := slotChild(os.Getpid(), 0); pid != 0 {
+			return
 		}
 	}
-	t.Fatalf("no warm slot appeared in %s", v1)
+	t.Fatalf("the runner has no warm launcher after %s", daemonSafety)
 }

@@ -184,16 +184,15 @@ func TestWorkloadsAsUser(t *testing.T) {
 	}
 }
 
-// goStderr is the go command's stderr, which must not carry the line
-// every go command printed in the sandbox before the action's HOME said
-// telemetry is off (broker.makeSet): its telemetry child starts with
-// setsid, which the launcher's seccomp filter denies.
-func goStderr(t *testing.T, stderr string) string {
+// noTelemetryChild checks the go command's stderr for the line every go
+// command printed in the sandbox before the action's HOME said telemetry
+// is off (broker.makeSet): its telemetry child starts with setsid, which
+// the launcher's seccomp filter denies.
+func noTelemetryChild(t *testing.T, stderr string) {
 	t.Helper()
 	if strings.Contains(stderr, "can't start telemetry child process") {
 		t.Errorf("the go command tried to start its telemetry child:\n%s", stderr)
 	}
-	return stderr
 }
 
 // goBuild: `go build .` of a small module; the binary is on the host and
@@ -204,7 +203,7 @@ func goBuild(t *testing.T, w *workbench) {
 	goModuleFixture(t, w.WS)
 	w.ready()
 	j, _ := w.step(t, wire.ProfileLong, gotool, "build", ".")
-	goStderr(t, j.Stderr.Text)
+	noTelemetryChild(t, j.Stderr.Text)
 	bin := filepath.Join(w.WS, "workload")
 	if out := hostRun(t, "/", nil, bin); out != "hello, workload\n" {
 		t.Fatalf("host: the built %s printed %q", bin, out)
@@ -221,7 +220,7 @@ func goTestCached(t *testing.T, w *workbench) {
 	if !strings.Contains(first.Stdout.Text, "ok  \texample.com/workload") {
 		t.Fatalf("first go test: no ok line:\n%s", first.Stdout.Text)
 	}
-	goStderr(t, first.Stderr.Text)
+	noTelemetryChild(t, first.Stderr.Text)
 	second, d2 := w.step(t, wire.ProfileLong, gotool, "test", "./...")
 	t.Logf("go test ./...: first %s, second %s", d1.Round(time.Millisecond), d2.Round(time.Millisecond))
 	if !strings.Contains(second.Stdout.Text, "(cached)") {
@@ -235,7 +234,8 @@ func goVet(t *testing.T, w *workbench) {
 	goModuleFixture(t, w.WS)
 	w.ready()
 	j, _ := w.step(t, wire.ProfileLong, gotool, "vet", "./...")
-	if s := strings.TrimSpace(j.Stdout.Text + goStderr(t, j.Stderr.Text)); s != "" {
+	noTelemetryChild(t, j.Stderr.Text)
+	if s := strings.TrimSpace(j.Stdout.Text + j.Stderr.Text); s != "" {
 		t.Fatalf("go vet printed:\n%s", s)
 	}
 }

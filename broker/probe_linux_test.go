@@ -88,6 +88,7 @@ func wantChecks(limits []probe.Limit) (want []string) {
 			for _, c := range probeprog.Forbidden {
 				want = append(want, c+"/"+who+at)
 			}
+			want = append(want, probeprog.ProtectedWrite+"/"+who+at) // a root broker binds it read-only
 		}
 	}
 	return want

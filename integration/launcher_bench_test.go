@@ -22,7 +22,11 @@ import (
 // the launcher copy the file into a new memfd. warm is cache-hit sent to
 // a launcher that has been waiting for 20 ms, as the daemon's warm
 // launcher is (lifecycle.Warm), timed from the request: its checks,
-// confinement and exec, and the target's run.
+// confinement and exec, and the target's run. broker-policy is cache-hit
+// with the read set of a real daemon's policy (withBrokerPolicy: /etc
+// granted entry by entry when it holds a secret). in-place executes the
+// installed file through the descriptor the launcher verified (the
+// default binding): no copy, no digest.
 func BenchmarkLaunchTrue(b *testing.B) {
 	truePath, err := filepath.EvalSymlinks("/bin/true")
 	if err != nil {
@@ -39,6 +43,8 @@ func BenchmarkLaunchTrue(b *testing.B) {
 		{"cache-miss", launch{Req: req}},
 		{"cache-hit", launch{Req: withSnapshots(req), Cached: []int{snap}}},
 		{"warm", launch{Req: withSnapshots(req), Cached: []int{snap}, Warm: 20 * time.Millisecond}},
+		{"broker-policy", launch{Req: withBrokerPolicy(b, withSnapshots(req), truePath), Cached: []int{snap}}},
+		{"in-place", launch{Req: inPlace(req)}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -71,6 +77,14 @@ func BenchmarkLaunchTrue(b *testing.B) {
 	}
 }
 
+// inPlace is req bound in place: the installed file is executed through
+// the descriptor the launcher verified; nothing is copied or hashed.
+func inPlace(req *wire.SpawnRequest) *wire.SpawnRequest {
+	r := *req
+	r.Binding = wire.InPlace
+	return &r
+}
+
 func withSnapshots(req *wire.SpawnRequest) *wire.SpawnRequest {
 	r := *req
 	r.Snapshots = true
@@ -82,4 +96,45 @@ func percentiles(d []time.Duration) (p50, p95 float64) {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(quantile(s, 0.50)) / 1e3, float64(quantile(s, 0.95)) / 1e3
+}
+
+// BenchmarkLaunchProtected measures the mount-namespace step: the same
+// warm, cache-hit launch of /bin/true in a repository-shaped workspace,
+// without binds and with the five binds of such a workspace, interleaved
+// in one loop.
+func BenchmarkLaunchProtected(b *testing.B) {
+	truePath, err := filepath.EvalSymlinks("/bin/true")
+	if err != nil {
+		b.Skipf("skip: no /bin/true: %v", err)
+	}
+	a := newAction(b)
+	protectedRepo(b, a.Workspace)
+	req := withSnapshots(a.Request(truePath))
+	snap := makeSnapshot(b, req.Executable)
+	b.Cleanup(func() { unix.Close(snap) })
+	protected := *req
+	protected.Protect = protectBinds
+	var plain, bound []time.Duration
+	for b.Loop() {
+		for i, r := range []*wire.SpawnRequest{req, &protected} {
+			res := a.Launch(launch{Req: r, Cached: []int{snap}, Warm: 20 * time.Millisecond})
+			took := time.Since(res.Sent)
+			if ready, ok := res.Reply.(*wire.Ready); !ok || res.State.ExitCode() != 0 || ready.MountNS != (i == 1) {
+				b.Fatalf("launch failed: %#v", res.Reply)
+			}
+			if i == 0 {
+				plain = append(plain, took)
+			} else {
+				bound = append(bound, took)
+			}
+		}
+	}
+	pp50, pp95 := percentiles(plain)
+	bp50, bp95 := percentiles(bound)
+	b.ReportMetric(pp50, "plain-p50-µs")
+	b.ReportMetric(pp95, "plain-p95-µs")
+	b.ReportMetric(bp50, "protected-p50-µs")
+	b.ReportMetric(bp95, "protected-p95-µs")
+	b.ReportMetric(bp50-pp50, "step-p50-µs")
+	b.ReportMetric(bp50/pp50, "ratio-p50")
 }

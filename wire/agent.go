@@ -1,5 +1,7 @@
 package wire
 
+import "fmt"
+
 // ActionRequest is the closed request shape of docs/architecture.md §2.1: an
 // executable, literal argv (argv[0] excluded), a workspace-relative cwd and
 // a profile, plus the routing fields goal and session. There is no shell
@@ -60,13 +62,24 @@ type Cancel struct {
 }
 
 // Follow asks for the redacted output of a handle as the broker releases
-// it. It is the one request answered by several frames: any number of
+// it, from StdoutFrom and StderrFrom (offsets in each redacted stream;
+// 0, the first byte, when absent), or of Stream alone when it is set.
+// It is the one request answered by several frames: any number of
 // OutputChunk frames, then the handle's final Status (terminal or
-// unknown), or an Error. The broker never lets a slow follower hold up
-// the action: what does not fit its bounded queue is counted and reported
-// as an OutputChunk's NotStreamed instead (broker/internal/follow).
+// unknown), or an Error. The broker never lets a follower hold up the
+// action, and sends it every byte from its offsets in order, from the
+// action's spill when it is behind; a range no one holds any more is an
+// OutputChunk's NotStreamed at its offset (broker/internal/follow).
+// Limit, when set, makes it a page: at most Limit bytes of data of each
+// stream, and once one stream reached it, the Status as it stands then
+// (the action may still be running); what was not sent stays held for a
+// Follow from the offsets reached.
 type Follow struct {
-	Handle string `cbor:"handle"`
+	Handle     string       `cbor:"handle"`
+	Stream     OutputStream `cbor:"stream,omitzero"`
+	StdoutFrom uint64       `cbor:"stdout_from,omitempty"`
+	StderrFrom uint64       `cbor:"stderr_from,omitempty"`
+	Limit      uint64       `cbor:"limit,omitempty"`
 }
 
 // GoalCreate opens a new goal at revision 1. Spec, when set, is the goal
@@ -133,7 +146,25 @@ func (m *Wait) validate() error  { return checkName("handle", m.Handle) }
 func (m *Cancel) validate() error {
 	return firstErr(checkName("handle", m.Handle), checkText("reason", m.Reason, maxText))
 }
-func (m *Follow) validate() error { return checkName("handle", m.Handle) }
+func (m *Follow) validate() error {
+	err := checkName("handle", m.Handle)
+	switch {
+	case err != nil:
+	case m.Stream != 0:
+		err = checkEnum(m.Stream)
+	}
+	switch {
+	case err != nil:
+	case m.Stream == Stdout && m.StderrFrom > 0:
+		err = fmt.Errorf("follow: stderr_from: stderr is not followed")
+	case m.Stream == Stderr && m.StdoutFrom > 0:
+		err = fmt.Errorf("follow: stdout_from: stdout is not followed")
+	}
+	if n := max(m.StdoutFrom, m.StderrFrom, m.Limit); err == nil && n > maxOffset {
+		err = fmt.Errorf("follow: offset or limit %d exceeds the cap of %d", n, uint64(maxOffset))
+	}
+	return err
+}
 func (m *ApprovalWait) validate() error {
 	return checkName("request_id", m.RequestID)
 }

@@ -45,6 +45,7 @@ var enumRules = []struct {
 	{"classification", classificationNames}, {"list-kind", listKindNames}, {"goal-state", goalStateNames},
 	{"request-state", requestStateNames},
 	{"output-stream", outputStreamNames},
+	{"toolchain-kind", toolchainKindNames},
 }
 
 // TestCDDLEnums checks that each enum rule lists exactly the Go names, in

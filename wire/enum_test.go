@@ -76,8 +76,9 @@ func TestEnums(t *testing.T) {
 	checkEnumType[GoalState](t, goalStateNames)
 	checkEnumType[RequestState](t, requestStateNames)
 	checkEnumType[OutputStream](t, outputStreamNames)
-	if len(enumRules) != 13 {
-		t.Errorf("TestEnums covers 13 enums, enumRules lists %d", len(enumRules))
+	checkEnumType[ToolchainKind](t, toolchainKindNames)
+	if len(enumRules) != 14 {
+		t.Errorf("TestEnums covers 14 enums, enumRules lists %d", len(enumRules))
 	}
 }
 

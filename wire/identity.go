@@ -110,6 +110,14 @@ type Policy struct {
 	ReadWrite      []string `cbor:"read_write"`       // extra read-write paths (normally none)
 	Devices        []string `cbor:"devices"`          // character devices: read and write
 	MinLandlockABI uint8    `cbor:"min_landlock_abi"` // refuse below this ABI
+	// ReadEntries are read and execute too: the entries of /etc granted
+	// one by one because it holds something withheld. The launcher skips
+	// one that is gone or no longer its pin (a file replaced by rename)
+	// instead of refusing: it grants less.
+	ReadEntries []string `cbor:"read_entries,omitempty"`
+	// Excluded are the paths beneath /etc that no grant covers (secrets),
+	// for the card; the launcher reads nothing from it.
+	Excluded []string `cbor:"excluded,omitempty"`
 	// Pins are the identities the broker measured for every path above,
 	// opened without following symlinks, sorted by path: the launcher
 	// opens each path the same way and grants it only if it is still that
@@ -137,9 +145,11 @@ func (p *Policy) Pin(path string) (PathPin, bool) {
 func (p *Policy) validate() error {
 	err := firstErr(checkAbsList("policy.read_exec", p.ReadExec),
 		checkAbsList("policy.read_write", p.ReadWrite),
-		checkAbsList("policy.devices", p.Devices))
-	if err == nil && len(p.Pins) > 3*maxPaths {
-		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*maxPaths)
+		checkAbsList("policy.devices", p.Devices),
+		checkAbsCap("policy.read_entries", p.ReadEntries, maxEntries),
+		checkAbsCap("policy.excluded", p.Excluded, maxExcluded))
+	if err == nil && len(p.Pins) > 3*maxPaths+maxEntries {
+		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*maxPaths+maxEntries)
 	}
 	for i := 0; err == nil && i < len(p.Pins); i++ {
 		err = checkAbs(fmt.Sprintf("policy.pins[%d].path", i), p.Pins[i].Path)
@@ -147,7 +157,7 @@ func (p *Policy) validate() error {
 			err = fmt.Errorf("policy.pins: not sorted by path, or %q twice", p.Pins[i].Path)
 		}
 	}
-	for _, list := range [][]string{p.ReadExec, p.ReadWrite, p.Devices} {
+	for _, list := range [][]string{p.ReadExec, p.ReadWrite, p.Devices, p.ReadEntries} {
 		for _, path := range list {
 			if _, ok := p.Pin(path); err == nil && !ok {
 				err = fmt.Errorf("policy: %s has no pin", path)
@@ -168,16 +178,63 @@ type CommandIdentity struct {
 	Env          []EnvVar    `cbor:"env"` // HOME and TMPDIR are per action and not listed
 	Policy       Policy      `cbor:"policy"`
 	PolicyDigest []byte      `cbor:"policy_digest"`
-	// Binding is how the executable's bytes will be bound: sealed-snapshot
-	// or in-place (the default rule is broker/internal/identity's; the
-	// operator may pin another per approval). Absent in identities of
+	// Binding is how the executable's bytes will be bound: in-place by
+	// default, sealed-snapshot where the operator lists the executable
+	// (<state>/bindings) or pins it per approval. Absent in identities of
 	// brokers that knew only the sealed snapshot.
 	Binding Binding `cbor:"binding,omitzero"`
+	// Toolchain is the toolchain layout the executable lies in, when the
+	// broker recognised one (broker/internal/toolchain): its root is among
+	// the policy's read paths, its variables in Env.
+	Toolchain *Toolchain `cbor:"toolchain,omitempty"`
+	// GitIdentity is what the action's private HOME/.gitconfig says: the
+	// operator's user.name and user.email, read at broker start; absent
+	// when the operator has none (or none the broker accepts).
+	GitIdentity *GitIdentity `cbor:"git_identity,omitempty"`
+}
+
+// MaxGitIdentity bounds each value of a GitIdentity, in bytes.
+const MaxGitIdentity = 256
+
+// GitIdentity is a git author and committer identity.
+type GitIdentity struct {
+	Name  string `cbor:"name"`
+	Email string `cbor:"email"`
+}
+
+// Check refuses an identity git would not write as given, or that could
+// say more than one config line: each value is 1 to MaxGitIdentity bytes
+// of UTF-8 with no control character, no '<' or '>' (git's delimiters of
+// the email) and no blank at either end (git trims those).
+func (g *GitIdentity) Check() error {
+	for _, v := range []struct{ field, s string }{{"git_identity.name", g.Name}, {"git_identity.email", g.Email}} {
+		if v.s == "" {
+			return fmt.Errorf("%s: empty", v.field)
+		}
+		if err := checkText(v.field, v.s, MaxGitIdentity); err != nil {
+			return err
+		}
+		if strings.ContainsFunc(v.s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '<' || r == '>' }) {
+			return fmt.Errorf("%s: holds a control character, '<' or '>'", v.field)
+		}
+		if strings.TrimSpace(v.s) != v.s {
+			return fmt.Errorf("%s: starts or ends with a blank", v.field)
+		}
+	}
+	return nil
 }
 
 func (c *CommandIdentity) validate() error {
 	if c.Binding != 0 && c.Binding != SealedSnapshot && c.Binding != InPlace {
 		return fmt.Errorf("identity: binding %s is not one an identity may hold", c.Binding)
+	}
+	if err := c.validateToolchain(); err != nil {
+		return err
+	}
+	if c.GitIdentity != nil {
+		if err := c.GitIdentity.Check(); err != nil {
+			return err
+		}
 	}
 	return firstErr(c.Executable.validate(),
 		checkArgs("argv", c.Argv, 0),

@@ -34,12 +34,16 @@ type SpawnRequest struct {
 	Policy      Policy       `cbor:"policy"`
 	Home        string       `cbor:"home"` // the action's private HOME
 	Tmp         string       `cbor:"tmp"`  // the action's private TMPDIR
+	// Protect lists the entries to bind in a private mount namespace
+	// (parents first); empty: no namespace is made.
+	Protect []ProtectBind `cbor:"protect,omitempty"`
 }
 
 // SpawnProtocol is the spawn protocol of this broker and launcher: one
 // SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
-// which the launcher waits for before it executes.
-const SpawnProtocol = 2
+// which the launcher waits for before it executes. 3 added the protected
+// binds: a launcher of 2 would ignore them.
+const SpawnProtocol = 3
 
 // Type implements Message.
 func (*SpawnRequest) Type() MsgType { return TypeSpawnRequest }
@@ -63,7 +67,8 @@ func (r *SpawnRequest) validate() error {
 		checkEnum(r.Profile),
 		r.Policy.validate(),
 		checkAbs("home", r.Home),
-		checkAbs("tmp", r.Tmp))
+		checkAbs("tmp", r.Tmp),
+		checkBinds(r.Protect))
 	if err == nil && r.Interpreter != nil {
 		err = r.Interpreter.validate()
 	}
@@ -115,8 +120,10 @@ type Ready struct {
 	BoundBy           BoundBy     `cbor:"bound_by,omitzero"`         // in-place only
 	ExecutedSHA256    []byte      `cbor:"executed_sha256,omitempty"` // of the bytes handed to the kernel; in-place: none (not hashed here)
 	InterpreterSHA256 []byte      `cbor:"interpreter_sha256,omitempty"`
-	Workspace         DirIdentity `cbor:"workspace"` // as measured on the received fd
-	Cwd               DirIdentity `cbor:"cwd"`       // as measured after openat2
+	Workspace         DirIdentity `cbor:"workspace"`          // as measured on the received fd
+	Cwd               DirIdentity `cbor:"cwd"`                // as measured after openat2
+	MountNS           bool        `cbor:"mount_ns,omitempty"` // the target runs in a private mount namespace
+	Protected         uint16      `cbor:"protected,omitzero"` // binds made there (an entry gone since the broker's record is skipped)
 }
 
 // Type implements Message.
@@ -141,6 +148,9 @@ func (r *Ready) validate() error {
 		} else {
 			err = checkDigest("executed_sha256", r.ExecutedSHA256)
 		}
+	}
+	if err == nil && r.Protected > 0 && !r.MountNS {
+		err = fmt.Errorf("ready: binds without a mount namespace")
 	}
 	if err == nil && r.InterpreterSHA256 != nil {
 		err = checkDigest("interpreter_sha256", r.InterpreterSHA256)

@@ -123,7 +123,7 @@ func TestDecodeRejectsZeroEnum(t *testing.T) {
 		body := env["body"].(map[any]any)
 		for _, f := range cborFields(rt) {
 			if !f.typ.Implements(namer) || body[f.key] == nil || (s.name == "approve-binding" && f.key == "binding") ||
-				(s.msg.Type() == TypeOutputChunk && f.key == "stream") {
+				((s.msg.Type() == TypeOutputChunk || s.msg.Type() == TypeFollow) && f.key == "stream") {
 				continue
 			}
 			v := body[f.key]
@@ -135,7 +135,11 @@ func TestDecodeRejectsZeroEnum(t *testing.T) {
 	mustAccept(t, "action without outcome", mustEncode(&Listing{Actions: []ActionView{
 		{Handle: "a", Executable: "x", Fingerprint: digest(1), State: StateRunning}}}), ReplyChannel)
 	mustReject(t, "output chunk: data without a stream", enc(map[any]any{"type": "output_chunk", "body": map[any]any{"handle": "a", "data": []byte("x")}}),
-		ReplyChannel, `data or not_streamed without a stream$`)
+		ReplyChannel, `data, not_streamed or offset without a stream$`)
+	mustReject(t, "output chunk: a gap ending past 2^63-1", enc(map[any]any{"type": "output_chunk", "body": map[any]any{"handle": "a", "stream": "stdout", "offset": uint64(1)<<63 - 1, "not_streamed": 1}}),
+		ReplyChannel, `exceeds the cap of \d+$`)
+	mustReject(t, "output chunk: an offset without a stream", enc(map[any]any{"type": "output_chunk", "body": map[any]any{"handle": "a", "offset": 1}}),
+		ReplyChannel, `data, not_streamed or offset without a stream$`)
 	mustAccept(t, "approve without binding", mustEncode(&Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}), OperatorChannel)
 }
 

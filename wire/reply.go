@@ -57,12 +57,19 @@ type LeaseView struct {
 	Executable    string   `cbor:"executable,omitempty"`
 	Argv          []string `cbor:"argv,omitempty"`
 	ArgvTruncated bool     `cbor:"argv_truncated,omitempty"`
+	// Profile is the profile the lease's identity binds (absent from
+	// brokers that did not say it).
+	Profile Profile `cbor:"profile,omitzero"`
 }
 
 func (l *LeaseView) validate() error {
-	return firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
+	err := firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
 		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint),
 		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv))
+	if err == nil && l.Profile != 0 {
+		err = checkEnum(l.Profile)
+	}
+	return err
 }
 
 // Stream is the agent-facing projection of one output stream: redacted,
@@ -253,22 +260,29 @@ type GoalListing struct {
 }
 
 // OutputChunk is one frame of the answer to Follow: Data, redacted
-// output of Stream as the broker released it, in order; or NotStreamed,
-// the number of bytes of Stream released at this point that this
-// follower was not sent (its queue was full, or it attached after they
-// were released and they were no longer held), which `broker output`
-// may still show from the receipt. A chunk with no stream is a heartbeat,
-// sent when the action has been quiet for a second, so that a follower
-// can tell a silent action from a broker that stopped answering.
+// output of Stream from Offset (in that redacted stream), in order; or
+// NotStreamed, the bytes of Stream from Offset that this follower is not
+// sent because the broker no longer holds them (it attached too late,
+// its parked offsets expired, or a bound was reached:
+// broker/internal/follow), which `broker output` may still show from
+// the receipt's head and tail. Offset is where the previous chunk of the
+// stream ended. A chunk with no stream is a heartbeat, sent when the
+// action has been quiet for a second, so that a follower can tell a
+// silent action from a broker that stopped answering.
 type OutputChunk struct {
 	Handle      string       `cbor:"handle"`
 	Stream      OutputStream `cbor:"stream,omitzero"`
+	Offset      uint64       `cbor:"offset,omitempty"`
 	Data        []byte       `cbor:"data,omitempty"`
 	NotStreamed uint64       `cbor:"not_streamed,omitempty"`
 }
 
 // MaxChunkData bounds the data of one OutputChunk.
 const MaxChunkData = 64 << 10
+
+// maxOffset bounds an offset in an output stream, and a range's end
+// (warrant.cddl's some-uint).
+const maxOffset = 1<<63 - 1
 
 // OK acknowledges a request that has nothing else to say.
 type OK struct{}
@@ -354,8 +368,8 @@ func (m *OutputChunk) validate() error {
 	err := checkName("handle", m.Handle)
 	switch {
 	case err != nil:
-	case m.Stream == 0 && (len(m.Data) > 0 || m.NotStreamed > 0):
-		err = fmt.Errorf("output_chunk: data or not_streamed without a stream")
+	case m.Stream == 0 && (len(m.Data) > 0 || m.NotStreamed > 0 || m.Offset > 0):
+		err = fmt.Errorf("output_chunk: data, not_streamed or offset without a stream")
 	case m.Stream != 0 && (len(m.Data) > 0) == (m.NotStreamed > 0):
 		err = fmt.Errorf("output_chunk: a chunk of a stream carries either data or not_streamed")
 	case m.Stream != 0:
@@ -363,6 +377,9 @@ func (m *OutputChunk) validate() error {
 	}
 	if err == nil && len(m.Data) > MaxChunkData {
 		err = fmt.Errorf("output_chunk: data: %d bytes exceeds the cap of %d", len(m.Data), MaxChunkData)
+	}
+	if end := m.Offset + m.NotStreamed + uint64(len(m.Data)); err == nil && (end > maxOffset || end < m.Offset) {
+		err = fmt.Errorf("output_chunk: a range ending past %d exceeds the cap of %d", m.Offset, uint64(maxOffset))
 	}
 	return err
 }

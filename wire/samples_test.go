@@ -95,6 +95,7 @@ func sampleSpawn(full bool) *SpawnRequest {
 	if full {
 		r.Interpreter = sampleInterpreter()
 		r.Snapshots, r.Binding = true, SealedSnapshot
+		r.Protect = []ProtectBind{{Path: ".git"}, {Path: ".git/config", ReadOnly: true}, {Path: ".git/hooks", ReadOnly: true}}
 	}
 	return r
 }
@@ -146,6 +147,9 @@ func samples() []namedSample {
 		{"goal-revise", &GoalRevise{Goal: "g-1"}},
 		{"approval-wait", &ApprovalWait{RequestID: "apr-1", BudgetMs: 5000}},
 		{"follow", &Follow{Handle: "act-1"}},
+		{"follow-from", &Follow{Handle: "act-1", StdoutFrom: 1 << 20, StderrFrom: 12}},
+		{"follow-stream-from", &Follow{Handle: "act-1", Stream: Stderr, StderrFrom: 70000}},
+		{"follow-page", &Follow{Handle: "act-1", StdoutFrom: 32768, Limit: 32768}},
 		{"goal-create-spec", &GoalCreate{Title: "build", Spec: `{"title":"build","workspace":"/home/u/project","steps":[]}`}},
 		{"goal-revise-spec", &GoalRevise{Goal: "g-1", Spec: `{"title":"build","workspace":"/home/u/project","steps":[]}`}},
 		{"goal-show", &GoalShow{Goal: "g-1"}},
@@ -195,7 +199,8 @@ func samples() []namedSample {
 		{"approval-state-approved", &ApprovalState{RequestID: "apr-1", State: RequestApproved, LeaseID: "lease-1"}},
 		{"approval-state-expired", &ApprovalState{RequestID: "apr-1", State: RequestExpired, Reason: "its requester went away"}},
 		{"output-chunk", &OutputChunk{Handle: "act-1", Stream: Stderr, Data: []byte("warning: \x1b[1mbold\xff\n")}},
-		{"output-chunk-not-streamed", &OutputChunk{Handle: "act-1", Stream: Stdout, NotStreamed: 70000}},
+		{"output-chunk-not-streamed", &OutputChunk{Handle: "act-1", Stream: Stdout, Offset: 1 << 20, NotStreamed: 70000}},
+		{"output-chunk-at-offset", &OutputChunk{Handle: "act-1", Stream: Stdout, Offset: 1<<20 + 70000, Data: []byte("line\n")}},
 		{"output-chunk-heartbeat", &OutputChunk{Handle: "act-1"}},
 		{"error", Errorf(CodeArgumentsInvalid, "argv[3]: contains a NUL byte")},
 		{"error-detail", Explain(CodePathInvalid, errors.New("openat2 src: no such file or directory"),

@@ -20,6 +20,8 @@ const (
 	maxText       = 4096      // human sentences
 	maxOutputText = 384 << 10 // one projected output stream
 	maxPaths      = 64        // entries in one policy path list
+	maxEntries    = 512       // policy.read_entries
+	maxExcluded   = 256       // policy.excluded
 	MaxList       = 512       // entries in one listing page
 	// MaxGoalJSON bounds a goal document (JSON text), and MaxGoalView a
 	// goal's view: its document and a verdict, which the document's own
@@ -62,10 +64,16 @@ func checkAbs(field, p string) error {
 	return nil
 }
 
-// checkAbsList applies checkAbs to every entry of a bounded list.
+// checkAbsList applies checkAbs to every entry of a list of at most
+// maxPaths.
 func checkAbsList(field string, ps []string) error {
-	if len(ps) > maxPaths {
-		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, len(ps), maxPaths)
+	return checkAbsCap(field, ps, maxPaths)
+}
+
+// checkAbsCap applies checkAbs to every entry of a list of at most max.
+func checkAbsCap(field string, ps []string, max int) error {
+	if len(ps) > max {
+		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, len(ps), max)
 	}
 	for i, p := range ps {
 		if err := checkAbs(fmt.Sprintf("%s[%d]", field, i), p); err != nil {

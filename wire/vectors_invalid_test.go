@@ -160,6 +160,7 @@ func invalidSpecs() []spec {
 		v("list-limit-zero", O, mutate(&List{Kind: ListActions}, set("limit", 0)), "not-canonical", "zero optional member must be absent"),
 		v("list-after-empty", O, mutate(&List{Kind: ListActions}, set("after", "")), "not-canonical", "empty optional member must be absent"),
 		v("list-limit-over-cap", O, mutate(&List{Kind: ListActions}, set("limit", 513)), "cap-exceeded", "limit over the listing cap"),
+		v("follow-offset-over-cap", A, mutate(&Follow{Handle: "act-1"}, set("stdout_from", uint64(1)<<63)), "cap-exceeded", "an offset past 2^63-1"),
 		v("listing-truncated-false", R, mutate(&Listing{}, set("truncated", false)), "not-canonical", "false optional member must be absent"),
 		v("list-unknown-only-false", O, mutate(&List{Kind: ListActions}, set("unknown_only", false)), "not-canonical", "false optional member must be absent"),
 
@@ -183,6 +184,10 @@ func invalidSpecs() []spec {
 		v("spawn-cwd-escape", S, mutate(spawn, func(b map[any]any) { sub(b, "cwd")["path"] = "../x" }), "invalid-value", "cwd escapes the workspace"),
 		v("spawn-cwd-absolute", S, mutate(spawn, func(b map[any]any) { sub(b, "cwd")["path"] = "/etc" }), "invalid-value", "cwd must be workspace-relative"),
 		v("spawn-env-duplicate-name", S, mutate(spawn, set("env", []any{strs("A", "1"), strs("A", "2")})), "invalid-value", "an env name twice"),
+		v("spawn-protect-escape", S, mutate(spawn, set("protect", []any{map[any]any{"path": "../x"}})), "invalid-value", "a bind leaves the workspace"),
+		v("spawn-protect-unordered", S, mutate(spawn, set("protect", []any{map[any]any{"path": ".git/hooks"}, map[any]any{"path": ".git"}})), "invalid-value", "a child before its parent"),
+		v("spawn-protect-root", S, mutate(spawn, set("protect", []any{map[any]any{"path": "."}})), "invalid-value", "the workspace itself"),
+		v("follow-offset-of-another-stream", A, mutate(&Follow{Handle: "act-1", Stream: Stdout}, set("stderr_from", 5)), "invalid-value", "an offset in a stream not followed"),
 		v("spawn-home-relative", S, mutate(spawn, set("home", "home")), "invalid-value", "home must be absolute"),
 
 		fr("frame-agent-oversize", A, frame(MaxAgentFrame+1, nil), "oversize-frame", "the header claims 1 MiB + 1; nothing after it is read"),

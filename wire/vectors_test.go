@@ -63,7 +63,7 @@ var expectations = map[string]*regexp.Regexp{
 	"not-canonical":         regexp.MustCompile(`not in canonical form$`),
 	"wrong-type":            regexp.MustCompile(`cannot unmarshal`),
 	"tag":                   regexp.MustCompile(`CBOR tag isn't allowed`),
-	"invalid-value":         regexp.MustCompile(`: empty$|not a clean absolute path$|want a 32-byte SHA-256 digest$|must be at least 1$|escapes the workspace$|must be a directory inside it$|write it as "[^"]*"$|must be relative to the workspace$|duplicate name "|is not the spawn protocol \d+$`),
+	"invalid-value":         regexp.MustCompile(`: empty$|not a clean absolute path$|want a 32-byte SHA-256 digest$|must be at least 1$|escapes the workspace$|must be a directory inside it$|write it as "[^"]*"$|must be relative to the workspace$|duplicate name "|is not the spawn protocol \d+$|: the workspace itself$| is not after "[^"]*"$| is not followed$`),
 	"oversize-frame":        regexp.MustCompile(`frame: \d+ bytes exceeds the cap of \d+$`),
 	"frame-length-mismatch": regexp.MustCompile(`frame: header says \d+ bytes, datagram holds \d+$`),
 	"short-frame":           regexp.MustCompile(`frame: \d+ bytes is shorter than its header$`),

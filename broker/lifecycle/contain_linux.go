@@ -56,6 +56,7 @@ func (s *supervisor) stopMetadata() {
 	if s.meta != nil {
 		st := s.meta.Stop()
 		s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused
+		s.r.MetadataCPU, s.r.MetadataHeld = st.CPU, st.Held
 		s.meta = nil
 	}
 }

@@ -131,3 +131,10 @@ func (l *launcher) reply() (wire.Message, []int, error) {
 // tellOrigin tells nothing: macOS has no pid start time this broker reads
 // (and no process-group search for survivors), so no Origin is recorded.
 func tellOrigin(*launcher, func(Origin) error) error { return nil }
+
+// Namespaces says why the protected paths cannot be bound read-only:
+// macOS has no mount namespaces.
+func Namespaces(string) string { return "macOS has no private mount namespaces" }
+
+// UserNamespaces is false: macOS has none.
+func UserNamespaces() bool { return false }

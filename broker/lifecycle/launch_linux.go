@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,6 +35,9 @@ func pipeCloexec() (p [2]int, err error) {
 func spawn(path string, files []*os.File, cgroupFD int) (int, handle, error) {
 	pidfd := -1
 	sys := &syscall.SysProcAttr{PidFD: &pidfd}
+	if userNS.Load() {
+		inUserNS(sys)
+	}
 	if cgroupFD >= 0 {
 		sys.UseCgroupFD, sys.CgroupFD = true, cgroupFD
 	}
@@ -47,6 +51,73 @@ func spawn(path string, files []*os.File, cgroupFD int) (int, handle, error) {
 		return 0, handle{}, errors.New("start launcher: the kernel gave no pidfd")
 	}
 	return pid, handle{pidfd: pidfd}, nil
+}
+
+// userNS says that each launcher starts in a user namespace of its own
+// (set once by Namespaces).
+var userNS atomic.Bool
+
+var namespaces struct {
+	once sync.Once
+	why  string // why no mount namespace can be made; "" when one can
+}
+
+// Namespaces says why a launcher started from path cannot make the
+// private mount namespace in which the protected paths are bound
+// read-only, or "" when it can. With CAP_SYS_ADMIN (a root broker) the
+// launcher makes it itself. Otherwise every launcher is started in a user
+// namespace of its own that maps only the broker's uid and gid (so the
+// target is the same user, with no capability past the launcher's
+// steps); the first call tries that once. Call it before any launch.
+func Namespaces(path string) string {
+	namespaces.once.Do(func() {
+		if hasSysAdmin() {
+			return
+		}
+		sys := &syscall.SysProcAttr{}
+		inUserNS(sys)
+		devnull, err := os.Open(os.DevNull)
+		if err == nil {
+			defer devnull.Close()
+			// Without fd 3 the launcher refuses at once: only the
+			// clone is tried.
+			var pid int
+			if pid, err = startProcess(path, []*os.File{devnull, devnull, devnull}, sys); err == nil {
+				unix.Wait4(pid, nil, 0, nil)
+			}
+		}
+		if err != nil {
+			namespaces.why = fmt.Sprintf("this broker has no CAP_SYS_ADMIN and cannot start a process in a user namespace of its own (%v)", err)
+			return
+		}
+		userNS.Store(true)
+	})
+	return namespaces.why
+}
+
+// UserNamespaces reports whether each launcher starts in a user
+// namespace of its own (Namespaces decided so).
+func UserNamespaces() bool { return userNS.Load() }
+
+// inUserNS makes sys start its process in a new user namespace that maps
+// only the caller's uid and gid, setgroups denied, holding CAP_SYS_ADMIN
+// (for its mount namespace) and CAP_SETPCAP (for its securebits and
+// bounding set) there across its exec, as ambient capabilities: the
+// launcher drops every capability before the target's exec.
+func inUserNS(sys *syscall.SysProcAttr) {
+	sys.Cloneflags |= syscall.CLONE_NEWUSER
+	sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	sys.GidMappingsEnableSetgroups = false
+}
+
+// hasSysAdmin reports whether this process holds CAP_SYS_ADMIN in its
+// effective set.
+func hasSysAdmin() bool {
+	var data [2]unix.CapUserData
+	err := unix.Capget(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
+	return err == nil && data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
 }
 
 func (h handle) kill() { unix.PidfdSendSignal(h.pidfd, unix.SIGKILL, nil, 0) }

@@ -98,8 +98,11 @@ type Result struct {
 
 	// MetadataDone and MetadataRefused count the target's metadata calls
 	// (chmod, chown, xattrs, times) the broker performed beneath the
-	// writable scope and the ones it refused (Linux).
+	// writable scope and the ones it refused (Linux); MetadataCPU is the
+	// CPU time the broker's answering thread spent on them, MetadataHeld
+	// how long answers were held back by the action's budget.
 	MetadataDone, MetadataRefused uint64
+	MetadataCPU, MetadataHeld     time.Duration
 }
 
 // Leftover is what was found running of an action whose outcome is

@@ -22,3 +22,9 @@ func NewWarm(string, *Cgroups) (*Warm, error) { return nil, nil }
 
 // Close does nothing.
 func (*Warm) Close() {}
+
+// Namespaces says why the protected paths cannot be bound read-only.
+func Namespaces(string) string { return "nothing is launched on this platform" }
+
+// UserNamespaces is false: nothing is launched.
+func UserNamespaces() bool { return false }

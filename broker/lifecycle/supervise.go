@@ -213,6 +213,10 @@ func checkReady(r *wire.Ready, q *wire.SpawnRequest) error {
 		return errors.New("the workspace is not the approved directory")
 	case !r.Cwd.Same(q.Cwd):
 		return errors.New("the cwd is not the approved directory")
+	case len(q.Protect) > 0 && !r.MountNS:
+		return errors.New("the protected paths were not bound in a mount namespace")
+	case int(r.Protected) > len(q.Protect):
+		return errors.New("more protected binds than were asked for")
 	}
 	return nil
 }

@@ -54,6 +54,10 @@ type Launch struct {
 	// says why it is not (lifecycle.Spec.Durable): the launcher confines
 	// itself meanwhile and executes only after it returned nil.
 	Durable func() error
+	// Protect lists the protected entries the launcher binds read-only
+	// (or pins) in a private mount namespace, where this runner's
+	// launchers can make one (Runner.Protection).
+	Protect []wire.ProtectBind
 }
 
 // Close releases every descriptor of l.
@@ -115,7 +119,10 @@ type Runner struct {
 	warm     *lifecycle.Warm    // nil: every launcher started for its action
 	limits   lifecycle.Enforcement
 	rules    *receipt.Ruleset
-	live     func(handle string, stream receipt.StreamName, redacted []byte)
+	// noMountNS says why no launcher can make a mount namespace; "":
+	// the protected paths are bound read-only.
+	noMountNS string
+	live      func(handle string, stream receipt.StreamName, redacted []byte)
 
 	mu      sync.Mutex
 	running map[string]chan struct{} // handle → closed to cancel
@@ -169,12 +176,25 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 	if r.limits.Missing != "" && logf != nil {
 		logf("resource limits: %s", r.limits.Missing)
 	}
+	if r.noMountNS = lifecycle.Namespaces(l.path); r.noMountNS != "" && logf != nil {
+		logf("protected paths are recorded, not bound read-only: %s", r.noMountNS)
+	}
 	if o.Warm {
 		if r.warm, err = lifecycle.NewWarm(l.path, r.cgroups); err != nil && logf != nil {
 			logf("no launcher started ahead (%v); each is started for its action", err)
 		}
 	}
 	return r, nil
+}
+
+// Protection says how this runner's actions' protected paths are
+// guarded (wire.ProtectedByMount or wire.ProtectedByDetect), and, for
+// detect, why no mount namespace can be had.
+func (r *Runner) Protection() (by, why string) {
+	if r.noMountNS != "" {
+		return wire.ProtectedByDetect, r.noMountNS
+	}
+	return wire.ProtectedByMount, ""
 }
 
 // Limits is how this broker's actions get their memory and process-count
@@ -344,8 +364,12 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 	if l.ProbeLimits != nil {
 		lim = *l.ProbeLimits
 	}
+	req := SpawnRequest(l)
+	if r.noMountNS == "" {
+		req.Protect = l.Protect
+	}
 	return lifecycle.Spec{
-		ID: l.Handle, Launcher: r.launcher.path, Request: SpawnRequest(l),
+		ID: l.Handle, Launcher: r.launcher.path, Request: req,
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
 		Limits: lim, Cgroup: r.cgroups, Warm: r.warm,
 		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch, Durable: l.Durable,

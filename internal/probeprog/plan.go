@@ -72,6 +72,9 @@ const (
 	// descriptor (fchownat, fchmodat2, utimensat with AT_EMPTY_PATH); the
 	// host compares the file's mode, owner, xattrs and times.
 	MetadataOutside = "metadata_outside"
+	// ProtectedWrite: a write to ProtectedFile, which the launcher binds
+	// read-only where it makes a mount namespace (judged only there).
+	ProtectedWrite = "protected_write"
 )
 
 // Forbidden lists the forbidden effects in report order.
@@ -90,6 +93,9 @@ const (
 	SecretFile  = "secret" // in the outside directory
 	LeakFile    = "leak"   // in the outside directory
 	MetaFile    = "meta"   // in the outside directory: the metadata victim
+	// ProtectedFile is a git hook in the workspace, with ProtectedContent.
+	ProtectedFile    = ".git/hooks/pre-commit"
+	ProtectedContent = "#!/bin/sh\nexit 0\n"
 	// MetaMode, MetaMtime and MetaXattr are what the target sets on its
 	// workspace file OutFile(Target) (MetadataWorkspace).
 	MetaMode  = 0o640

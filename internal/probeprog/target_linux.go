@@ -92,6 +92,7 @@ func attack(p *Plan) {
 	say(who, UnixPathname, dial(unix.AF_UNIX, unix.SOCK_STREAM, &unix.SockaddrUnix{Name: SocketFile}), "connected")
 	say(who, UnixAbstract, dial(unix.AF_UNIX, unix.SOCK_STREAM, &unix.SockaddrUnix{Name: "@" + p.Abstract}), "connected")
 	say(who, Signal, unix.Kill(p.MarkerPID, unix.SIGTERM), "SIGTERM delivered")
+	say(who, ProtectedWrite, os.WriteFile(ProtectedFile, []byte(who), 0o755), "wrote")
 	leak(p)
 	var found []string
 	for _, name := range p.Canaries {

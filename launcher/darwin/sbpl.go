@@ -37,7 +37,7 @@ func Profile(s Spec) (string, *wire.Error) {
 		return "", g.err
 	}
 	rw := slices.Concat([]string{s.Workspace, s.Home, s.Tmp}, s.Policy.ReadWrite)
-	code := slices.Concat(runtimePaths, s.Policy.ReadExec)
+	code := slices.Concat(runtimePaths, s.Policy.ReadExec, s.Policy.ReadEntries)
 	code = appendPrefix(code, rw, s.Exec)
 	execs := []string{s.Exec}
 	if s.Script != "" {
@@ -111,6 +111,7 @@ func (g *generator) canonical(s Spec) Spec {
 	c := Spec{
 		Policy: wire.Policy{
 			ReadExec:       list("policy.read_exec", s.Policy.ReadExec),
+			ReadEntries:    list("policy.read_entries", s.Policy.ReadEntries),
 			ReadWrite:      list("policy.read_write", s.Policy.ReadWrite),
 			Devices:        list("policy.devices", s.Policy.Devices),
 			MinLandlockABI: s.Policy.MinLandlockABI,

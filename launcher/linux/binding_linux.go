@@ -79,7 +79,7 @@ func openInPlace(want wire.FileIdentity) (int, wire.BoundBy, error) {
 		return -1, 0, wire.Errorf(wire.CodeIdentityDrift, "open the approved %s: %v", want.Path, err)
 	}
 	got, err := fsid.Stat(fd, want.Path)
-	if err == nil && !fsid.SameFile(got, want) {
+	if err == nil && !fsid.SameFile(got, seen(want)) {
 		err = fmt.Errorf("%s changed after approval", want.Path)
 	}
 	if err != nil {
@@ -112,7 +112,7 @@ func bind(want wire.FileIdentity, snap int) (int, []byte, error) {
 	if err != nil {
 		return -1, nil, wire.Errorf(wire.CodeIdentityDrift, "measure %s: %v", want.Path, err)
 	}
-	if !fsid.SameFile(got, want) {
+	if !fsid.SameFile(got, seen(want)) {
 		return -1, nil, wire.Errorf(wire.CodeIdentityDrift, "%s changed after approval", want.Path)
 	}
 	var sum [32]byte

@@ -1,6 +1,9 @@
 package linux
 
 import (
+	"strconv"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/personality"
@@ -21,7 +24,7 @@ const (
 	maxCapabilityNumber = 63
 )
 
-// dropPrivileges performs step 7: a new session, every rlimit set from the
+// dropPrivileges performs step 8: a new session, every rlimit set from the
 // profile, personality PER_LINUX, no capability in any set, no_new_privs.
 func dropPrivileges(p wire.Profile) error {
 	if _, err := unix.Setsid(); err != nil {
@@ -116,4 +119,38 @@ func dropCapabilities() error {
 		}
 	}
 	return nil
+}
+
+// seen is the identity want as the kernel shows it to this launcher. In
+// the user namespace an unprivileged broker starts it in, only the
+// broker's own uid is mapped, and a file of any other owner reads as the
+// overflow uid; nothing else of the identity differs.
+func seen(want wire.FileIdentity) wire.FileIdentity {
+	self := uint32(unix.Getuid())
+	if want.UID == self {
+		return want
+	}
+	m, err := readSmall("/proc/self/uid_map")
+	if f := strings.Fields(m); err == nil && len(f) == 3 && f[0] == f[1] && f[0] == strconv.Itoa(int(self)) && f[2] == "1" {
+		o, err := readSmall("/proc/sys/kernel/overflowuid")
+		if n, perr := strconv.ParseUint(strings.TrimSpace(o), 10, 32); err == nil && perr == nil {
+			want.UID = uint32(n)
+		}
+	}
+	return want
+}
+
+// readSmall returns the first 128 bytes of a /proc file.
+func readSmall(p string) (string, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	var b [128]byte
+	n, err := unix.Read(fd, b[:])
+	if err != nil {
+		return "", err
+	}
+	return string(b[:n]), nil
 }

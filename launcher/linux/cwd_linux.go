@@ -4,7 +4,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"warrant/internal/fsid"
-	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -26,17 +25,9 @@ func checkWorkspace(fd int, want wire.DirIdentity) (wire.DirIdentity, error) {
 // workspace descriptor without following any link or crossing a mount,
 // checks its identity and makes it the working directory.
 func enterCwd(ws int, want wire.DirIdentity) (wire.DirIdentity, error) {
-	how := &unix.OpenHow{
-		Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS |
-			unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
-	}
-	// EAGAIN: a concurrent rename or mount might have raced the lookup.
-	var fd int
-	err := retry.EAGAIN(func() (err error) {
-		fd, err = unix.Openat2(ws, want.Path, how)
-		return err
-	})
+	// openNoLinks retries EAGAIN: a concurrent rename or mount might have
+	// raced the lookup.
+	fd, err := openNoLinks(ws, want.Path, unix.O_DIRECTORY, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_XDEV)
 	switch {
 	case err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP || err == unix.EXDEV:
 		return wire.DirIdentity{}, wire.Errorf(wire.CodeIdentityDrift,

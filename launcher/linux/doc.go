@@ -32,52 +32,81 @@
 //     verified descriptor itself is executed, a script under its real path;
 //     Ready says what binds the bytes (unwritable, or a witness). A "#!"
 //     file without a pinned interpreter is refused.
-//  6. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
+//  6. Only when the request lists protected entries: unshare(CLONE_NEWNS)
+//     and MS_SLAVE|MS_REC on /, so that no mount made here reaches the
+//     host and the host's later mounts change nothing here; the workspace
+//     opened again by its path in the new namespace (RESOLVE_NO_SYMLINKS,
+//     identity equal but for the mount id); each entry, in the request's
+//     order (parents first), opened beneath it without following links
+//     and, if it is still a directory or regular file, cloned with
+//     open_tree, made MOUNT_ATTR_RDONLY (or only pinned: a read-write
+//     bind of a gitdir, so that it cannot be renamed away) with NOSUID and
+//     NODEV, and moved onto itself by descriptor; then the cwd entered
+//     again beneath it (identity equal). It needs CAP_SYS_ADMIN over the
+//     mount namespace: a root broker's launcher has it; an ordinary
+//     user's broker starts the launcher in a user namespace of its own
+//     that maps only its uid and gid (setgroups denied), with CAP_SYS_ADMIN
+//     and CAP_SETPCAP ambient across that one exec. Without it: refused.
+//     It is safe because nothing it grants outlives step 8: every
+//     capability, in every set and the bounding set, is dropped there,
+//     no_new_privs is set, the target runs as the same uid, and seccomp
+//     refuses every mount call, unshare and setns (step 10); the binds
+//     only take rights away. In the user namespace another owner's file
+//     reads as the overflow uid, which step 5 accounts for (seen).
+//  7. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
 //     close-on-exec (close_range).
-//  7. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
+//  8. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,
 //     MSGQUEUE, NICE, RTPRIO, RTTIME = 0; personality(PER_LINUX); securebits
 //     NOROOT (locked) so uid 0 gains nothing at exec; ambient, inheritable,
 //     permitted and effective capabilities emptied and checked, and the
 //     bounding set too when the launcher holds CAP_SETPCAP (an ordinary
 //     user's full bounding set cannot be shrunk, and grants nothing under
 //     no_new_privs); no_new_privs.
-//  8. Landlock: ABI ≥ max(4, policy floor) or refuse, the ABI counted by
+//  9. Landlock: ABI ≥ max(4, policy floor) or refuse, the ABI counted by
 //     internal/landlockabi as the broker counts it (an ABI 6+ kernel without
 //     the signal-scope erratum fix counts as ABI 5); every fs, net and scope
 //     right the running ABI knows is handled, as go-landlock's presets
 //     V1…V11 name them (a newer kernel is handled as ABI 11: the rights it
 //     added stay unhandled and Ready reports ABI 11, not the kernel's
-//     number); read+execute on the runtime paths; every right except making
+//     number); read+execute on the runtime paths and /etc's listed
+//     entries (policy.read_entries); every right except making
 //     devices or sockets, ioctl on devices and connecting to pathname
 //     sockets on the workspace (granted by its verified descriptor), HOME,
 //     TMPDIR and any extra read-write path; read+write on listed character
 //     devices; no network rule; abstract unix sockets and signals scoped
 //     (ABI 6 and later). Every policy path is opened with
 //     RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its (dev, ino)
-//     is the pin the broker measured (IDENTITY_DRIFT otherwise), so a
+//     is the pin the broker measured (IDENTITY_DRIFT otherwise; an /etc
+//     entry that is not its pin any more is skipped: it grants less), so a
 //     granted directory swapped for a symlink or another directory after
 //     approval grants nothing more; HOME and TMPDIR, the broker's own
 //     directories, are opened as named.
-//  9. seccomp, last: two programs compiled by libseccomp at build time
+//  10. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's output,
 //     seccomp_GOARCH.txt disassembles them; each binary-searches the syscall
 //     number), loaded as embedded; the SHA-256 of both goes into Ready. No
 //     cgo at run time. The argument program, first, denies ioctl TIOCSTI and
 //     TIOCLINUX compared on the command's low 32 bits, and chmod modes with
-//     a setuid or setgid bit. The main one kills a foreign architecture or
-//     an x32 entry, allows a Docker-like list, returns EPERM for the named
-//     denials (socket, bind, ptrace, process_vm_*, io_uring_*, bpf,
-//     perf_event_open, userfaultfd, keyrings, every mount call, unshare,
-//     setns, kexec, modules, handles, chroot, setsid, setpgid, …), notifies
-//     the metadata calls (step 10) and answers ENOSYS for the rest (clone3
+//     a setuid or setgid bit, fcntl F_SETLEASE and F_NOTIFY (a lease stalls
+//     every other opener of a file the target's uid owns), and socketpair
+//     other than AF_UNIX SOCK_STREAM or SOCK_SEQPACKET (type masked with
+//     SOCK_TYPE_MASK): a datagram end may sendto any pathname socket, which
+//     Landlock mediates only from ABI 9 (handled in step 9), and sendmsg's
+//     address lies where no filter can read it. The main one kills a
+//     foreign architecture or an x32 entry, allows a Docker-like list,
+//     returns EPERM for the named denials (socket, bind, ptrace,
+//     process_vm_*, io_uring_*, bpf, perf_event_open, userfaultfd,
+//     fanotify, keyrings, every mount call, unshare, setns, kexec, modules,
+//     handles, chroot, setsid, setpgid, …), notifies the metadata calls and
+//     inotify_add_watch (step 11) and answers ENOSYS for the rest (clone3
 //     included, so libc falls back to clone); clone only without namespace
-//     flags, socketpair only AF_UNIX, personality only PER_LINUX or a query,
-//     prlimit64 only on itself. The main program is loaded with
+//     flags, personality only PER_LINUX or a query, prlimit64 only on
+//     itself. The main program is loaded with
 //     SECCOMP_FILTER_FLAG_NEW_LISTENER.
-//  10. Send Ready with the measured facts and the listener (SCM_RIGHTS),
+//  11. Send Ready with the measured facts and the listener (SCM_RIGHTS),
 //     whose metadata calls the broker answers (why: docs/architecture.md
 //     §2.5), and close the listener.
-//  11. Read one more datagram, the broker's Proceed, sent once it has
+//  12. Read one more datagram, the broker's Proceed, sent once it has
 //     checked Ready and the action's EXECUTING record is durable (one
 //     queued when the request was read was refused in step 2); then clear
 //     the signal mask again and execveat(memfd, "", argv, env,
@@ -95,20 +124,22 @@
 //	3     cwd_linux.go           checkWorkspace
 //	4     cwd_linux.go           enterCwd
 //	5     binding_linux.go       bindExecutable
-//	6     inherit_linux.go       setStdio
-//	7     creds_linux.go         dropPrivileges
-//	8     landlock_linux.go      restrictFS
-//	9     seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go;
+//	6     mountns_linux.go       protectPaths
+//	7     inherit_linux.go       setStdio
+//	8     creds_linux.go         dropPrivileges
+//	9     landlock_linux.go      restrictFS
+//	10    seccomp_linux.go       installSeccomp (programs: seccomp_GOARCH_linux.go;
 //	                             seccompLoad: sys_unsafe_linux.go)
-//	10    launch_linux.go        reply (with the listener)
-//	11    launch_linux.go        awaitProceed, execution.run (execveat: sys_unsafe_linux.go)
+//	11    launch_linux.go        reply (with the listener)
+//	12    launch_linux.go        awaitProceed, execution.run (execveat: sys_unsafe_linux.go)
 //
 // # Invariants
 //
 // One request, its Proceed, one exec; no goroutines, no configuration, no
 // logging beyond the replies. The bytes handed to the kernel are the bytes
-// whose digest was approved. Restrictions are per thread (no TSYNC): they
-// are applied on, and inherited from, the thread that calls execveat.
+// whose digest was approved. Restrictions are per thread (no TSYNC), and
+// so is step 6's mount namespace: they are applied on, and inherited
+// from, the thread that calls execveat.
 //
 // # Threat model
 //
@@ -118,7 +149,7 @@
 // binds identities by descriptor and content by sealed memfd. The target
 // is hostile: it starts with fds 0–2 only, no capabilities, no_new_privs,
 // an allowlisted environment, and the Landlock and seccomp domain of
-// steps 8–9, which its descendants inherit. Out of scope: the kernel
+// steps 9–10, which its descendants inherit. Out of scope: the kernel
 // itself, a root user outside the action, and shared libraries and the
 // ELF interpreter, which are read from the read-only runtime paths, not
 // bound by digest. Known gaps: below Landlock ABI 6 signals to processes
@@ -137,5 +168,6 @@
 // effort, all threads). The syscall package links libcap's psx without
 // calling it: build with CGO_ENABLED=0 (as the integration tests do), else
 // psx's cgo variant makes a dynamically linked program. cmd/launcher and
-// this package, seccompgen included, are 1,499 non-test, non-blank lines.
+// this package, seccompgen included, are 1,721 non-test, non-blank lines
+// (the budget is 2,000).
 package linux

@@ -44,7 +44,7 @@ func clearSignalMask() error {
 	return unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil)
 }
 
-// setStdio performs step 6: 0 = /dev/null, 1 and 2 = the received pipes,
+// setStdio performs step 7: 0 = /dev/null, 1 and 2 = the received pipes,
 // and every other descriptor close-on-exec except keep (a script's sealed
 // copy, or -1). The reply socket and the exec memfd are close-on-exec and
 // vanish with the exec.

@@ -29,11 +29,12 @@ const (
 	llReadWrite = ^uint64(0) &^ llNeverRW
 )
 
-// restrictFS performs step 8: a Landlock domain handling every right the
-// running ABI knows, with read+execute on the runtime paths, read+write on
-// the workspace (by its verified descriptor), HOME, TMPDIR and any extra
-// read-write path, read+write on the listed devices, no network rule and
-// both scopes. Below the floor it refuses; there is no best effort.
+// restrictFS performs step 9: a Landlock domain handling every right the
+// running ABI knows, with read+execute on the runtime paths and /etc's
+// listed entries, read+write on the workspace (by its verified
+// descriptor), HOME, TMPDIR and any extra read-write path, read+write on
+// the listed devices, no network rule and both scopes. Below the floor it
+// refuses; there is no best effort.
 func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	abi := landlockabi.Running()
 	floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI))
@@ -59,6 +60,7 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 		g     grant
 	}{
 		{req.Policy.ReadExec, grant{rights: llReadExec, pinned: true}},
+		{req.Policy.ReadEntries, grant{rights: llReadExec, pinned: true, entry: true}},
 		{req.Policy.ReadWrite, grant{rights: llReadWrite, pinned: true}},
 		{req.Policy.Devices, grant{rights: llDevice, device: true, pinned: true}},
 		{[]string{req.Home, req.Tmp}, grant{rights: llReadWrite, required: true}},
@@ -73,7 +75,7 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 		}
 	}
 	// Only the calling thread is confined, not every thread as go-landlock's
-	// AllThreads variant would: Main locked it, and the execveat of step 10
+	// AllThreads variant would: Main locked it, and the execveat of step 12
 	// runs on it, so the target starts inside the domain (exec ends the
 	// runtime's other threads).
 	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
@@ -94,14 +96,17 @@ type grant struct {
 	required bool // a missing path refuses instead of granting nothing
 	device   bool // the path must be a character device
 	pinned   bool // a policy path: opened without following symlinks, and it must be its pin
+	entry    bool // one of /etc's entries: one that is not its pin any more is skipped
 }
 
 // grantPath adds a path-beneath rule for p. Rights that only apply to
 // directories are dropped for a file. A policy path is opened without
 // following any symlink and granted only if it is the object the broker
 // pinned: one swapped for a symlink or another directory since is never
-// granted. HOME and TMPDIR are the broker's own directories in its state
-// directory, which no target can reach, and are opened as they are named.
+// granted: it is refused, or, for one of /etc's entries (replaced by
+// rename as resolv.conf is), skipped. HOME and TMPDIR are the broker's
+// own directories in its state directory, which no target can reach, and
+// are opened as they are named.
 func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC}
 	if g.pinned {
@@ -110,7 +115,7 @@ func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
 	var fd int
 	err := retry.EAGAIN(func() (err error) { fd, err = unix.Openat2(unix.AT_FDCWD, p, how); return err })
 	switch {
-	case err == unix.ENOENT && !g.required:
+	case err == unix.ENOENT && !g.required, g.entry && (err == unix.ELOOP || err == unix.ENOTDIR):
 		return nil
 	case g.pinned && (err == unix.ELOOP || err == unix.ENOTDIR):
 		return wire.Errorf(wire.CodeIdentityDrift, "policy path %s is not the approved object: a symlink is on its way", p)
@@ -123,6 +128,9 @@ func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "fstat policy path %s: %v", p, err)
 	}
 	if pin, ok := pol.Pin(p); g.pinned && (!ok || pin.Dev != st.Dev || pin.Ino != st.Ino) {
+		if g.entry {
+			return nil
+		}
 		return wire.Errorf(wire.CodeIdentityDrift, "policy path %s is no longer the approved object", p)
 	}
 	typ := st.Mode & unix.S_IFMT

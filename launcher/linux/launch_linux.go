@@ -44,7 +44,7 @@ func Main() int {
 	return exitExecFailed
 }
 
-// prepare performs steps 1–9. It returns the facts for Ready and the
+// prepare performs steps 1–10. It returns the facts for Ready and the
 // prepared exec, or the reason for refusing.
 func prepare() (*wire.Ready, *execution, error) {
 	if err := cleanSlate(); err != nil {
@@ -69,6 +69,9 @@ func prepare() (*wire.Ready, *execution, error) {
 	ready.ExecutedSHA256, ready.InterpreterSHA256 = exec.sha256, exec.interpSHA256
 	if exec.boundBy != 0 {
 		ready.Binding, ready.BoundBy = wire.InPlace, exec.boundBy
+	}
+	if err := protectPaths(req, ready.Cwd, ready); err != nil {
+		return nil, nil, err
 	}
 	if err := setStdio(fds, exec.keep); err != nil {
 		return nil, nil, err
@@ -124,7 +127,7 @@ func reply(m wire.Message, fds ...int) bool {
 	return err == nil
 }
 
-// awaitProceed performs step 11: it reads the broker's one Proceed, sent
+// awaitProceed performs step 12: it reads the broker's one Proceed, sent
 // once the action is durably EXECUTING, and returns 0, or the errno that
 // ExecFailed reports (EPROTO for anything else, descriptors included).
 func awaitProceed() unix.Errno {

@@ -17,7 +17,7 @@ import (
 // to libseccomp's output and seccomp_GOARCH.txt disassembles them.
 //go:generate go run ./seccompgen
 
-// installSeccomp performs step 9, last: it loads the embedded programs as
+// installSeccomp performs step 10, last: it loads the embedded programs as
 // they are (the argument filter first, then the main filter) and returns
 // the SHA-256 of their concatenation and the main filter's notification
 // listener, which the broker answers for the metadata calls (seccompgen's

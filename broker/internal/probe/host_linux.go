@@ -87,6 +87,7 @@ func probeRun(ctx context.Context, p Prober, h *probeHost, s Setup, b wire.Bindi
 		return lifecycle.Result{}, "", err
 	}
 	l.Handle, l.Home, l.Tmp = "probe-"+h.nonce[:12], h.home, h.tmp
+	l.Protect = []wire.ProtectBind{{Path: ".git"}, {Path: ".git/hooks", ReadOnly: true}}
 	defer l.Close()
 	var stdout, stderr capped
 	run := p.Probe(ctx, l, &stdout, &stderr)
@@ -145,6 +146,12 @@ func newProbeHost(dir string) (_ *probeHost, err error) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return nil, fmt.Errorf("write probe file: %w", err)
 		}
+	}
+	if err := os.MkdirAll(filepath.Join(h.ws, filepath.Dir(probeprog.ProtectedFile)), 0o700); err != nil {
+		return nil, fmt.Errorf("create the probe's git hooks: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(h.ws, probeprog.ProtectedFile), []byte(probeprog.ProtectedContent), 0o700); err != nil {
+		return nil, fmt.Errorf("write the probe's git hook: %w", err)
 	}
 	if err := os.Symlink(h.outside, filepath.Join(h.ws, probeprog.EscapeLink)); err != nil {
 		return nil, fmt.Errorf("create the escape symlink: %w", err)

@@ -71,6 +71,19 @@ func (h *probeHost) judge(run lifecycle.Result, out string) []Check {
 			c.Pass = l != nil && !l.Done && hostOK
 			checks = append(checks, c)
 		}
+		if run.Ready != nil && run.Ready.MountNS {
+			l := line(who, probeprog.ProtectedWrite)
+			ok, ev := h.hostFile(probeprog.ProtectedFile, probeprog.ProtectedContent)
+			if ok {
+				ev = probeprog.ProtectedFile + " unchanged (bound read-only)"
+			}
+			c := Check{Name: probeprog.ProtectedWrite, From: who, Expected: "fails", Observed: "failed",
+				Evidence: who + ": " + says(l) + "; host: " + ev, Pass: ok && l != nil && !l.Done}
+			if !c.Pass {
+				c.Observed = "succeeded"
+			}
+			checks = append(checks, c)
+		}
 	}
 	return checks
 }
@@ -167,6 +180,9 @@ func (h *probeHost) hostForbidden(who, check string, l *probeprog.Line, out stri
 		}
 		return true, "the outside file's mode, owner, xattrs and times are unchanged"
 	case probeprog.UserNS:
+		if l != nil && !l.Done && lifecycle.UserNamespaces() {
+			return true, "the target could not make a user namespace; it stayed in the one its launcher was started in"
+		}
 		if l == nil || !strings.Contains(l.Detail, "ns="+h.userNS) {
 			return false, "the target's user namespace is not the broker's " + h.userNS
 		}

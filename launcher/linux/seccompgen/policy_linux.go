@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
@@ -15,7 +16,9 @@ import (
 // reaches other processes, the network, namespaces or the kernel's
 // configuration. Names this libseccomp does not know are skipped (they
 // stay denied). SysV IPC is left out: it is external IPC here. The
-// metadata calls are not here: they are notified.
+// metadata calls and inotify_add_watch are not here: they are notified.
+// socketpair is here, and the argument program keeps it to AF_UNIX
+// stream and seqpacket pairs (socketPairTypes).
 const allowed = `accept accept4 access alarm arch_prctl brk cachestat capget capset chdir clock_getres
 clock_gettime clock_nanosleep close close_range connect copy_file_range creat dup dup2
 dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait eventfd
@@ -25,7 +28,7 @@ futex_requeue futex_wait futex_waitv futex_wake getcpu getcwd getdents getdents6
 getegid geteuid getgid getgroups getitimer get_mempolicy getpeername getpgid getpgrp
 getpid getppid getpriority getrandom getresgid getresuid getrlimit get_robust_list
 getrusage getsid getsockname getsockopt get_thread_area gettid gettimeofday getuid
-getxattr inotify_add_watch inotify_init inotify_init1 inotify_rm_watch io_cancel
+getxattr inotify_init inotify_init1 inotify_rm_watch io_cancel
 io_destroy io_getevents io_pgetevents ioprio_get ioprio_set io_setup io_submit kill
 landlock_add_rule landlock_create_ruleset landlock_restrict_self lgetxattr link linkat
 listen listxattr llistxattr lseek lstat madvise map_shadow_stack mbind membarrier
@@ -41,7 +44,7 @@ sched_getscheduler sched_rr_get_interval sched_setaffinity sched_setattr sched_s
 sched_setscheduler sched_yield seccomp select sendfile sendmmsg sendmsg sendto
 set_mempolicy setfsgid setfsuid setgid setgroups setitimer setpriority setregid
 setresgid setresuid setreuid setrlimit set_robust_list setsockopt set_thread_area
-set_tid_address setuid shutdown sigaltstack signalfd signalfd4 splice stat statfs statx
+set_tid_address setuid shutdown sigaltstack signalfd signalfd4 socketpair splice stat statfs statx
 symlink symlinkat sync sync_file_range syncfs sysinfo tee tgkill time timer_create
 timer_delete timer_getoverrun timer_gettime timer_settime timerfd_create timerfd_gettime
 timerfd_settime times tkill truncate umask uname unlink unlinkat vfork wait4 waitid
@@ -52,17 +55,20 @@ write writev`
 // deliberately absent from both lists: ENOSYS makes libc fall back to
 // clone, whose flags the filter can inspect. bind is denied because the
 // only sockets a target can make are socketpair(AF_UNIX) ends, which need
-// no name, and binding one to an abstract name would squat it.
+// no name, and binding one to an abstract name would squat it. fanotify
+// would watch what lies outside the readable scope.
 const denied = `socket ptrace process_vm_readv process_vm_writev io_uring_setup
 io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl add_key
 request_key mount umount2 pivot_root move_mount open_tree fsopen fsconfig fsmount fspick
 mount_setattr unshare setns kexec_load kexec_file_load init_module finit_module
 delete_module open_by_handle_at name_to_handle_at chroot setsid setpgid pidfd_getfd
 acct swapon swapoff reboot quotactl syslog vhangup iopl ioperm settimeofday
-clock_settime clock_adjtime adjtimex lookup_dcookie bind`
+clock_settime clock_adjtime adjtimex lookup_dcookie bind fanotify_init fanotify_mark`
 
 // notified are the calls that change a file's metadata (mode, owner,
-// extended attributes, times), which Landlock does not govern. The kernel
+// extended attributes, times), which Landlock does not govern, and
+// inotify_add_watch, which Landlock does not govern either: a watch is
+// added only beneath the writable scope. The kernel
 // stops the caller and asks the broker over the filter's listener; the
 // broker emulates the call on a descriptor it resolved beneath the
 // writable scope, or answers EPERM (broker/internal/metadata). The
@@ -71,7 +77,8 @@ clock_settime clock_adjtime adjtimex lookup_dcookie bind`
 // one over fails closed. Calls added to this family by newer kernels
 // (setxattrat, removexattrat) are in neither list: ENOSYS.
 const notified = `chmod fchmod fchmodat fchmodat2 chown fchown fchownat lchown setxattr
-lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat utimensat`
+lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat utimensat
+inotify_add_watch`
 
 // modeArg is the argument that holds the mode of each chmod call: the
 // argument filter refuses setuid and setgid bits there before the broker
@@ -90,6 +97,21 @@ var deniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.FS_IOC_SETFLAGS, 
 	0x40087602, // FS_IOC_SETVERSION
 	0x40047602, // FS_IOC32_SETVERSION
 }
+
+// deniedFcntls are compared on the command's low 32 bits: a file lease
+// (F_SETLEASE) on a file the target's uid owns makes every other
+// process's open of it wait for the target, and a directory notification
+// (F_NOTIFY) watches a directory it may only read.
+var deniedFcntls = []uint64{unix.F_SETLEASE, unix.F_NOTIFY}
+
+// socketPairTypes are the socket types a socketpair may have (compared
+// masked with SOCK_TYPE_MASK, so SOCK_CLOEXEC and SOCK_NONBLOCK pass):
+// an end of a connected stream or seqpacket pair reaches only its peer,
+// whereas a datagram end (AF_UNIX turns SOCK_RAW into one) may send to
+// any pathname socket, which Landlock mediates only from ABI 9.
+var socketPairTypes = []uint64{unix.SOCK_STREAM, unix.SOCK_SEQPACKET}
+
+const sockTypeMask = 0xf // SOCK_TYPE_MASK, linux/net.h
 
 // selfOnly refuses the scheduling calls that name another process.
 var selfOnly = []struct {
@@ -138,6 +160,24 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	defer args.Release()
 	for _, cmd := range deniedIoctls {
 		if err := addRule(args, "ioctl", actDeny, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, cmd)); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, cmd := range deniedFcntls {
+		if err := addRule(args, "fcntl", actDeny, cond(1, seccomp.CompareMaskedEqual, 0xffffffff, cmd)); err != nil {
+			return nil, nil, err
+		}
+	}
+	// socketpair: AF_UNIX, and a type outside socketPairTypes is refused
+	// (the main program allows it, so that every refusal is EPERM).
+	if err := addRule(args, "socketpair", actDeny, cond(0, seccomp.CompareNotEqual, unix.AF_UNIX)); err != nil {
+		return nil, nil, err
+	}
+	for typ := uint64(0); typ <= sockTypeMask; typ++ {
+		if slices.Contains(socketPairTypes, typ) {
+			continue
+		}
+		if err := addRule(args, "socketpair", actDeny, cond(1, seccomp.CompareMaskedEqual, sockTypeMask, typ)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -204,7 +244,6 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 		c    seccomp.ScmpCondition
 	}{
 		{"clone", cond(0, seccomp.CompareMaskedEqual, namespaceFlags, 0)},
-		{"socketpair", cond(0, seccomp.CompareEqual, unix.AF_UNIX)},
 		{"personality", cond(0, seccomp.CompareEqual, personality.Linux)},
 		{"personality", cond(0, seccomp.CompareEqual, personality.Query)},
 		{"prlimit64", cond(0, seccomp.CompareEqual, 0)}, // only its own limits

@@ -11,14 +11,18 @@ import (
 
 	"warrant/broker/internal/journal"
 	"warrant/internal/ahead"
+	"warrant/internal/rmtree"
 )
 
 // Prefixes of the entries of actions/ that are no action's: a spare set
-// of private directories made ahead, and an ended action's set on its
-// way out. A handle never starts so.
+// of private directories made ahead, an ended action's set on its way
+// out, and the record of one of those that could not be removed (a file
+// holding why, named after the entry: unremoved-trash-…). A handle never
+// starts so.
 const (
-	sparePrefix = "spare-"
-	trashPrefix = "trash-"
+	sparePrefix     = "spare-"
+	trashPrefix     = "trash-"
+	unremovedPrefix = "unremoved-"
 )
 
 // actionDirs makes and removes actions' private HOME and TMPDIR
@@ -33,7 +37,12 @@ const (
 // own path for the CPU. Nothing ever runs in a spare, and the entries a
 // dead broker left, both kinds, are removed by the next one (Open). An
 // unknown action's directories are never removed (removeActionDirs'
-// callers).
+// callers). Removal is by descriptor and gives every directory its
+// owner's permissions back first (internal/rmtree): a target that made a
+// directory in its HOME mode 0 (a chmod the broker performed for it)
+// leaves nothing behind. A removal that fails all the same (an entry
+// another user made there) is recorded beside it, named by `broker
+// status` (ReadUnremoved) and tried again at every start.
 type actionDirs struct {
 	root  string
 	logf  func(string, ...any)
@@ -44,11 +53,16 @@ type actionDirs struct {
 // action's, and makes the first spare.
 func openActionDirs(root string, logf func(string, ...any)) *actionDirs {
 	d := &actionDirs{root: root, logf: logf}
-	d.spare = ahead.New(d.makeSpare, func(dir string) { os.RemoveAll(dir) })
+	d.spare = ahead.New(d.makeSpare, func(dir string) { d.removeNow(filepath.Base(dir)) })
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, sparePrefix) || strings.HasPrefix(n, trashPrefix) {
+		switch n := e.Name(); {
+		case strings.HasPrefix(n, sparePrefix) || strings.HasPrefix(n, trashPrefix):
 			d.removeInBackground(filepath.Join(root, n))
+		case strings.HasPrefix(n, unremovedPrefix):
+			if _, err := os.Lstat(filepath.Join(root, strings.TrimPrefix(n, unremovedPrefix))); errors.Is(err, fs.ErrNotExist) {
+				os.Remove(filepath.Join(root, n)) // removed by hand since
+			}
 		}
 	}
 	d.spare.Refill()
@@ -132,15 +146,73 @@ func (d *actionDirs) remove(handle string) (later func(), err error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return d.spare.Refill, nil
 	}
-	return d.spare.Refill, os.RemoveAll(dir) // os.RemoveAll follows no symlink a target planted
+	return d.spare.Refill, rmtree.Beneath(d.root, handle)
 }
 
+// removeInBackground removes path, an entry of the actions directory, in
+// the background (removeNow).
 func (d *actionDirs) removeInBackground(path string) {
-	d.spare.Go(func() {
-		if err := os.RemoveAll(path); err != nil {
-			d.logf("remove %s: %v", path, err)
+	d.spare.Go(func() { d.removeNow(filepath.Base(path)) })
+}
+
+// removeNow removes name, an entry of the actions directory, and what is
+// in it, following no symlink a target planted and whatever modes it left
+// (internal/rmtree). A failure is logged and recorded beside it
+// (unremoved-NAME, holding the error), for `broker status` and for the
+// next start, which tries again; a success removes that record.
+func (d *actionDirs) removeNow(name string) {
+	record := filepath.Join(d.root, unremovedPrefix+name)
+	err := rmtree.Beneath(d.root, name)
+	if err == nil {
+		if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.logf("remove %s: %v", record, err)
 		}
-	})
+		return
+	}
+	d.logf("remove %s: %v", filepath.Join(d.root, name), err)
+	if werr := os.WriteFile(record, []byte(err.Error()+"\n"), 0o600); werr != nil {
+		d.logf("record that %s was not removed: %v", name, werr)
+	}
+}
+
+// Unremoved is an entry of the actions directory that a broker could not
+// remove (each start tries again), and the error that stopped it.
+type Unremoved struct {
+	Path  string
+	Error string
+}
+
+// ReadUnremoved lists what the brokers of the state directory root could
+// not remove of their actions' directories, from the records they left
+// (an empty list when there is none). A record whose entry is gone is
+// left out; the next start removes it.
+func ReadUnremoved(root string) ([]Unremoved, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("read the actions directory: %w", err)
+	}
+	dir := layout(abs).actions
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read the actions directory: %w", err)
+	}
+	out := []Unremoved{}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), unremovedPrefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		why, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			why = []byte(err.Error())
+		}
+		out = append(out, Unremoved{Path: path, Error: strings.TrimSpace(string(why))})
+	}
+	return out, nil
 }
 
 // close waits for the background work and removes the spare.

@@ -159,7 +159,11 @@ func (o *observer) protectedChanges(obs *runner.Observation) *receipt.Protected 
 			Path: fmt.Sprintf("(and %d more)", n-wire.MaxProtectedChanges+1), Before: protect.Unchecked, After: protect.Unchecked})
 	}
 	obs.Result.ProtectedChanges = changes
-	return &receipt.Protected{By: receipt.ProtectedByDetect, Checked: before.Len(), Changes: changes}
+	p := &receipt.Protected{By: receipt.ProtectedByDetect, Checked: before.Len(), Changes: changes}
+	if r := obs.Run.Ready; r != nil && r.MountNS {
+		p.By, p.Binds = receipt.ProtectedByMount, int(r.Protected)
+	}
+	return p
 }
 
 // Stamp returns t on the receipt clocks: the wall clock, and the broker's
@@ -192,7 +196,8 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 		rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.Launched(res.Enforced.Memory.EnforcedBy(), res.Enforced.Pids.EnforcedBy()))
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
 		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0) {
-			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused}
+			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused,
+				BrokerCPUNs: uint64(max(res.MetadataCPU, 0)), HeldNs: uint64(max(res.MetadataHeld, 0))}
 		}
 		if obs.BoundBy != "" {
 			rc.Sandbox.BoundBy = obs.BoundBy

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"warrant/broker/internal/policy"
 	"warrant/broker/lifecycle"
 	"warrant/internal/profile"
 	"warrant/wire"
@@ -10,6 +11,22 @@ import (
 // limits from the host's cgroups (runner.Runner).
 type limiter interface {
 	Limits() lifecycle.Enforcement
+}
+
+// protector is an Executor that binds the protected paths read-only
+// where it can (runner.Runner).
+type protector interface {
+	Protection() (by, why string)
+}
+
+// protection is the card's sentence on how the protected paths are
+// guarded on this host.
+func (b *Broker) protection() string {
+	p, ok := b.cfg.Executor.(protector)
+	if !ok {
+		return policy.Protection(wire.ProtectedByDetect, "this broker's executor makes no mount namespace")
+	}
+	return policy.Protection(p.Protection())
 }
 
 // resources is the card's sentence on the memory and process-count

@@ -136,6 +136,10 @@ func (e *env) capabilityStatus() error {
 	if err != nil {
 		return err
 	}
+	u, err := broker.ReadUnremoved(e.state)
+	if err != nil {
+		return err
+	}
 	if r != nil {
 		r.CgroupMissing = missingCgroups(e.state, r.CgroupDirs)
 	}
@@ -145,6 +149,7 @@ func (e *env) capabilityStatus() error {
 		}
 		c := capabilityOf(r)
 		c.Witness = witnessOf(w)
+		c.Unremoved = unremovedOf(u)
 		return e.printJSON("warrant.capability/v1", c)
 	}
 	if r == nil {
@@ -153,6 +158,7 @@ func (e *env) capabilityStatus() error {
 		return err
 	}
 	printWitness(e.stdout, w)
+	printUnremoved(e.stdout, u)
 	return nil
 }
 

@@ -112,6 +112,33 @@ type capability struct {
 	// Witness is what `broker status` says of the witness file (serve
 	// --witness); null when no broker served with one, and from probe.
 	Witness *witness `json:"witness"`
+	// Unremoved is what `broker status` found a broker could not remove
+	// of its actions' private directories ([] when nothing), each tried
+	// again at every start; null from probe.
+	Unremoved []unremoved `json:"unremoved"`
+}
+
+// unremoved is an entry of the actions directory that a broker could not
+// remove, and why.
+type unremoved struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func unremovedOf(u []broker.Unremoved) []unremoved {
+	out := []unremoved{}
+	for _, e := range u {
+		out = append(out, unremoved{Path: e.Path, Error: e.Error})
+	}
+	return out
+}
+
+// printUnremoved prints what a broker could not remove of its actions'
+// directories.
+func printUnremoved(w io.Writer, u []broker.Unremoved) {
+	for _, e := range u {
+		fmt.Fprintf(w, "leftover:   %s NOT REMOVED (%s); every broker start tries again; remove it by hand if that cannot succeed\n", e.Path, e.Error)
+	}
 }
 
 // witness is the last witness report a broker recorded and what the

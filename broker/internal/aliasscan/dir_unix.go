@@ -11,8 +11,9 @@ import (
 )
 
 // The walk's only syscalls, each relative to a directory descriptor;
-// they exist on Linux and macOS alike. Listing is os.File.Readdirnames
-// (getdents64 on Linux, getdirentries on macOS), which stats nothing.
+// they exist on Linux and macOS alike (the stats are in dir_linux.go and
+// dir_darwin.go). Listing is os.File.Readdirnames (getdents64 on Linux,
+// getdirentries on macOS), which stats nothing.
 
 // dirFlags opens a directory and nothing else: O_NOFOLLOW makes a
 // symlink swapped in ELOOP, and O_DIRECTORY makes anything that is not a
@@ -24,6 +25,11 @@ const (
 	typeMask = unix.S_IFMT
 	typeDir  = unix.S_IFDIR
 	typeReg  = unix.S_IFREG
+	typeLnk  = unix.S_IFLNK
+	typeFifo = unix.S_IFIFO
+	typeSock = unix.S_IFSOCK
+	typeChr  = unix.S_IFCHR
+	typeBlk  = unix.S_IFBLK
 )
 
 var (
@@ -44,23 +50,4 @@ func openDirAt(dirfd int, name string) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), name), nil
-}
-
-// statAt stats name beneath dirfd without following a symlink.
-func statAt(dirfd int, name string) (facts, error) {
-	var st unix.Stat_t
-	err := retry.EINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	return factsOf(&st), err
-}
-
-// statFd stats the file open at fd.
-func statFd(fd int) (facts, error) {
-	var st unix.Stat_t
-	err := retry.EINTR(func() error { return unix.Fstat(fd, &st) })
-	return factsOf(&st), err
-}
-
-// factsOf widens the platform's stat fields (narrower on macOS).
-func factsOf(st *unix.Stat_t) facts {
-	return facts{id: fileID{dev: uint64(st.Dev), ino: st.Ino}, mode: uint32(st.Mode), nlink: uint64(st.Nlink)}
 }

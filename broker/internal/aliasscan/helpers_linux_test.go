@@ -22,16 +22,21 @@ func openRoot(t testing.TB, dir string) *os.File {
 	return f
 }
 
-// scan scans dir with a generous deadline.
-func scan(t testing.TB, dir string) (*Result, error) {
+// scan scans dir, with the directories scope beside it, with a generous
+// deadline.
+func scan(t testing.TB, dir string, scope ...string) (*Result, error) {
 	t.Helper()
-	return Scan(openRoot(t, dir), farDeadline())
+	var fs []*os.File
+	for _, d := range scope {
+		fs = append(fs, openRoot(t, d))
+	}
+	return Scan(openRoot(t, dir), farDeadline(), fs...)
 }
 
-// mustScan scans dir and requires it to finish.
-func mustScan(t testing.TB, dir string) *Result {
+// mustScan scans dir (and scope) and requires it to finish.
+func mustScan(t testing.TB, dir string, scope ...string) *Result {
 	t.Helper()
-	res, err := scan(t, dir)
+	res, err := scan(t, dir, scope...)
 	if err != nil {
 		t.Fatalf("scan %s: %v", dir, err)
 	}

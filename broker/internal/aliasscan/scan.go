@@ -37,12 +37,14 @@ const listBatch = 1024
 
 // Result is what a finished scan found.
 type Result struct {
-	Entries int // names listed, of every kind
-	Dirs    int // directories listed, the root included
+	Entries int // names listed in the tree, of every kind
+	Dirs    int // directories of the tree listed, the root included
 	Files   int // regular files checked
 	// Aliased are the names inside the tree, relative to the root and
-	// sorted, of every regular file that also has a name outside it.
+	// sorted, of every file (of any kind but a directory) that also has
+	// a name outside the scope.
 	Aliased []string
+	kinds   map[string]uint32 // the type of each aliased name that is not a regular file
 }
 
 // Limit names one of the scan's bounds.
@@ -78,55 +80,124 @@ func (e *LimitError) Error() string {
 // another directory. The tree is being changed under the scan.
 var ErrChanged = errors.New("the tree changed while it was scanned")
 
+// MountError is a mount point inside a scanned tree: a name whose mount
+// is not its root's.
+type MountError struct {
+	Name string // relative to the root
+}
+
+func (e *MountError) Error() string { return show(e.Name) + " is a mount point" }
+
+// ScopeError is a failure met in one of the scope's other directories,
+// not in the tree itself.
+type ScopeError struct{ Err error }
+
+func (e *ScopeError) Error() string { return e.Err.Error() }
+func (e *ScopeError) Unwrap() error { return e.Err }
+
+// errOverlap is a scope directory that holds the tree or lies in it.
+var errOverlap = errors.New("it holds the workspace or lies in it")
+
+// errAccounted stops a scope directory's walk once every name sought is
+// found.
+var errAccounted = errors.New("aliasscan: every name accounted for")
+
 type fileID struct{ dev, ino uint64 }
 
 type facts struct {
 	id    fileID
 	mode  uint32
 	nlink uint64
+	mnt   uint64 // the mount (Linux: statx's mount id; macOS: the device)
 }
 
-// linked is a regular file with several names: the most names any stat
-// of it reported, and the names found inside the tree.
+// linked is a file with several names: the most names any stat of it
+// reported, the names found inside the tree, and the count of those
+// found in the scope's other directories.
 type linked struct {
-	nlink uint64
-	names []string
+	nlink  uint64
+	mode   uint32
+	names  []string
+	others uint64
 }
+
+// accounted reports whether every name of l has been found in the scope.
+func (l *linked) accounted() bool { return uint64(len(l.names))+l.others >= l.nlink }
 
 type walker struct {
 	deadline time.Time
 	res      Result
+	mnt      uint64          // the root's mount: every name must be on it
 	walked   map[fileID]bool // directories, by (dev, ino)
 	linked   map[fileID]*linked
+	sought   map[fileID]*linked // a scope directory's walk: the tree's files not yet accounted for
+	inTree   map[fileID]bool    // a scope directory's walk: the tree's directories
 }
 
 // Scan walks the directory tree at root by descriptor, without following
-// any symlink, and reports the regular files inside it that have a name
-// outside it. root is an open directory (O_PATH is enough on Linux); it
-// is reopened for reading and not moved. A scan still running at
-// deadline fails with a *LimitError, as does one over MaxEntries or
-// MaxDepth; any other failure to list, stat or open the tree fails it
-// too. On error there is no Result.
-func Scan(root *os.File, deadline time.Time) (*Result, error) {
+// any symlink, and reports the files inside it (of every kind but
+// directories) that have a name outside the writable scope: root and the
+// directories scope. root and each of scope are open directories (O_PATH
+// is enough on Linux); they are reopened for reading and not moved. The
+// scope's directories are walked the same way, only when the tree holds
+// a file with more links than names in it, and only until every such
+// file's names are found. A mount point in any of them (a name on another
+// mount than its root) fails the scan with a *MountError. A scan still
+// running at deadline fails with a *LimitError, as does a tree over
+// MaxEntries or MaxDepth; any other failure to list, stat or open fails
+// it too. A failure in a scope directory is a *ScopeError wrapping it. On
+// error there is no Result.
+func Scan(root *os.File, deadline time.Time, scope ...*os.File) (*Result, error) {
 	w := &walker{deadline: deadline, walked: map[fileID]bool{}, linked: map[fileID]*linked{}}
-	rootFd := int(root.Fd())
-	want, err := statFd(rootFd)
-	if err != nil {
-		return nil, fmt.Errorf("stat the root: %w", err)
-	}
-	if want.mode&typeMask != typeDir {
-		return nil, fmt.Errorf("stat the root: %w", errNotDir)
-	}
-	if err := w.dir(rootFd, ".", "", want.id, 0); err != nil {
+	if err := w.tree(root); err != nil {
 		return nil, err
 	}
+	sought := map[fileID]*linked{}
+	for id, l := range w.linked {
+		if !l.accounted() {
+			sought[id] = l
+		}
+	}
+	scopeWalked := map[fileID]bool{} // shared: a directory in two of them is walked once
+	for _, dir := range scope {
+		if len(sought) == 0 {
+			break
+		}
+		sw := &walker{deadline: deadline, walked: scopeWalked, sought: sought, inTree: w.walked}
+		if err := sw.tree(dir); err != nil && !errors.Is(err, errAccounted) {
+			return nil, &ScopeError{Err: err}
+		}
+	}
 	for _, l := range w.linked {
-		if uint64(len(l.names)) < l.nlink {
-			w.res.Aliased = append(w.res.Aliased, l.names...)
+		if l.accounted() {
+			continue
+		}
+		w.res.Aliased = append(w.res.Aliased, l.names...)
+		if l.mode&typeMask != typeReg {
+			if w.res.kinds == nil {
+				w.res.kinds = map[string]uint32{}
+			}
+			for _, n := range l.names {
+				w.res.kinds[n] = l.mode & typeMask
+			}
 		}
 	}
 	slices.Sort(w.res.Aliased)
 	return &w.res, nil
+}
+
+// tree walks the tree at root.
+func (w *walker) tree(root *os.File) error {
+	rootFd := int(root.Fd())
+	want, err := statFd(rootFd)
+	if err != nil {
+		return fmt.Errorf("stat the root: %w", err)
+	}
+	if want.mode&typeMask != typeDir {
+		return fmt.Errorf("stat the root: %w", errNotDir)
+	}
+	w.mnt = want.mnt
+	return w.dir(rootFd, ".", "", want.id, 0)
 }
 
 // dir walks the directory name beneath parent, found at rel (relative
@@ -151,8 +222,14 @@ func (w *walker) dir(parent int, name, rel string, want fileID, depth int) error
 	if got.id != want {
 		return fmt.Errorf("open %s: %w", show(rel), ErrChanged)
 	}
+	if got.mnt != w.mnt {
+		return &MountError{Name: rel} // mounted over since it was stat'ed
+	}
+	if w.inTree[got.id] {
+		return errOverlap // its names would be counted twice
+	}
 	if w.walked[got.id] {
-		return nil // the same directory again, through another mount
+		return nil // the same directory again: scope directories that nest
 	}
 	w.walked[got.id] = true
 	w.res.Dirs++
@@ -171,6 +248,9 @@ func (w *walker) dir(parent int, name, rel string, want fileID, depth int) error
 		if err != nil {
 			return fmt.Errorf("stat %s: %w", show(join(rel, n)), err)
 		}
+		if st.mnt != w.mnt {
+			return &MountError{Name: join(rel, n)}
+		}
 		switch st.mode & typeMask {
 		case typeDir:
 			if depth >= maxDepth {
@@ -179,10 +259,13 @@ func (w *walker) dir(parent int, name, rel string, want fileID, depth int) error
 			if err := w.dir(fd, n, join(rel, n), st.id, depth+1); err != nil {
 				return err
 			}
+			continue
 		case typeReg:
 			w.res.Files++
-			if st.nlink > 1 {
-				w.link(st, join(rel, n))
+		}
+		if st.nlink > 1 {
+			if err := w.link(st, join(rel, n)); err != nil {
+				return err
 			}
 		}
 	}
@@ -212,15 +295,33 @@ func (w *walker) list(f *os.File, rel string) ([]string, error) {
 	}
 }
 
-// link records one name of a file with several.
-func (w *walker) link(st facts, name string) {
+// link records one name of a file with several: in the tree, as a name;
+// in a scope directory, as one more found of a file sought, answering
+// errAccounted once none is sought any more.
+func (w *walker) link(st facts, name string) error {
+	if w.sought != nil {
+		l := w.sought[st.id]
+		if l == nil {
+			return nil
+		}
+		l.nlink = max(l.nlink, st.nlink)
+		l.others++
+		if l.accounted() {
+			delete(w.sought, st.id)
+			if len(w.sought) == 0 {
+				return errAccounted
+			}
+		}
+		return nil
+	}
 	l := w.linked[st.id]
 	if l == nil {
-		l = &linked{}
+		l = &linked{mode: st.mode}
 		w.linked[st.id] = l
 	}
 	l.nlink = max(l.nlink, st.nlink) // a link added during the scan only makes it stricter
 	l.names = append(l.names, name)
+	return nil
 }
 
 // inTime fails once the deadline has passed (monotonic: deadline comes

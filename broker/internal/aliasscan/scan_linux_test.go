@@ -178,7 +178,8 @@ func TestScanSpecialFilesDoNotBlock(t *testing.T) {
 }
 
 // A directory that is not the one the walk stat'ed — a symlink, a file,
-// or another directory swapped in — is ErrChanged, never followed.
+// or another directory swapped in — is ErrChanged, never followed; one
+// mounted over since is a mount point.
 func TestScanSwappedDirectory(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "file", "x")
@@ -207,29 +208,129 @@ func TestScanSwappedDirectory(t *testing.T) {
 	if err := w.dir(int(rootf.Fd()), "gone", "gone", dirFacts.id, 1); err != nil {
 		t.Errorf("a directory removed since it was listed: %v, want it skipped", err)
 	}
+	t.Run("mounted over", func(t *testing.T) {
+		// The same directory mounted onto itself since it was stat'ed:
+		// the same dev and inode, on another mount.
+		bindMount(t, filepath.Join(root, "dir"), filepath.Join(root, "dir"))
+		w := &walker{deadline: farDeadline(), mnt: dirFacts.mnt, walked: map[fileID]bool{}, linked: map[fileID]*linked{}}
+		var me *MountError
+		if err := w.dir(int(rootf.Fd()), "dir", "dir", dirFacts.id, 1); !errors.As(err, &me) || me.Name != "dir" {
+			t.Errorf("dir mounted over once stat'ed: %v, want a MountError", err)
+		}
+	})
 }
 
-// A directory mounted a second time inside the tree is walked once, so a
-// file with one name inside it and one outside the tree is still seen as
-// aliased (counting its name twice would make it look harmless).
-func TestScanBindMountCountedOnce(t *testing.T) {
+// A mount point anywhere in the tree fails the scan, naming it, and
+// nothing beneath it is entered: a directory bind-mounted from outside, a
+// directory bind-mounted onto itself (the same dev and inode, another
+// mount) and a file bind-mounted over a file inside. Check refuses with
+// WORKSPACE_ALIASED and says what to do.
+func TestScanRefusesMountPoints(t *testing.T) {
 	base := t.TempDir()
-	root := filepath.Join(base, "ws")
-	outside := write(t, base, "outside", "x")
-	link(t, outside, filepath.Join(root, "a/f"))
-	if err := os.Mkdir(filepath.Join(root, "b"), 0o755); err != nil {
+	outside := write(t, base, "outside/secret", "s")
+	for _, c := range []struct{ name, src, dst string }{
+		{"a directory from outside", "outside", "ws/deep/sub"},
+		{"a directory onto itself", "ws/deep/sub", "ws/deep/sub"},
+		{"a file over a file", "outside/secret", "ws/deep/file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := filepath.Join(base, "ws")
+			write(t, root, "deep/sub/f", "x")
+			write(t, root, "deep/file", "x")
+			bindMount(t, filepath.Join(base, c.src), filepath.Join(base, c.dst))
+			rel := strings.TrimPrefix(c.dst, "ws/")
+			res, err := scan(t, root)
+			var me *MountError
+			if !errors.As(err, &me) || me.Name != rel || res != nil {
+				t.Fatalf("scan = %+v, %v; want the mount point %s", res, err, rel)
+			}
+			_, err = Check(openRoot(t, root))
+			requireRefusal(t, err, `"`+rel+`" in the workspace is a mount point`)
+			requireRefusal(t, err, "the workspace must be one filesystem with no mounts inside it")
+		})
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "s" {
+		t.Fatalf("the file outside: %q, %v", b, err)
+	}
+}
+
+// bindMount mounts src onto dst (made if missing) until the test ends; it
+// skips where mounting is not allowed.
+func bindMount(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := os.Lstat(dst); os.IsNotExist(err) {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("skip: cannot bind-mount here (needs root or a mount namespace): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dst, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dst, err)
+		}
+	})
+}
+
+// Every kind of file with a name outside the tree is an alias, not only a
+// regular file: a FIFO, a unix socket, a symlink's own inode and (as root)
+// a character device node, each made outside and linked in. Each is
+// reported by its name inside; Check's sentence names its kind. None is
+// opened (the FIFO has no writer, the socket a listener that must not
+// hear from the scan).
+func TestScanFindsEveryKindOutside(t *testing.T) {
+	base, err := os.MkdirTemp("", "as") // short: a socket path has 108 bytes
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Mount(filepath.Join(root, "a"), filepath.Join(root, "b"), "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("skip: cannot bind-mount here: %v", err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root, out := filepath.Join(base, "ws"), filepath.Join(base, "o")
+	for _, d := range []string{root, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() { unix.Unmount(filepath.Join(root, "b"), unix.MNT_DETACH) })
+	if err := unix.Mkfifo(filepath.Join(out, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link(t, filepath.Join(out, "fifo"), filepath.Join(root, "fifo"))
+	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sock)
+	if err := unix.Bind(sock, &unix.SockaddrUnix{Name: filepath.Join(out, "s")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(sock, 1); err != nil {
+		t.Fatal(err)
+	}
+	link(t, filepath.Join(out, "s"), filepath.Join(root, "sub/sock"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(out, "sym")); err != nil {
+		t.Fatal(err)
+	}
+	link(t, filepath.Join(out, "sym"), filepath.Join(root, "sym")) // linkat without AT_SYMLINK_FOLLOW: the symlink itself
+	want := []string{"fifo", "sub/sock", "sym"}
+	kinds := []string{`"fifo" (a FIFO)`, `"sub/sock" (a socket)`, `"sym" (a symlink)`}
+	if err := unix.Mknod(filepath.Join(out, "null"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))); err == nil {
+		link(t, filepath.Join(out, "null"), filepath.Join(root, "null"))
+		want = append(want, "null")
+		kinds = append(kinds, `"null" (a character device)`)
+		slices.Sort(want)
+	} else {
+		t.Logf("no device node (mknod: %v)", err)
+	}
 	res := mustScan(t, root)
-	if len(res.Aliased) != 1 || res.Aliased[0] != "a/f" && res.Aliased[0] != "b/f" {
-		t.Fatalf("aliased = %q, want the one name a/f or b/f", res.Aliased)
+	if !slices.Equal(res.Aliased, want) {
+		t.Fatalf("aliased = %q, want %q", res.Aliased, want)
 	}
-	if res.Dirs != 2 {
-		t.Fatalf("dirs = %d, want 2 (the mounted directory once)", res.Dirs)
+	_, err = Check(openRoot(t, root))
+	for _, k := range kinds {
+		requireRefusal(t, err, k)
+	}
+	if _, _, err := unix.Accept(sock); err != unix.EAGAIN {
+		t.Fatalf("the listener outside heard from the scan: accept = %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,14 +20,26 @@ import (
 // data/ it names.
 type Var struct{ Name, Sub string }
 
-// Standard are the variables every action's cache sets.
+// Standard are the variables every action's cache sets. CARGO_HOME is
+// where cargo keeps its registry, git checkouts and locks (never
+// ~/.cargo, which holds credentials.toml); GRADLE_USER_HOME Gradle's
+// caches and wrapper distributions; uv's cache is XDG_CACHE_HOME/uv.
 var Standard = []Var{
+	{"CARGO_HOME", "cargo-home"},
 	{"GOCACHE", "go-build"},
 	{"GOMODCACHE", "go-mod"},
+	{"GRADLE_USER_HOME", "gradle"},
 	{"PIP_CACHE_DIR", "pip"},
 	{"XDG_CACHE_HOME", "xdg"},
 	{"npm_config_cache", "npm"},
 }
+
+// Fixed are the variables every cache sets to a value: uv copies what
+// it installs out of its cache (UV_LINK_MODE=copy) instead of hard
+// linking it, so that no file of the workspace shares an inode with the
+// cache, which outlives the workspace's files and is shared by its
+// actions.
+var Fixed = []wire.EnvVar{{Name: "UV_LINK_MODE", Value: "copy"}}
 
 // CargoTarget is the variable set only when the operator asks for it: a
 // shared target directory changes where cargo puts its build output.
@@ -38,6 +51,9 @@ func Names() []string {
 	var n []string
 	for _, v := range append(Standard[:len(Standard):len(Standard)], CargoTarget) {
 		n = append(n, v.Name)
+	}
+	for _, kv := range Fixed {
+		n = append(n, kv.Name)
 	}
 	return n
 }
@@ -79,7 +95,7 @@ func (s *Store) Root() string { return s.root }
 // Cache is one workspace's cache.
 type Cache struct {
 	Dir string        // <root>/<key>/data, canonical: the action's read-write path
-	Env []wire.EnvVar // the variables pointed into it, sorted by name
+	Env []wire.EnvVar // the variables pointed into it, and Fixed
 }
 
 // record is the use record, <root>/<key>/workspace.
@@ -130,7 +146,7 @@ func (s *Store) For(ws wire.DirIdentity) (*Cache, error) {
 	if s.cargoTarget {
 		vars = append(vars[:len(vars):len(vars)], CargoTarget)
 	}
-	c := &Cache{Dir: data}
+	c := &Cache{Dir: data, Env: slices.Clone(Fixed)}
 	for _, v := range vars {
 		p := filepath.Join(data, v.Sub)
 		// A target may have replaced it with anything; Mkdir follows no

@@ -73,7 +73,7 @@ func TestCacheIsPerWorkspaceIdentity(t *testing.T) {
 			t.Errorf("%s: %v %v", e[v.Name], fi.Mode(), err)
 		}
 	}
-	if _, ok := e["CARGO_TARGET_DIR"]; ok || len(c1.Env) != len(Standard) {
+	if _, ok := e["CARGO_TARGET_DIR"]; ok || len(c1.Env) != len(Standard)+len(Fixed) {
 		t.Errorf("variables %v", e)
 	}
 	for _, d := range []string{c1.Dir, filepath.Dir(c1.Dir)} {

@@ -8,7 +8,7 @@
 //	<state>/caches/<key>/            0700, the broker's only
 //	<state>/caches/<key>/workspace   JSON: the workspace's identity, its path as last seen, the last use (to the minute)
 //	<state>/caches/<key>/data/       0700, the action's read-write path (wire.Policy.ReadWrite)
-//	    xdg/ go-build/ go-mod/ npm/ pip/ [cargo-target/]
+//	    xdg/ go-build/ go-mod/ npm/ pip/ cargo-home/ gradle/ [cargo-target/]
 //
 // key is the first 16 bytes, in hex, of the SHA-256 of the workspace's
 // (dev, ino, birth time): the same directory, under whatever path, gets
@@ -16,8 +16,13 @@
 // reuses them at once) gets another one. The variables every action of
 // the workspace gets (Env) point into data/: XDG_CACHE_HOME=data/xdg,
 // GOCACHE=data/go-build, GOMODCACHE=data/go-mod, npm_config_cache=
-// data/npm, PIP_CACHE_DIR=data/pip and, only when the operator asks
-// (`--cargo-target-cache`), CARGO_TARGET_DIR=data/cargo-target.
+// data/npm, PIP_CACHE_DIR=data/pip, CARGO_HOME=data/cargo-home (cargo's
+// registry, git checkouts and locks; never ~/.cargo, which holds
+// credentials.toml), GRADLE_USER_HOME=data/gradle and, only when the
+// operator asks (`--cargo-target-cache`), CARGO_TARGET_DIR=
+// data/cargo-target; and UV_LINK_MODE=copy, so that uv copies what it
+// installs from its cache (XDG_CACHE_HOME/uv) instead of hard linking
+// it into the workspace.
 //
 // # Threat model
 //
@@ -31,7 +36,8 @@
 // anything but directories; Remove works by descriptor, never follows a
 // symlink, and gives a directory the target left read-only (Go's module
 // cache is) its owner's write and search bits back through its own
-// descriptor before emptying it. Removal is the operator's, with no
+// descriptor before emptying it (internal/rmtree, which also removes the
+// actions' private directories). Removal is the operator's, with no
 // broker running (the state lock), so no action is using a cache while
 // it goes.
 //

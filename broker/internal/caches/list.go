@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"warrant/internal/rmtree"
 )
 
 // Info describes one cache for `broker caches list`.
@@ -93,13 +95,13 @@ func describe(root, key string) Info {
 	return in
 }
 
-// Remove removes the cache key under root, by descriptor (remove_unix.go).
+// Remove removes the cache key under root, by descriptor (internal/rmtree).
 // The caller holds the state lock: no broker, and so no action, uses it.
 func Remove(root, key string) error {
 	if !validKey(key) {
 		return fmt.Errorf("remove cache %q: not a cache key", key)
 	}
-	if err := removeBeneath(root, key); err != nil {
+	if err := rmtree.Beneath(root, key); err != nil {
 		return fmt.Errorf("remove cache %s: %w", key, err)
 	}
 	return nil

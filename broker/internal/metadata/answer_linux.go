@@ -23,14 +23,17 @@ type call struct {
 
 // caller is one notification's process, read through /proc.
 type caller struct {
-	pid int
-	mem *os.File
+	pid   int
+	mem   *os.File
+	pidfd *os.File // the caller's thread, for pidfd_getfd (inotify_linux.go)
+	root  *os.File // its root directory, in its mount namespace (view_linux.go)
+	val   *int64   // the call's result once performed (inotify_add_watch's watch descriptor)
 }
 
 // answer decides one notification and returns the errno for its caller
-// (0: done).
-func (s *Server) answer(n *notif) unix.Errno {
-	c := &caller{pid: int(n.Pid)}
+// (0: done, and the call returns *val).
+func (s *Server) answer(n *notif, val *int64) unix.Errno {
+	c := &caller{pid: int(n.Pid), val: val}
 	defer c.close()
 	cl, errno := decode(c, &n.Data)
 	if errno != 0 {
@@ -41,23 +44,26 @@ func (s *Server) answer(n *notif) unix.Errno {
 		return errno
 	}
 	defer unix.Close(obj)
-	// Everything read from the caller (memory, cwd, descriptors) was read
-	// while its notification was pending: its pid was its own.
+	if errno := c.openRoot(); errno != 0 {
+		return errno
+	}
+	// Everything read from the caller (memory, cwd, root, descriptors)
+	// was read while its notification was pending: its pid was its own.
 	if !idValid(s.listener, n.ID) {
 		return unix.ESRCH
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(obj, &st); err != nil {
+	if err := unix.Fstat(obj, &st); err != nil || !actable(&st) {
 		return unix.EPERM
 	}
 	target := obj
 	if !nameless(cl, obj, &st) {
-		b, err := s.beneath(obj)
-		if err != nil {
-			return unix.EPERM
+		v, errno := s.inView(c, obj)
+		if errno != 0 {
+			return errno
 		}
-		defer unix.Close(b)
-		target = b
+		defer unix.Close(v)
+		target = v
 	}
 	if st.Uid != uint32(s.uid) {
 		return unix.EPERM
@@ -80,6 +86,12 @@ func nameless(cl *call, obj int, st *unix.Stat_t) bool {
 func (c *caller) close() {
 	if c.mem != nil {
 		c.mem.Close()
+	}
+	if c.pidfd != nil {
+		c.pidfd.Close()
+	}
+	if c.root != nil {
+		c.root.Close()
 	}
 }
 
@@ -199,11 +211,15 @@ func (c *caller) procFD(p string) (int32, bool) {
 }
 
 // The operations, performed on a descriptor proven beneath the writable
-// scope and owned by the caller's uid.
+// scope, opened as the caller's mount namespace shows it (view_linux.go)
+// and owned by the caller's uid; none changes an object on a read-only
+// mount there.
 
 func chmodOp(mode uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
 	return func(_ *Server, obj int, st *unix.Stat_t) unix.Errno {
 		switch {
+		case readOnly(obj):
+			return unix.EROFS
 		case mode&(unix.S_ISUID|unix.S_ISGID) != 0:
 			return unix.EPERM
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -216,6 +232,9 @@ func chmodOp(mode uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
 func chownOp(uid, gid uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
 	return func(s *Server, obj int, _ *unix.Stat_t) unix.Errno {
 		const keep = ^uint32(0)
+		if readOnly(obj) {
+			return unix.EROFS
+		}
 		if uid != keep && uid != uint32(s.uid) {
 			return unix.EPERM
 		}
@@ -238,6 +257,9 @@ func setxattrOp(name string, value []byte, flags int) func(*Server, int, *unix.S
 		if !xattrAllowed(name) || st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			return unix.EPERM
 		}
+		if readOnly(obj) {
+			return unix.EROFS
+		}
 		return errnoOf(unix.Setxattr(procFD(obj), name, value, flags))
 	}
 }
@@ -246,6 +268,9 @@ func removexattrOp(name string) func(*Server, int, *unix.Stat_t) unix.Errno {
 	return func(_ *Server, obj int, st *unix.Stat_t) unix.Errno {
 		if !xattrAllowed(name) || st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			return unix.EPERM
+		}
+		if readOnly(obj) {
+			return unix.EROFS
 		}
 		return errnoOf(unix.Removexattr(procFD(obj), name))
 	}
@@ -257,6 +282,9 @@ func timesOp(ts []unix.Timespec) func(*Server, int, *unix.Stat_t) unix.Errno {
 		ts = []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 	}
 	return func(_ *Server, obj int, _ *unix.Stat_t) unix.Errno {
+		if readOnly(obj) {
+			return unix.EROFS
+		}
 		return errnoOf(unix.UtimesNanoAt(obj, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW))
 	}
 }

@@ -90,6 +90,16 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 			ts, e := c.timespecs(a[2])
 			errno, cl.apply = e, timesOp(ts)
 		}
+	case unix.SYS_INOTIFY_ADD_WATCH:
+		var ifd int32
+		if ifd, errno = objFD(a[0]); errno == 0 {
+			mask := uint32(a[2])
+			cl.follow = mask&unix.IN_DONT_FOLLOW == 0
+			if cl.path, errno = c.pathArg(a[1]); errno == 0 {
+				errno = c.openThread()
+			}
+			cl.apply = inotifyOp(c, ifd, mask)
+		}
 	default:
 		return nil, unix.EPERM
 	}

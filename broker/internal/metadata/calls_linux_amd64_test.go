@@ -7,7 +7,8 @@ import (
 )
 
 // TestDescriptorOnlyCallsTakeUnsignedFDs: fchmod, fchown, fsetxattr and
-// fremovexattr take an unsigned descriptor, so 0xffffff9c is not AT_FDCWD
+// fremovexattr take an unsigned descriptor (and inotify_add_watch's
+// instance is no AT_FDCWD either), so 0xffffff9c is not AT_FDCWD
 // to them (the kernel answers EBADF) and must not become the caller's
 // working directory here (found in review). The *at calls take a signed
 // one, where it is AT_FDCWD.
@@ -22,6 +23,7 @@ func TestDescriptorOnlyCallsTakeUnsignedFDs(t *testing.T) {
 		{unix.SYS_FCHOWN, [6]uint64{cwd, 0, 0}},
 		{unix.SYS_FSETXATTR, [6]uint64{cwd, 0, 0, 0, 0}},
 		{unix.SYS_FREMOVEXATTR, [6]uint64{cwd, 0}},
+		{unix.SYS_INOTIFY_ADD_WATCH, [6]uint64{cwd, 0, unix.IN_CREATE}},
 	} {
 		nr, args := c.nr, c.args
 		cl, errno := decode(nil, &seccompData{Nr: int32(nr), Arch: unix.AUDIT_ARCH_X86_64, Args: args})

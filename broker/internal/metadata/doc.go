@@ -1,6 +1,7 @@
 // Package metadata answers a target's metadata calls — chmod, chown,
 // extended attributes and times, which Landlock does not govern — so that
-// the writable scope is the only thing a target can change, by any call.
+// the writable scope is the only thing a target can change, by any call;
+// and its inotify watches, so that it watches nothing else.
 //
 // # Mechanism
 //
@@ -18,13 +19,31 @@
 // while it is the (dev, ino) its pin records, as the launcher grants it):
 // the object's path, as the kernel names it, must start with a root's
 // path, and opening that remainder beneath the root with openat2
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS must reach the same inode. Only then
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS must reach the same inode. That
+// path is then opened again from the caller's own root (/proc/PID/root,
+// RESOLVE_IN_ROOT|RESOLVE_NO_SYMLINKS) and must reach the same inode
+// there: the broker acts on the object as the caller's mount namespace
+// shows it (view_linux.go). Where the launcher made a private one with
+// the protected paths bound read-only, a change there is EROFS, as the
+// target's own would be, also for an absolute path or one through an
+// absolute symlink, which the broker resolves from its own root. Only then
 // does the broker perform the call itself, on that descriptor, and return
 // its result. Everything else is answered EPERM (or the error the lookup
 // gave, such as ENOENT). The kernel never continues a call on the
 // broker's behalf (SECCOMP_USER_NOTIF_FLAG_CONTINUE is never used), so
 // what runs is what was checked: the broker acts on the descriptor it
 // resolved, not on the caller's bytes again.
+//
+// inotify_add_watch is notified too (Landlock does not govern it either,
+// and a watch would deliver the names the host creates in a directory
+// outside): its object is resolved and proven the same way (a
+// read-only runtime directory is refused too), then the broker takes a
+// duplicate of the caller's inotify descriptor with pidfd_getfd (a pidfd
+// of the calling thread, opened while the notification is pending; the
+// descriptor must read back as anon_inode:inotify), adds the watch on
+// /proc/self/fd/OBJ with the caller's mask (IN_DONT_FOLLOW was honoured
+// when OBJ was opened) and returns the watch descriptor as the call's
+// result (inotify_linux.go). fanotify is denied by the launcher's filter.
 //
 // A file with no name left (nlink 0: unlinked, O_TMPFILE) may have its
 // metadata changed through a descriptor: nothing outside the action can
@@ -36,19 +55,39 @@
 // The broker acts with its own credentials, which may be more than the
 // target's (a root broker keeps its capabilities; the target has none),
 // so it applies the owner's rules itself: the object must be owned by the
-// broker's uid (the target's uid); chmod never sets setuid or setgid (the
-// argument filter refuses those bits before the broker is asked); chown
-// may only set the caller's own uid and one of its groups; extended
-// attributes are only the user.* namespace and POSIX ACLs, never
+// broker's uid (the target's uid), for a watch too (a root broker would
+// otherwise watch what the target may not read); chmod never sets setuid
+// or setgid (the argument filter refuses those bits before the broker is
+// asked); chown may only set the caller's own uid and one of its groups;
+// extended attributes are only the user.* namespace and POSIX ACLs, never
 // security.* (file capabilities) or trusted.*. Setting times requires
 // ownership, also for "now" (stricter than the kernel, which lets a
-// writer set the current time).
+// writer set the current time). Only regular files, directories and
+// symlinks are acted on: a device node or FIFO (made in the workspace,
+// or a hard link to one outside) is refused, since its mode decides who
+// on the host may open the device. Nothing is changed on a read-only
+// mount or file system (EROFS).
+//
+// # Budget
+//
+// Every answer costs the broker CPU time (about 20 µs a call) that no
+// limit of the action counts. Each action may have Burst (100,000) calls
+// answered at once, then Rate (10,000) a second; past that the server
+// holds the next answer back until the rate allows it (budget_linux.go):
+// the caller waits in the kernel, and no call fails for it. The server's
+// loop has its OS thread to itself, whose CPU time is the action's
+// metadata work; Stop returns it with the counts and the time answers
+// were held, and the receipt records them (metadata.brokerCpuNs, heldNs).
 //
 // # Failure
 //
 // A broker that is gone, or a listener that was never handed over, leaves
 // every such call failing (ENOSYS): closed. Reading the caller's memory
 // fails, for a broker without CAP_SYS_PTRACE, where the caller made itself
-// non-dumpable; the call is then refused. Each notification's id is checked valid after the caller's
-// memory and descriptors were read, so a recycled pid is never acted for.
+// non-dumpable; the call is then refused, as is a watch wherever
+// pidfd_getfd, which needs the same access, is refused (Yama's
+// ptrace_scope 2 for a broker without CAP_SYS_PTRACE, or 3; Linux before
+// 6.9, which has no thread pidfds). Each notification's id is checked
+// valid after the caller's memory and descriptors were read, so a
+// recycled pid is never acted for.
 package metadata

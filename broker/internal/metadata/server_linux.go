@@ -3,8 +3,10 @@ package metadata
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -14,8 +16,10 @@ import (
 
 // Stats counts what one action's metadata calls came to.
 type Stats struct {
-	Done    uint64 // performed beneath the writable scope
-	Refused uint64 // answered with an error without being performed
+	Done    uint64        // performed beneath the writable scope
+	Refused uint64        // answered with an error without being performed
+	CPU     time.Duration // the serving thread's CPU time, user and system
+	Held    time.Duration // answers held back by the budget (budget_linux.go)
 }
 
 // root is one directory of the writable scope, held open, and the path
@@ -36,6 +40,8 @@ type Server struct {
 	groups   []int
 	done_    atomic.Uint64
 	refused  atomic.Uint64
+	cpu      time.Duration // set by loop as it ends
+	held     time.Duration // loop's alone while it runs
 }
 
 // checkListener reports whether fd is a seccomp notification listener.
@@ -139,13 +145,20 @@ func (s *Server) Stop() Stats {
 	for _, r := range s.roots {
 		unix.Close(r.fd)
 	}
-	return Stats{Done: s.done_.Load(), Refused: s.refused.Load()}
+	return Stats{Done: s.done_.Load(), Refused: s.refused.Load(), CPU: s.cpu, Held: s.held}
 }
 
 // loop waits for notifications or the stop signal. It ends early when the
-// filter has no users left (POLLHUP).
+// filter has no users left (POLLHUP). It has its thread to itself, whose
+// CPU time is then the action's metadata work alone, and spends the
+// action's budget on every notification before answering it.
 func (s *Server) loop() {
 	defer close(s.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	defer func() { s.cpu = threadCPU() - start }()
+	b := newBudget(time.Now())
 	fds := []unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}, {Fd: int32(s.stopR), Events: unix.POLLIN}}
 	var n notif
 	for {
@@ -168,13 +181,15 @@ func (s *Server) loop() {
 		if err := retry.EINTR(func() error { return recv(s.listener, &n) }); err != nil {
 			continue // ENOENT: the caller died between poll and receive
 		}
-		errno := s.answer(&n)
+		s.held += b.hold()
+		var val int64
+		errno := s.answer(&n, &val)
 		if errno == 0 {
 			s.done_.Add(1)
 		} else {
 			s.refused.Add(1)
 		}
-		send(s.listener, n.ID, 0, errno) // ENOENT: the caller died meanwhile
+		send(s.listener, n.ID, val, errno) // ENOENT: the caller died meanwhile
 	}
 }
 
@@ -194,13 +209,20 @@ func fdPath(fd int) (string, error) {
 // beneath returns a descriptor of obj's object opened beneath a root of
 // the writable scope, proving it lies there, or EPERM.
 func (s *Server) beneath(obj int) (int, error) {
+	fd, _, err := s.beneathAt(obj)
+	return fd, err
+}
+
+// beneathAt is beneath, with the path (as the kernel names obj) by which
+// the object was found there.
+func (s *Server) beneathAt(obj int) (int, string, error) {
 	p, err := fdPath(obj)
 	if err != nil {
-		return -1, unix.EPERM
+		return -1, "", unix.EPERM
 	}
 	var want unix.Stat_t
 	if err := unix.Fstat(obj, &want); err != nil {
-		return -1, unix.EPERM
+		return -1, "", unix.EPERM
 	}
 	for _, r := range s.roots {
 		rel, ok := strings.CutPrefix(p, r.path)
@@ -218,9 +240,9 @@ func (s *Server) beneath(obj int) (int, error) {
 		}
 		var got unix.Stat_t
 		if unix.Fstat(fd, &got) == nil && got.Dev == want.Dev && got.Ino == want.Ino {
-			return fd, nil
+			return fd, p, nil
 		}
 		unix.Close(fd)
 	}
-	return -1, unix.EPERM
+	return -1, "", unix.EPERM
 }

@@ -18,11 +18,14 @@ func TestCardNamesWhatIsPreventedAndDetected(t *testing.T) {
 	}
 	id := &wire.CommandIdentity{Workspace: wire.DirIdentity{Path: "/ws"}, Profile: wire.ProfileShort,
 		Policy: wire.Policy{ReadExec: []string{"/usr"}, Devices: []string{"/dev/null"}}}
-	card := Limitations(id, 1234, "", "Memory and the number of processes are NOT limited on this host.")
-	for _, want := range []string{"Prevented: changing the mode, owner", "Detected, not prevented", ".git/hooks/", ".envrc",
-		"(1234 files)", "No network", "\nMemory and the number of processes are NOT limited on this host."} {
-		if !strings.Contains(card, want) {
-			t.Errorf("the card lacks %q:\n%s", want, card)
+	for by, says := range map[string]string{wire.ProtectedByMount: "Read-only (binds in the action's own mount namespace)",
+		wire.ProtectedByDetect: "Detected, not prevented (no user namespaces):"} {
+		card := Limitations(id, 1234, "", Protection(by, "no user namespaces"), "Memory and the number of processes are NOT limited on this host.")
+		for _, want := range []string{"Prevented: changing the mode, owner", says, ".git/hooks/", ".envrc", "Not hidden: whether a path outside exists",
+			"(1234 files)", "No network", "\nMemory and the number of processes are NOT limited on this host."} {
+			if !strings.Contains(card, want) {
+				t.Errorf("the card lacks %q:\n%s", want, card)
+			}
 		}
 	}
 }

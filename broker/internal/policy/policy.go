@@ -26,11 +26,25 @@ const NetABI = landlockabi.TCP
 // devices and the Landlock floor, each path pinned. Every path is
 // canonical (no symlink on the way: the launcher opens them without
 // following any), and a path beneath another one is left out: on a
-// merged-/usr host /bin is the symlink usr/bin, covered by /usr.
+// merged-/usr host /bin is the symlink usr/bin, covered by /usr. /etc is
+// granted whole only when it holds no secret; otherwise entry by entry
+// without its secrets (splitSecrets), as it is now: the broker calls Base
+// once, when it starts.
 func Base(extras []string) (wire.Policy, error) {
-	var read []string
+	var read, excluded []string
+	var entries []wire.PathPin
 	for _, p := range runtimePaths {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
+		real, err := filepath.EvalSymlinks(p)
+		switch {
+		case err != nil:
+		case p == etcDir:
+			grants, withheld := splitSecrets(real, etcLimits)
+			if len(withheld) == 0 {
+				read = append(read, real) // clean, or absent: pinAll decides
+			} else {
+				entries, excluded = grants, withheld
+			}
+		default:
 			read = append(read, real)
 		}
 	}
@@ -44,11 +58,20 @@ func Base(extras []string) (wire.Policy, error) {
 		}
 		read = append(read, real)
 	}
+	read = covering(read)
+	// What a configured read path covers is the operator's decision.
+	uncovered := func(p string) bool { return !slices.ContainsFunc(read, func(r string) bool { return beneath(p, r) }) }
 	pol := wire.Policy{
-		ReadExec:       covering(read),
+		ReadExec:       read,
 		ReadWrite:      []string{},
 		Devices:        slices.Clone(devices),
 		MinLandlockABI: landlockabi.Floor(landlockabi.Running()),
+		Excluded:       slices.DeleteFunc(excluded, func(p string) bool { return !uncovered(p) }),
+	}
+	for _, e := range entries { // pinned by the walk, sorted
+		if uncovered(e.Path) {
+			pol.ReadEntries, pol.Pins = append(pol.ReadEntries, e.Path), append(pol.Pins, e)
+		}
 	}
 	if err := pinAll(&pol); err != nil {
 		return wire.Policy{}, err
@@ -76,7 +99,7 @@ func beneath(p, dir string) bool {
 // pinAll pins every path of pol not pinned yet, keeping the pins sorted
 // by path.
 func pinAll(pol *wire.Policy) error {
-	for _, list := range [][]string{pol.ReadExec, pol.ReadWrite, pol.Devices} {
+	for _, list := range [][]string{pol.ReadExec, pol.ReadWrite, pol.Devices, pol.ReadEntries} {
 		for _, p := range list {
 			if _, ok := pol.Pin(p); ok {
 				continue
@@ -102,7 +125,8 @@ func pinAll(pol *wire.Policy) error {
 // directory w withholds (the root, the home directory, the state
 // directory, above or inside it) is never granted: the action is refused
 // with PATH_INVALID and a sentence naming the read path to configure
-// instead. A workspace executable (wire.WorkspaceExecutable) whose chain
+// instead, and so is a directory that holds or lies in what /etc
+// withholds (pol.Excluded). A workspace executable (wire.WorkspaceExecutable) whose chain
 // leads outside the workspace is allowed only to a file the read paths
 // already cover; anything else is refused with PATH_INVALID, and no
 // directory is ever granted for it.
@@ -116,7 +140,7 @@ func For(base wire.Policy, w *Withheld, ws string, exe wire.Executable) (wire.Po
 		if beneath(dir, ws) {
 			return true
 		}
-		for _, r := range p.ReadExec {
+		for _, r := range slices.Concat(p.ReadExec, p.ReadEntries) {
 			if beneath(dir, r) {
 				return true
 			}
@@ -137,6 +161,11 @@ func For(base wire.Policy, w *Withheld, ws string, exe wire.Executable) (wire.Po
 		}
 		if err := w.check(role, file); err != nil {
 			return err
+		}
+		if i := slices.IndexFunc(p.Excluded, func(x string) bool { return beneath(x, dir) || beneath(dir, x) }); i >= 0 {
+			return wire.Errorf(wire.CodePathInvalid,
+				"the %s %s is in %s, which holds %s, withheld from every action; move the program into a directory of its own",
+				role, file, dir, p.Excluded[i])
 		}
 		p.ReadExec = append(p.ReadExec, dir)
 		return nil

@@ -22,9 +22,10 @@ type Withheld struct {
 }
 
 type withheldDir struct {
-	is  string // what the directory is, for the refusal
-	fi  os.FileInfo
-	why string // what granting it would expose
+	is   string // what the directory is, for the refusal
+	path string // as measured
+	fi   os.FileInfo
+	why  string // what granting it would expose
 }
 
 // Withhold measures the withheld directories: "/", home (skipped when
@@ -37,7 +38,7 @@ func Withhold(home, stateDir string) (*Withheld, error) {
 		if err != nil {
 			return fmt.Errorf("withhold %s: %w", is, err)
 		}
-		w.dirs = append(w.dirs, withheldDir{is: is, fi: fi, why: why})
+		w.dirs = append(w.dirs, withheldDir{is: is, path: p, fi: fi, why: why})
 		return nil
 	}
 	if err := add("/", "the filesystem root", "the whole filesystem"); err != nil {

@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Take records the protected entries beneath the workspace open as ws,
-// by descriptor: nothing is followed (a symlink is recorded as a symlink,
-// a symlink on the way makes the path unchecked), no FIFO or device is
-// opened, and the linked worktree's gitdir is protected when .git is a
-// "gitdir:" file naming a directory beneath the workspace.
+// Take records the protected entries of the workspace open as ws, by
+// descriptor: Paths, and what git reads of every repository beneath it
+// (git.go). Nothing is opened through a symlink (a symlink is recorded as
+// one, and where it resolves is resolved and recorded on its own), and
+// no FIFO or device is opened.
 func Take(ws *os.File) *Snapshot {
 	fd, err := unix.FcntlInt(ws.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -26,79 +26,99 @@ func Take(ws *os.File) *Snapshot {
 	return take(os.NewFile(uintptr(fd), ws.Name()), nil)
 }
 
-// take records Paths, the linked worktree's gitdir, every submodule
-// gitdir found and also (for Again) the roots an earlier snapshot
-// recorded, so that an entry is never reported deleted only because what
-// made it a root went away.
-func take(ws *os.File, also []string) *Snapshot {
-	fd := int(ws.Fd())
-	s := &Snapshot{ws: ws, entries: map[string]string{}}
-	roots := slices.Clone(Paths)
-	if gd := linkedGitdir(fd); gd != "" {
-		roots = append(roots, gd+"/hooks/", gd+"/config")
+// take records git's entries first (so that the entry bound meets them
+// last), then Paths and also (for Again) every root, repository and
+// gitdir prev recorded, so that an entry is never reported deleted only
+// because what made it a root went away.
+func take(ws *os.File, prev *Snapshot) *Snapshot {
+	s := &Snapshot{ws: ws, fd: int(ws.Fd()), rooted: map[string]int{}, entries: map[string]string{}, rootOf: map[string]int{}}
+	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", s.fd)); err == nil && path.IsAbs(p) {
+		s.wsPath = p
 	}
-	n := 0
-	if !submodules(fd, Submodules, 0, &n, func(gd string) { roots = append(roots, gd+"/hooks/", gd+"/config") }) {
-		s.entries[Submodules] = Unchecked // past the bounds: not claimed unchanged
+	s.git(prev)
+	if prev != nil {
+		prev.notThere(s.tops)
 	}
-	for _, r := range append(roots, also...) {
-		if !slices.Contains(s.roots, r) {
-			s.roots = append(s.roots, r)
-			s.entry(fd, strings.TrimSuffix(r, "/"))
+	for _, p := range Paths {
+		s.add(root{path: strings.TrimSuffix(p, "/"), kind: kindOf(p)})
+	}
+	if prev != nil {
+		for _, r := range prev.roots {
+			if !r.pseudo {
+				r.typ = 0
+				s.add(r)
+			}
+		}
+	}
+	for i := 0; i < len(s.roots); i++ { // symlinks followed add roots as they are recorded
+		if !s.roots[i].pseudo {
+			s.entry(s.roots[i].path, i)
 		}
 	}
 	return s
 }
 
-// submodules calls found with every submodule gitdir beneath dir (a
-// directory holding a HEAD file; its own modules/ searched in turn; any
-// other directory is part of a name with a slash). It reports false
-// when the search went past maxGitdirs or maxDepth or a directory could
-// not be read, true when dir is absent.
-func submodules(ws int, dir string, depth int, n *int, found func(string)) bool {
-	names, err := readDir(ws, dir)
-	if err == unix.ENOENT || err == unix.ENOTDIR {
-		return true
+// notThere records in s, a snapshot whose search for repositories was
+// complete, that each repository found since (at a top s did not find,
+// beneath no gitdir s skipped) had no .git entry when s was taken: what
+// lies in its gitdir is then listed as created, not as unchecked.
+func (s *Snapshot) notThere(tops []string) {
+	if _, partial := s.entries[ScanBound]; partial {
+		return
 	}
-	if err != nil || depth >= maxDepth {
-		return false
-	}
-	ok := true
-	for _, name := range names {
-		sub := path.Join(dir, name)
-		if !isDir(ws, sub) {
+	for _, t := range tops {
+		skipped := slices.ContainsFunc(s.gitdirs, func(g gitdir) bool { return t == g.loc || strings.HasPrefix(t, g.loc+"/") })
+		if slices.Contains(s.tops, t) || skipped || path.IsAbs(t) || slices.Contains(strings.Split(t, "/"), ".git") {
 			continue
 		}
-		if isFile(ws, sub+"/HEAD") {
-			if *n++; *n > maxGitdirs {
-				return false
+		for _, k := range []string{path.Join(t, ".git"), path.Join(t, ".git") + resolvesTo} {
+			if _, ok := s.entries[k]; !ok {
+				s.entries[k] = Absent
 			}
-			found(sub)
-			ok = submodules(ws, sub+"/modules", depth+1, n, found) && ok
-		} else {
-			ok = submodules(ws, sub, depth+1, n, found) && ok
 		}
 	}
-	return ok
 }
 
-// isDir and isFile stat rel beneath the workspace without following
-// anything.
-func isDir(ws int, rel string) bool  { return statType(ws, rel) == unix.S_IFDIR }
-func isFile(ws int, rel string) bool { return statType(ws, rel) == unix.S_IFREG }
+// kindOf is the listing kind of one of Paths.
+func kindOf(p string) kind {
+	switch p {
+	case ".gitmodules", ".gitconfig":
+		return kindGit
+	case ".husky/", ".githooks/":
+		return kindHooks
+	case ".claude/", ".mcp.json", ".codex/", ".cursor/", ".agents/":
+		return kindAgent
+	case ".envrc":
+		return kindShell
+	}
+	return kindEditor
+}
 
-func statType(ws int, rel string) uint32 {
-	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-	if err != nil {
-		return 0
+// add makes r a root, once per path; it returns its index. A root found
+// again without a symlink is no longer linked.
+func (s *Snapshot) add(r root) int {
+	if i, ok := s.rooted[r.path]; ok {
+		if !r.linked {
+			s.roots[i].linked = false
+		}
+		return i
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		return 0
+	s.roots = append(s.roots, r)
+	s.rooted[r.path] = len(s.roots) - 1
+	return len(s.roots) - 1
+}
+
+// pseudo records a resolution entry.
+func (s *Snapshot) pseudo(key, state string) {
+	i := s.add(root{path: key, kind: kindGit, pseudo: true})
+	if _, ok := s.entries[key]; !ok {
+		s.set(key, i, state)
 	}
-	return st.Mode & unix.S_IFMT
+}
+
+func (s *Snapshot) set(loc string, root int, state string) {
+	s.entries[loc] = state
+	s.rootOf[loc] = root
 }
 
 // Again records the same workspace's protected entries anew, for Diff,
@@ -109,7 +129,7 @@ func (s *Snapshot) Again() *Snapshot {
 		return &Snapshot{entries: map[string]string{".": Unchecked}}
 	}
 	s.ws = nil
-	after := take(ws, s.roots)
+	after := take(ws, s)
 	after.ws = nil
 	ws.Close()
 	return after
@@ -123,64 +143,138 @@ func (s *Snapshot) Release() {
 	}
 }
 
-// entry records rel and, for a directory, everything beneath it.
-func (s *Snapshot) entry(ws int, rel string) {
-	if len(s.entries) >= maxEntries {
-		s.entries[rel] = Unchecked
+// open opens loc without following any symlink: beneath the workspace
+// when it is relative, from the root when it is absolute (outside).
+func (s *Snapshot) open(loc string, flags int) (int, error) {
+	how := &unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	dir := s.fd
+	if path.IsAbs(loc) {
+		dir = unix.AT_FDCWD
+	} else {
+		how.Resolve |= unix.RESOLVE_BENEATH
+	}
+	return unix.Openat2(dir, loc, how)
+}
+
+// typeOf is loc's file type, nothing followed; 0 when it cannot be read.
+func (s *Snapshot) typeOf(loc string) uint32 {
+	fd, err := s.open(loc, unix.O_PATH)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Mode & unix.S_IFMT
+}
+
+// entry records loc under root i and, for a directory, everything
+// beneath it (not for a gitdir's own directory); a symlink is followed
+// to where it resolves, which becomes a root of its own.
+func (s *Snapshot) entry(loc string, i int) {
+	if v, done := s.entries[loc]; done { // recorded under another root already
+		if loc == s.roots[i].path && strings.HasPrefix(v, "dir ") {
+			s.roots[i].typ = typeDir
+		} else if loc == s.roots[i].path && strings.HasPrefix(v, "sha256:") {
+			s.roots[i].typ = typeReg
+		}
 		return
 	}
-	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if len(s.entries) >= maxEntries {
+		s.set(loc, i, Unchecked)
+		return
+	}
+	fd, err := s.open(loc, unix.O_PATH)
 	switch {
 	case err == unix.ENOENT || err == unix.ENOTDIR: // no such path (.git may be a worktree's file)
-		s.entries[rel] = Absent
+		s.set(loc, i, Absent)
 		return
 	case err != nil:
-		s.entries[rel] = Unchecked
+		s.set(loc, i, Unchecked)
 		return
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		s.entries[rel] = Unchecked
+		s.set(loc, i, Unchecked)
 		return
 	}
 	mode := fmt.Sprintf("mode:%04o", st.Mode&0o7777)
+	r := s.roots[i]
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		s.entries[rel] = s.hashFile(ws, rel, st.Dev, st.Ino, st.Size, mode)
+		if path.IsAbs(loc) {
+			// Outside the workspace, where the target may not read, only
+			// what stat shows it anyway: no digest of contents.
+			s.set(loc, i, fmt.Sprintf("file size:%d mtime:%d ctime:%d %s", st.Size, st.Mtim.Nano(), st.Ctim.Nano(), mode))
+		} else {
+			s.set(loc, i, s.hashFile(loc, st.Dev, st.Ino, st.Size, mode))
+		}
+		if loc == r.path {
+			s.roots[i].typ = typeReg
+		}
 	case unix.S_IFLNK:
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(fd, "", buf)
 		if err != nil {
-			s.entries[rel] = Unchecked
+			s.set(loc, i, Unchecked)
 			return
 		}
 		sum := sha256.Sum256(buf[:n])
-		s.entries[rel] = "symlink:" + hex.EncodeToString(sum[:])
+		s.set(loc, i, "symlink:"+hex.EncodeToString(sum[:]))
+		if !r.shallow {
+			s.follow(loc, r)
+		}
 	case unix.S_IFDIR:
-		s.entries[rel] = "dir " + mode
-		s.dir(ws, rel)
+		s.set(loc, i, "dir "+mode)
+		if loc == r.path {
+			s.roots[i].typ = typeDir
+		}
+		if !r.shallow {
+			s.dir(loc, i)
+		}
 	default:
-		s.entries[rel] = fmt.Sprintf("type:%o %s", st.Mode&unix.S_IFMT, mode)
+		s.set(loc, i, fmt.Sprintf("type:%o %s", st.Mode&unix.S_IFMT, mode))
 	}
 }
 
-// hashFile digests the regular file (dev, ino) at rel, opened beneath the
-// workspace without following anything and without blocking. What it
-// opens must be that very inode, still a regular file: one swapped in
-// since the stat (a FIFO whose writer never writes would block the read
-// for ever) is left unchecked.
-func (s *Snapshot) hashFile(ws int, rel string, dev, ino uint64, size int64, mode string) string {
+// follow records where the symlink at loc resolves, and watches it: as
+// a root of r's kind when it lies in the workspace, or outside it for a
+// git or hooks root (git follows them; anything else outside is the
+// target's to name and is not read).
+func (s *Snapshot) follow(loc string, r root) {
+	if s.follows++; s.follows > maxFollow {
+		s.pseudo(loc+resolvesTo, Unchecked)
+		return
+	}
+	to, _, err := s.resolve(path.Dir(loc), path.Base(loc))
+	if err != nil {
+		s.pseudo(loc+resolvesTo, Unchecked)
+		return
+	}
+	s.pseudo(loc+resolvesTo, s.describe(to))
+	if !path.IsAbs(to) || r.kind == kindGit || r.kind == kindHooks {
+		s.add(root{path: to, kind: r.kind, linked: true})
+	}
+}
+
+// hashFile digests the regular file (dev, ino) at loc, opened without
+// following anything and without blocking. What it opens must be that
+// very inode, still a regular file: one swapped in since the stat (a FIFO
+// whose writer never writes would block the read for ever) is left
+// unchecked.
+func (s *Snapshot) hashFile(loc string, dev, ino uint64, size int64, mode string) string {
 	if size > maxFile || s.bytes+size > maxBytes {
 		return Unchecked
 	}
-	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	fd, err := s.open(loc, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return Unchecked
 	}
-	f := os.NewFile(uintptr(fd), rel)
+	f := os.NewFile(uintptr(fd), loc)
 	defer f.Close()
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != dev || st.Ino != ino {
@@ -195,27 +289,26 @@ func (s *Snapshot) hashFile(ws int, rel string, dev, ino uint64, size int64, mod
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)) + " " + mode
 }
 
-// dir records the entries of the directory rel.
-func (s *Snapshot) dir(ws int, rel string) {
-	names, err := readDir(ws, rel)
+// dir records the entries of the directory loc.
+func (s *Snapshot) dir(loc string, i int) {
+	names, err := s.readDir(loc)
 	if err != nil {
-		s.entries[rel] = Unchecked
+		s.set(loc, i, Unchecked)
 		return
 	}
 	for _, n := range names {
-		s.entry(ws, path.Join(rel, n))
+		s.entry(path.Join(loc, n), i)
 	}
 }
 
-// readDir lists the directory rel beneath the workspace, sorted, opened
-// without following anything; more than maxEntries is an error.
-func readDir(ws int, rel string) ([]string, error) {
-	fd, err := unix.Openat2(ws, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+// readDir lists the directory loc, sorted, opened without following
+// anything; more than maxEntries is an error.
+func (s *Snapshot) readDir(loc string) ([]string, error) {
+	fd, err := s.open(loc, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
 	}
-	d := os.NewFile(uintptr(fd), rel)
+	d := os.NewFile(uintptr(fd), loc)
 	names, err := d.Readdirnames(maxEntries + 1)
 	d.Close()
 	if err != nil && err != io.EOF {
@@ -228,37 +321,26 @@ func readDir(ws int, rel string) ([]string, error) {
 	return names, nil
 }
 
-// linkedGitdir returns the gitdir a linked worktree's .git file names,
-// relative to the workspace, when it lies beneath it; else "".
-func linkedGitdir(ws int) string {
-	fd, err := unix.Openat2(ws, ".git", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS})
+// readFile reads the regular file loc, following symlinks as git does
+// (resolve), within max bytes; it also says whether a symlink was
+// followed.
+func (s *Snapshot) readFile(loc string, max int64) ([]byte, bool, error) {
+	to, linked, err := s.resolve(path.Dir(loc), path.Base(loc))
 	if err != nil {
-		return ""
+		return nil, false, err
 	}
-	f := os.NewFile(uintptr(fd), ".git")
+	fd, err := s.open(to, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, linked, err
+	}
+	f := os.NewFile(uintptr(fd), to)
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return ""
+		return nil, linked, unix.EINVAL
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return ""
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = unix.EFBIG
 	}
-	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return ""
-	}
-	wsPath, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", ws))
-	if err != nil {
-		return ""
-	}
-	if !path.IsAbs(gd) {
-		gd = path.Join(wsPath, gd)
-	}
-	rel, ok := strings.CutPrefix(path.Clean(gd), wsPath+"/")
-	if !ok || rel == "" || strings.HasPrefix(rel, "..") {
-		return ""
-	}
-	return rel
+	return b, linked, err
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,9 +57,11 @@ func TestSnapshotSeesEveryKindOfChange(t *testing.T) {
 	}
 }
 
-// TestSnapshotFollowsNothing: a protected path reached through a symlink
-// is unchecked (and so always listed), a symlink itself is recorded as
-// one, and a FIFO is recorded without being opened.
+// TestSnapshotFollowsNothing: nothing is opened through a symlink: a
+// symlink is recorded as one, where a .git symlink resolves is recorded
+// by its own path (outside the workspace here), a symlink outside from
+// anything but git is not followed, and a FIFO is recorded without being
+// opened.
 func TestSnapshotFollowsNothing(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(outside, "hooks"), 0o755))
@@ -68,11 +71,20 @@ func TestSnapshotFollowsNothing(t *testing.T) {
 	must(t, syscall.Mkfifo(filepath.Join(ws, ".idea", "fifo"), 0o644))
 	s := Take(open(t, ws))
 	defer s.Release()
-	if v := s.entries[".git/hooks"]; v != Unchecked {
-		t.Errorf(".git/hooks through a symlink: %q, want unchecked", v)
+	if v := s.entries[".git"]; !strings.HasPrefix(v, "symlink:") {
+		t.Errorf(".git, a symlink: %q", v)
+	}
+	if v := s.entries[outside+"/hooks"]; !strings.HasPrefix(v, "dir mode:") {
+		t.Errorf("the hooks of the gitdir .git resolves to: %q", v)
+	}
+	if _, ok := s.entries[".git/hooks"]; ok {
+		t.Errorf(".git/hooks was recorded through the symlink")
 	}
 	if v := s.entries[".envrc"]; len(v) < 8 || v[:8] != "symlink:" {
 		t.Errorf(".envrc, a symlink: %q", v)
+	}
+	if v, ok := s.entries["/etc/passwd"]; ok {
+		t.Errorf("a symlink outside from .envrc was followed: %q", v)
 	}
 	if v := s.entries[".idea/fifo"]; len(v) < 5 || v[:5] != "type:" {
 		t.Errorf("a FIFO: %q", v)
@@ -80,7 +92,8 @@ func TestSnapshotFollowsNothing(t *testing.T) {
 }
 
 // TestLinkedWorktreeGitdirIsProtected: a worktree whose .git file names a
-// gitdir inside the workspace has that gitdir's hooks and config watched.
+// gitdir has that gitdir's hooks and config watched, inside the
+// workspace by its relative path, outside it by its absolute one.
 func TestLinkedWorktreeGitdirIsProtected(t *testing.T) {
 	ws := t.TempDir()
 	gd := filepath.Join(ws, "main", ".git", "worktrees", "wt")
@@ -88,10 +101,14 @@ func TestLinkedWorktreeGitdirIsProtected(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(ws, "wt"), 0o755))
 	must(t, os.WriteFile(filepath.Join(ws, "wt", ".git"), []byte("gitdir: "+gd+"\n"), 0o644))
 	wt := filepath.Join(ws, "wt")
-	// The worktree is the workspace; its gitdir lies outside it, so only
-	// the top-level list applies.
-	if s := Take(open(t, wt)); s.entries["../main/.git/worktrees/wt/config"] != "" {
-		t.Errorf("a gitdir outside the workspace was followed: %v", s.entries)
+	// The worktree is the workspace; its gitdir lies outside it.
+	s := Take(open(t, wt))
+	s.Release()
+	if v := s.entries[gd+"/hooks"]; !strings.HasPrefix(v, "dir mode:") {
+		t.Errorf("the gitdir outside the workspace: hooks %q", v)
+	}
+	if v := s.entries[".git"+resolvesTo]; v != strconv.Quote(gd)+outsideWS {
+		t.Errorf("where .git resolves: %q", v)
 	}
 	// The workspace holds both: the gitdir is watched.
 	must(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: main/.git/worktrees/wt\n"), 0o644))
@@ -119,9 +136,9 @@ func TestHashFileNeverWaitsOnAFIFO(t *testing.T) {
 	must(t, err)
 	defer w.Close()
 	root := open(t, ws)
-	s := &Snapshot{entries: map[string]string{}}
+	s := &Snapshot{fd: int(root.Fd()), entries: map[string]string{}}
 	done := make(chan string, 1)
-	go func() { done <- s.hashFile(int(root.Fd()), ".envrc", st.Dev, st.Ino, st.Size, "mode:0644") }()
+	go func() { done <- s.hashFile(".envrc", st.Dev, st.Ino, st.Size, "mode:0644") }()
 	select {
 	case got := <-done:
 		if got != Unchecked {
@@ -133,7 +150,7 @@ func TestHashFileNeverWaitsOnAFIFO(t *testing.T) {
 
 	must(t, os.Remove(p))
 	must(t, os.WriteFile(p, []byte("export A=1\n"), 0o644)) // same bytes, another inode
-	if got := s.hashFile(int(root.Fd()), ".envrc", st.Dev, st.Ino, st.Size, "mode:0644"); got != Unchecked {
+	if got := s.hashFile(".envrc", st.Dev, st.Ino, st.Size, "mode:0644"); got != Unchecked {
 		t.Fatalf("another inode than the one stat'd gave %q, want %q", got, Unchecked)
 	}
 }
@@ -161,7 +178,7 @@ func TestSubmoduleGitdirsAndHookDirsAreProtected(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(ws, m, "objects", "pack"), []byte("changed"), 0o644))
 		want = append(want, m+"/hooks/post-checkout")
 	}
-	must(t, os.WriteFile(filepath.Join(ws, mods[0], "config"), []byte("[core]\nhooksPath = /tmp\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, mods[0], "config"), []byte("[core]\nhooksPath = elsewhere\n"), 0o644))
 	want = append(want, mods[0]+"/config")
 	for _, d := range []string{".husky", ".githooks"} {
 		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))

@@ -1,4 +1,4 @@
-package caches
+package rmtree
 
 import "golang.org/x/sys/unix"
 

@@ -1,0 +1,71 @@
+package metadata
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// inotify_add_watch is answered like the metadata calls: the object is
+// resolved and proven beneath the writable scope, then the broker adds
+// the watch to the caller's own inotify instance (a duplicate of its
+// descriptor, taken with pidfd_getfd) and returns the watch descriptor.
+
+// openThread pins the notification's thread (its pid is a thread id) with
+// a pidfd, while the notification is pending: answer's idValid check
+// afterwards proves the pidfd is the caller's.
+func (c *caller) openThread() unix.Errno {
+	fd, err := unix.PidfdOpen(c.pid, unix.PIDFD_THREAD)
+	if err != nil {
+		return unix.EPERM // no thread pidfds (Linux < 6.9), or the caller is gone
+	}
+	c.pidfd = os.NewFile(uintptr(fd), "pidfd")
+	return 0
+}
+
+// inotifyFD returns a duplicate of the caller's descriptor fd, which must
+// be an inotify instance (EINVAL otherwise, as the kernel answers).
+// pidfd_getfd needs the same ptrace access as reading the caller's
+// memory: where it is refused (a non-dumpable caller, Yama's
+// ptrace_scope 2 or 3 for a broker without CAP_SYS_PTRACE) the call is
+// refused.
+func (c *caller) inotifyFD(fd int32) (int, unix.Errno) {
+	if c.pidfd == nil {
+		return -1, unix.EPERM
+	}
+	dup, err := unix.PidfdGetfd(int(c.pidfd.Fd()), int(fd), 0)
+	if err != nil {
+		if err == unix.EBADF {
+			return -1, unix.EBADF
+		}
+		return -1, unix.EPERM
+	}
+	var buf [32]byte
+	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", dup), buf[:])
+	if err != nil || string(buf[:n]) != "anon_inode:inotify" {
+		unix.Close(dup)
+		return -1, unix.EINVAL
+	}
+	return dup, 0
+}
+
+// inotifyOp adds a watch with mask on the object to the caller's inotify
+// instance fd and returns the watch descriptor in *c.val. IN_DONT_FOLLOW
+// was honoured when the object was opened; the object is named through
+// its magic link, which must be followed to reach it.
+func inotifyOp(c *caller, fd int32, mask uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
+	return func(_ *Server, obj int, _ *unix.Stat_t) unix.Errno {
+		in, errno := c.inotifyFD(fd)
+		if errno != 0 {
+			return errno
+		}
+		defer unix.Close(in)
+		w, err := unix.InotifyAddWatch(in, procFD(obj), mask&^unix.IN_DONT_FOLLOW)
+		if err != nil {
+			return errnoOf(err)
+		}
+		*c.val = int64(w)
+		return 0
+	}
+}

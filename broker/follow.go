@@ -13,20 +13,35 @@ import (
 const heartbeat = time.Second
 
 // HandleFollow answers Follow on agent.sock: the action's redacted output
-// as it is released, as OutputChunk frames (with a NotStreamed gap for
-// what this follower could not be sent: broker/internal/follow), then its
-// final status once it is terminal or unknown. The action never waits for
-// the follower; a follower that stops reading is dropped when a frame is
-// not taken within the idle timeout.
+// from the offsets asked for, every byte in order (from the action's
+// spill when the follower is behind: broker/internal/follow), as
+// OutputChunk frames carrying their offsets, with a NotStreamed gap for
+// a range no one holds any more; then its final status once it is
+// terminal or unknown, or, once a page's limit is reached, its status
+// then. The action never waits for the follower; a
+// follower that stops reading is dropped when a frame is not taken
+// within the idle timeout, and what it was not sent is kept for it to
+// resume from (Follow with its offsets) until follow.ParkLinger after
+// the end.
 func (b *Broker) HandleFollow(ctx context.Context, m wire.Message, send func(wire.Message) error) wire.Message {
-	st, err := b.follow(ctx, m.(*wire.Follow).Handle, send)
+	st, err := b.follow(ctx, m.(*wire.Follow), send)
 	return b.answer(st, err)
 }
 
-func (b *Broker) follow(ctx context.Context, handle string, send func(wire.Message) error) (wire.Message, error) {
-	hub := b.cfg.Output
-	sub := hub.Subscribe(handle)
+func (b *Broker) follow(ctx context.Context, f *wire.Follow, send func(wire.Message) error) (wire.Message, error) {
+	hub, handle := b.cfg.Output, f.Handle
+	from := [2]uint64{f.StdoutFrom, f.StderrFrom}
+	switch f.Stream {
+	case wire.Stdout:
+		from[1] = follow.Done
+	case wire.Stderr:
+		from[0] = follow.Done
+	}
+	sub := hub.Subscribe(handle, from)
 	defer sub.Close()
+	if f.Limit > 0 {
+		sub.Limit(f.Limit)
+	}
 	changed := b.changes()
 	st, err := b.j.Status(ctx, handle)
 	if err != nil {
@@ -42,15 +57,21 @@ func (b *Broker) follow(ctx context.Context, handle string, send func(wire.Messa
 			// the hub may not have been told yet.
 			hub.End(handle)
 		}
-		parts, ended := sub.Take()
-		if err := sendParts(handle, parts, send); err != nil {
-			return nil, err
-		}
-		if len(parts) > 0 {
+		p, done := sub.Next()
+		if p.Stream != 0 {
+			if err := send(&wire.OutputChunk{Handle: handle, Stream: p.Stream, Offset: p.Offset, Data: p.Data, NotStreamed: p.NotStreamed}); err != nil {
+				return nil, err
+			}
 			quiet = false
+			if sub.Spent() { // a page: the status as it stands
+				return b.j.Status(ctx, handle)
+			}
 			continue
 		}
-		if ended && over {
+		if done && over {
+			if err := sendForgotten(handle, sub.At(), st.Result, send); err != nil {
+				return nil, err
+			}
 			return st, nil
 		}
 		select {
@@ -73,20 +94,19 @@ func (b *Broker) follow(ctx context.Context, handle string, send func(wire.Messa
 	}
 }
 
-// sendParts sends parts as OutputChunk frames of at most wire.MaxChunkData.
-func sendParts(handle string, parts []follow.Part, send func(wire.Message) error) error {
-	for _, p := range parts {
-		if p.NotStreamed > 0 {
-			if err := send(&wire.OutputChunk{Handle: handle, Stream: p.Stream, NotStreamed: p.NotStreamed}); err != nil {
+// sendForgotten sends, once an action's end is known, a gap for each
+// stream's bytes past the follower's offset that the hub no longer knew
+// of (its entry was freed, or made by another broker): the result counts
+// every byte of each redacted stream.
+func sendForgotten(handle string, at [2]uint64, res *wire.Result, send func(wire.Message) error) error {
+	if res == nil {
+		return nil
+	}
+	for k, total := range []uint64{res.Stdout.RedactedBytes, res.Stderr.RedactedBytes} {
+		if at[k] < total {
+			if err := send(&wire.OutputChunk{Handle: handle, Stream: wire.OutputStream(k + 1), Offset: at[k], NotStreamed: total - at[k]}); err != nil {
 				return err
 			}
-		}
-		for d := p.Data; len(d) > 0; {
-			k := min(len(d), wire.MaxChunkData)
-			if err := send(&wire.OutputChunk{Handle: handle, Stream: p.Stream, Data: d[:k]}); err != nil {
-				return err
-			}
-			d = d[k:]
 		}
 	}
 	return nil

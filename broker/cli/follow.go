@@ -13,14 +13,21 @@ import (
 	"warrant/wire"
 )
 
+// followTries bounds how many times in a row follow follows again, from
+// the offsets it reached, a stream that failed without bringing anything.
+const followTries = 3
+
 // follow prints handle's redacted output as the broker releases it, on
 // the daemon and on the embedded broker alike (both answer the agent
-// socket's Follow), and returns the final status and what was printed.
-// An interrupt cancels the action and keeps following it: cancel is not
-// abandon. If the stream fails, the end is learnt by waiting instead, and
-// what the stream did not deliver is left to `broker output`.
+// socket's Follow), every byte in order, and returns the final status
+// and what was printed. A stream that fails (the broker dropped a
+// follower that did not read for its idle timeout, say) is followed
+// again from the offsets reached: the broker kept what was not sent. An
+// interrupt cancels the action and keeps following it: cancel is not
+// abandon. If following fails for good, the end is learnt by waiting
+// instead, and the rest is left to `broker output --from`.
 func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
-	pr := &printer{out: e.stdout, errw: e.stderr, handle: handle, prog: prog}
+	pr := &printer{out: e.stdout, errw: e.stderr, handle: handle, prog: prog, lineStart: [2]bool{true, true}}
 	// A cancel that cannot reach the broker (stopped, or not answering)
 	// stops the following at once; waitEnd then says the outcome is
 	// unknown here.
@@ -32,41 +39,83 @@ func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog
 		}
 	})
 	defer stop()
-	st, err := cl.Follow(fctx, handle, pr.chunk)
+	var st *wire.Status
+	var err error
+	for tries := 0; ; {
+		from := pr.at
+		st, err = cl.Follow(fctx, &wire.Follow{Handle: handle, StdoutFrom: from[0], StderrFrom: from[1]}, pr.chunk)
+		if _, refused := err.(*wire.Error); err == nil || refused || fctx.Err() != nil {
+			break
+		}
+		if pr.at != from {
+			tries = 0
+		} else if tries++; tries == followTries {
+			break
+		}
+		time.Sleep(time.Duration(tries) * 100 * time.Millisecond)
+	}
 	if _, refused := err.(*wire.Error); err != nil && !refused {
 		prog.clear()
-		fmt.Fprintf(e.stderr, "warrant: live output of %s stopped (%v); waiting for its end\n", handle, err)
+		fmt.Fprintf(e.stderr, "warrant: live output of %s stopped (%v) at byte %d of stdout and %d of stderr; waiting for its end. "+
+			"`broker output %s --stream stdout --from %d` prints the rest while the broker holds it\n", handle, err, pr.at[0], pr.at[1], handle, pr.at[0])
 		st, err = e.waitEnd(ctx, cl, handle)
 	}
 	prog.clear()
 	return st, pr.printed, err
 }
 
-// printer writes a followed action's chunks to stdout and stderr, and
-// counts them.
+// printer writes a followed action's chunks to stdout and stderr, each
+// stream's in order from its offset, and counts them.
 type printer struct {
 	out, errw io.Writer
 	handle    string
 	prog      *progress
 	printed   [2]view.Printed
+	at        [2]uint64 // the next offset of each stream
+	lineStart [2]bool   // the last byte printed of each stream ended a line
 }
 
 func (p *printer) chunk(c *wire.OutputChunk) {
 	if c.Stream == 0 {
 		return // a heartbeat
 	}
-	w, n := p.out, &p.printed[0]
+	k := int(c.Stream) - 1
+	w := p.out
 	if c.Stream == wire.Stderr {
-		w, n = p.errw, &p.printed[1]
+		w = p.errw
 	}
+	end := c.Offset + c.NotStreamed + uint64(len(c.Data))
+	if c.Offset > p.at[k] { // never sent: the broker sends gaps, but be sure
+		p.gap(w, c.Stream, p.at[k], c.Offset)
+	}
+	if end <= p.at[k] {
+		return // had it already (a resumed stream starts where the last one stopped)
+	}
+	from := max(c.Offset, p.at[k])
 	if c.NotStreamed > 0 {
-		n.NotStreamed += c.NotStreamed
-		p.prog.write(w, fmt.Appendf(nil, "\n[… %d bytes not streamed: see `broker output %s --stream %s` …]\n",
-			c.NotStreamed, p.handle, c.Stream), 0)
+		p.gap(w, c.Stream, from, end)
 		return
 	}
-	n.Bytes += uint64(len(c.Data))
-	p.prog.write(w, c.Data, len(c.Data))
+	data := c.Data[from-c.Offset:]
+	p.at[k] = end
+	p.printed[k].Bytes += uint64(len(data))
+	p.lineStart[k] = data[len(data)-1] == '\n'
+	p.prog.write(w, data, len(data))
+}
+
+// gap marks bytes [from, to) of stream s as not streamed, on a line of
+// their own, naming the command that prints what is still held of them.
+func (p *printer) gap(w io.Writer, s wire.OutputStream, from, to uint64) {
+	k := int(s) - 1
+	p.at[k] = to
+	p.printed[k].NotStreamed += to - from
+	nl := ""
+	if !p.lineStart[k] {
+		nl = "\n"
+	}
+	p.lineStart[k] = true
+	p.prog.write(w, fmt.Appendf(nil, "%s[… %d bytes not streamed (bytes %d–%d of %s, no longer held): see `broker output %s --stream %s --from %d` …]\n",
+		nl, to-from, from, to, s, p.handle, s, from), 0)
 }
 
 // progress is the one-line indicator `broker run` keeps on a terminal's

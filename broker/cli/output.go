@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"warrant/broker/view"
+	"warrant/wire"
 )
 
 // outputJSON is the object `broker output --json` prints.
@@ -18,15 +19,28 @@ type outputJSON struct {
 // its verified receipt, with the omission marker between them: raw
 // (redacted) bytes, stdout's to stdout and stderr's to stderr, or the one
 // stream asked for to stdout; with --json, their projection and counts.
+// With --from, the one stream's bytes from that offset on (outputFrom).
 func runOutput(e *env, args []string) error {
 	var stream string
+	var from offsetFlag
 	e.fs.StringVar(&stream, "stream", "", "stdout or stderr (default: both)")
+	e.fs.Var(&from, "from", "print --stream's redacted bytes from `OFFSET` on: what the broker still holds (the bytes a follower missed, until 10 minutes after the end), else what the receipt retained")
 	l, pos, err := e.readLog(args, 1)
 	if err != nil {
 		return err
 	}
 	if stream != "" && stream != "stdout" && stream != "stderr" {
 		return usageError{fmt.Sprintf("--stream must be stdout or stderr, not %q", stream)}
+	}
+	if from.set {
+		switch {
+		case stream == "":
+			return usageError{"--from needs --stream stdout or --stream stderr"}
+		case e.json:
+			return usageError{"--from prints the stream's bytes; it has no --json"}
+		}
+		s, _ := wire.ParseEnum[wire.OutputStream](stream)
+		return e.outputFrom(l, pos[0], s, from.n)
 	}
 	s := view.FindReceipt(l.Entries, l.Verify, pos[0])
 	if s == nil {

@@ -14,16 +14,19 @@ import (
 // this long means the broker stopped answering.
 const FollowSilence = 10 * time.Second
 
-// Follow streams handle's redacted output as the broker releases it:
-// each OutputChunk (data, a NotStreamed gap, or an empty heartbeat) is
-// given to each in order, and the final status (terminal or unknown) is
-// returned. It uses a connection of its own, so the client's other
-// requests (Cancel) go on meanwhile. It returns an error when ctx is done,
-// when the broker refuses or stops answering (nothing for FollowSilence),
-// or when the connection fails; the action is not affected by any of
-// these, and Wait still learns its end.
-func (a *Agent) Follow(ctx context.Context, handle string, each func(*wire.OutputChunk)) (*wire.Status, error) {
-	frame, err := wire.EncodeFrame(&wire.Follow{Handle: handle})
+// Follow streams the redacted output f asks for (f.Handle's, from its
+// offsets) as the broker releases it: each OutputChunk (data, a
+// NotStreamed gap, or an empty heartbeat) is given to each in order,
+// and the final status (terminal or unknown) is returned. It uses a
+// connection of its own, so the client's other requests (Cancel) go on
+// meanwhile. It returns an error when ctx is done, when the broker
+// refuses or stops answering (nothing for FollowSilence), or when the
+// connection fails; the action is not affected by any of these, Wait
+// still learns its end, and a Follow from the offsets reached resumes
+// where this one stopped.
+func (a *Agent) Follow(ctx context.Context, f *wire.Follow, each func(*wire.OutputChunk)) (*wire.Status, error) {
+	handle := f.Handle
+	frame, err := wire.EncodeFrame(f)
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "%v", err)
 	}

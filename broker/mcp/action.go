@@ -36,12 +36,14 @@ type runIn struct {
 	Step       string   `json:"step,omitempty" jsonschema:"the step of this server's goal the action belongs to; it starts only when the step's dependencies are VERIFIED_DONE (else STEP_BLOCKED)"`
 	WaitMs     *int64   `json:"wait_ms,omitempty" jsonschema:"how long to wait for the end, in milliseconds (default 30000, at most 50000); the action keeps running after it"`
 	CallID     string   `json:"call_id,omitempty" jsonschema:"makes the run idempotent on this connection's session: run again with the same call_id and the same command never starts it twice, it answers the first run's action (or its pending approval); the same call_id with another command is refused"`
+	outputFrom
 }
 
 type waitIn struct {
 	Handle     string `json:"handle,omitempty" jsonschema:"the action to wait for"`
 	ApprovalID string `json:"approval_id,omitempty" jsonschema:"or: the approval request a run of this connection returned; once a human approved it, the same command is submitted and runs"`
 	WaitMs     *int64 `json:"wait_ms,omitempty" jsonschema:"how long to wait, in milliseconds (default 30000, at most 50000)"`
+	outputFrom
 }
 
 type statusIn struct {
@@ -56,6 +58,7 @@ type actionOut struct {
 	ElapsedMs   int64        `json:"elapsed_ms" jsonschema:"how long this call took"`
 	Approval    *approvalOut `json:"approval" jsonschema:"set when a human must approve"`
 	Result      *view.Action `json:"result" jsonschema:"once the action ended, or when the broker refused it: the object broker run --json prints"`
+	Output      *outputOut   `json:"output" jsonschema:"with stdout_from or stderr_from: the next page of each stream asked for; it returns as soon as a page is full"`
 }
 
 var runTool = tool[runIn, actionOut]{
@@ -77,6 +80,8 @@ var runTool = tool[runIn, actionOut]{
 		p["profile"].Enum = []any{"short", "standard", "long"}
 		p["call_id"].MaxLength = jsonschema.Ptr(256)
 		budgetSchema(p["wait_ms"])
+		offsetSchema(p["stdout_from"])
+		offsetSchema(p["stderr_from"])
 	},
 	patchOut: patchAction,
 }
@@ -93,6 +98,8 @@ var waitTool = tool[waitIn, actionOut]{
 		s.Properties["handle"].MaxLength = jsonschema.Ptr(256)
 		s.Properties["approval_id"].MaxLength = jsonschema.Ptr(256)
 		budgetSchema(s.Properties["wait_ms"])
+		offsetSchema(s.Properties["stdout_from"])
+		offsetSchema(s.Properties["stderr_from"])
 	},
 	patchOut: patchAction,
 }
@@ -161,7 +168,7 @@ func (c *conn) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*ac
 		return c.approvalRequired(c.ask(s.Approval, ar, in.CallID), start, false)
 	}
 	c.started(s.Handle)
-	return c.follow(ctx, newProgress(req, c.cfg.Meter, start), s.Handle, start, budget(in.WaitMs))
+	return c.follow(ctx, newProgress(req, c.cfg.Meter, start), s.Handle, in.outputFrom, start, budget(in.WaitMs))
 }
 
 func (c *conn) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*actionOut, string, error) {
@@ -171,9 +178,9 @@ func (c *conn) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*
 	case (in.Handle == "") == (in.ApprovalID == ""):
 		return nil, "", wire.Errorf(wire.CodeArgumentsInvalid, "give either handle or approval_id")
 	case in.Handle != "":
-		return c.follow(ctx, p, in.Handle, start, budget(in.WaitMs))
+		return c.follow(ctx, p, in.Handle, in.outputFrom, start, budget(in.WaitMs))
 	}
-	return c.awaitApproval(ctx, req, p, in.ApprovalID, start, budget(in.WaitMs))
+	return c.awaitApproval(ctx, req, p, in.ApprovalID, in.outputFrom, start, budget(in.WaitMs))
 }
 
 func (c *conn) status(_ context.Context, _ *sdk.CallToolRequest, in statusIn) (*actionOut, string, error) {
@@ -186,8 +193,12 @@ func (c *conn) status(_ context.Context, _ *sdk.CallToolRequest, in statusIn) (*
 }
 
 // follow waits on handle until it ends or the budget from start runs out,
-// notifying progress each tick.
-func (c *conn) follow(ctx context.Context, p *progress, handle string, start time.Time, budget time.Duration) (*actionOut, string, error) {
+// notifying progress each tick; with offsets in from, it pages the
+// output too (page).
+func (c *conn) follow(ctx context.Context, p *progress, handle string, from outputFrom, start time.Time, budget time.Duration) (*actionOut, string, error) {
+	if from.paged() {
+		return c.page(ctx, p, handle, from, start, budget)
+	}
 	deadline := start.Add(budget)
 	for {
 		left := max(time.Until(deadline), 0)

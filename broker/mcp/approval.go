@@ -94,7 +94,7 @@ func (c *conn) approvalOut(a *asked) *approvalOut {
 // awaitApproval waits for a human's decision on the request id, which a
 // run of this connection raised, by submitting the same request again;
 // once it is accepted it follows the action for the rest of the budget.
-func (c *conn) awaitApproval(ctx context.Context, req *sdk.CallToolRequest, p *progress, id string, start time.Time, budget time.Duration) (*actionOut, string, error) {
+func (c *conn) awaitApproval(ctx context.Context, req *sdk.CallToolRequest, p *progress, id string, from outputFrom, start time.Time, budget time.Duration) (*actionOut, string, error) {
 	a := c.lookup(id)
 	if a == nil {
 		return nil, "", wire.Errorf(wire.CodeArgumentsInvalid,
@@ -112,7 +112,7 @@ func (c *conn) awaitApproval(ctx context.Context, req *sdk.CallToolRequest, p *p
 		case next != nil: // the command's identity changed: a new request
 			return c.approvalRequired(next, start, false)
 		case handle != "":
-			return c.follow(ctx, p, handle, start, max(time.Until(deadline), 0))
+			return c.follow(ctx, p, handle, from, start, max(time.Until(deadline), 0))
 		}
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {

@@ -15,7 +15,12 @@
 //	         the same session never starts the command twice: it answers the
 //	         first run's action (or its pending approval); broker package doc
 //	wait     wait on a handle, or on an approval this connection asked for:
-//	         once approved, the same request is submitted again and runs
+//	         once approved, the same request is submitted again and runs.
+//	         With stdout_from/stderr_from (run too), it pages the redacted
+//	         output: up to 32 KiB of each stream from those offsets, the next
+//	         offsets, the ranges the broker no longer held, and whether the
+//	         stream is complete (page.go; the broker keeps what a page did
+//	         not take: broker/internal/follow)
 //	status   the state of an action, and its result once it ended
 //	cancel   ask the broker to end an action (nothing is undone)
 //	receipt  one receipt's readable summary beside its verification status,
@@ -62,8 +67,8 @@
 // admission, identity, leases and the sandbox apply as to any other
 // agent; the workspace is fixed when the server starts, not chosen per
 // call. Tool results carry only what the agent socket already shows (the
-// redacted, bounded projection of output) and the receipt log, which the
-// same uid can read anyway. Approval is always a human at the operator
+// redacted output: its bounded projection, or pages of it) and the
+// receipt log, which the same uid can read anyway. Approval is always a human at the operator
 // channel: an agent that forges an elicitation answer, or calls a tool
 // named approve, gains nothing.
 package mcp

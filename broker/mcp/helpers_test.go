@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"warrant/broker"
 	"warrant/broker/client"
+	"warrant/broker/internal/follow"
 	"warrant/broker/internal/seam"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
@@ -31,6 +33,7 @@ import (
 // broker seals a real receipt.
 type standIn struct {
 	t         testing.TB
+	hub       *follow.Hub // where its output is published, as the runner's is
 	mu        sync.Mutex
 	held      map[string]func(wire.Outcome)
 	cancelled []string
@@ -38,7 +41,7 @@ type standIn struct {
 
 func (s *standIn) Start(_ context.Context, l *runner.Launch, obs runner.Observer) error {
 	id := l.Resolved.Identity()
-	argv, key := id.Argv, l.MACKey
+	argv, key, handle := id.Argv, l.MACKey, l.Handle
 	defer l.Close()
 	now := time.Now()
 	obs.Event(lifecycle.Event{Kind: receipt.EventStarted, Wall: now})
@@ -60,8 +63,18 @@ func (s *standIn) Start(_ context.Context, l *runner.Launch, obs runner.Observer
 		}
 		events = append(events, lifecycle.Event{Kind: receipt.EventTerminated, Wall: time.Now()})
 		out := strings.Join(argv, " ") + "\n"
+		if len(argv) == 2 && argv[0] == "bytes" { // "bytes N": N bytes of numbered lines
+			n, err := strconv.Atoi(argv[1])
+			must(s.t, err)
+			out = numbered(n)
+		}
+		for p := []byte(out); len(p) > 0; {
+			k := min(len(p), 64<<10)
+			s.hub.Publish(handle, wire.Stdout, p[:k])
+			p = p[k:]
+		}
 		streams := s.record(key, out)
-		res.Stdout = wire.Stream{Text: out, ObservedBytes: uint64(len(out)), RetainedBytes: uint64(len(out))}
+		res.Stdout = wire.Stream{Text: out, ObservedBytes: uint64(len(out)), RedactedBytes: uint64(len(out)), RetainedBytes: uint64(len(out))}
 		obs.End(&runner.Observation{Result: res, Run: run, Events: events, Streams: streams})
 	}
 	if len(argv) > 0 && argv[0] == "hold" {
@@ -131,14 +144,14 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, state: filepath.Join(dir, "state"), ws: filepath.Join(dir, "ws"), tool: filepath.Join(dir, "bin", "tool"),
-		exec: &standIn{t: t, held: map[string]func(wire.Outcome){}}, serverLogs: &bytes.Buffer{}}
+		exec: &standIn{t: t, hub: follow.New(), held: map[string]func(wire.Outcome){}}, serverLogs: &bytes.Buffer{}}
 	must(t, os.Mkdir(r.ws, 0o755))
 	must(t, os.Mkdir(filepath.Dir(r.tool), 0o755))
 	raw, err := os.ReadFile("/bin/true")
 	must(t, err)
 	must(t, os.WriteFile(r.tool, raw, 0o755))
 	seam.InsecureSkipProbe = true // the stand-in starts nothing: there is nothing to probe
-	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Logf: t.Logf})
+	b, err := broker.Open(context.Background(), broker.Config{StateDir: r.state, Executor: r.exec, Output: r.exec.hub, Logf: t.Logf})
 	seam.InsecureSkipProbe = false
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

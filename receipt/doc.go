@@ -5,27 +5,30 @@
 // # Streams
 //
 // A Recorder takes one output stream (stdout or stderr) as it is read. For
-// every chunk it counts raw bytes exactly, feeds an HMAC-SHA256 under a
-// broker-only key (never a bare hash of raw output, which would let
-// low-entropy secrets be enumerated), and redacts. Redacted output is
+// every chunk it counts raw bytes exactly and redacts. Redacted output is
 // digested (SHA-256), retained as a head and a tail (profile.Retain each)
-// and optionally shown live. Each chunk record carries the running HMAC
-// and SHA-256 at its end, so each commits to every byte before it. The
-// evidence states observed, redacted, retained and dropped bytes, the
-// retained ranges, and a closed truncation reason; OverBudget tells the
-// supervisor when the hard output budget is passed. Memory is bounded by
-// Retain, the ruleset's window, MaxChunk and the hash workers' queues,
-// whatever the target writes.
+// and optionally shown live. The raw stream is bound by its MAC:
+// HMAC-SHA256 under a broker-only key of its SHA-256 — never a bare hash
+// of raw output that was not published as it is, which would let
+// low-entropy secrets be enumerated. Until the first redaction the two
+// streams are the same bytes and one SHA-256 serves both; where they part
+// the raw digest continues from a copy of that state. Each chunk record
+// carries the running raw MAC and redacted SHA-256 at its end, so each
+// commits to every byte before it. The evidence states observed,
+// redacted, retained and dropped bytes, the retained ranges, and a closed
+// truncation reason; OverBudget tells the supervisor when the hard output
+// budget is passed. Memory is bounded by Retain, the ruleset's window,
+// MaxChunk and the hash workers' queues, whatever the target writes.
 //
-// The writer's goroutine redacts; the HMAC and the SHA-256 each run on a
-// worker of their own, fed through a short queue of batches, so that the
-// three passes over the bytes run at once on as many cores as there are
-// (see hashWorker for why a queue and not a double buffer). A worker
-// starts with its first batch: a stream shorter than one is hashed at
-// Close on the caller's goroutine, with no goroutine at all. The retained
-// digest is not a fourth pass over the head: it starts as a copy of the
-// redacted digest's state at the head's end, and only the tail is hashed
-// again at Close.
+// The writer's goroutine redacts; the SHA-256 runs on a worker of its
+// own, and the raw one, once the streams part, on another, each fed
+// through a short queue of batches, so that the passes over the bytes run
+// at once on as many cores as there are (see hashWorker for why a queue
+// and not a double buffer). A worker starts with its first batch: a
+// stream shorter than one is hashed at Close on the caller's goroutine,
+// with no goroutine at all. The retained digest is not another pass over
+// the head: it starts as a copy of the redacted digest's state at the
+// head's end, and only the tail is hashed again at Close.
 //
 // # Redaction
 //
@@ -56,7 +59,9 @@
 //
 // # Receipts
 //
-// A Receipt is the command-receipt.v1 predicate: ids, goal, identity and
+// A Receipt is the command-receipt predicate (Format: v2, whose raw MAC is
+// of the raw stream's SHA-256; v1 receipts, whose raw MAC is of the raw
+// bytes, still decode and verify): ids, goal, identity and
 // fingerprint (environment names only, never values), policy, profile
 // limits with what enforced each (Enforcement: the broker, the launcher's
 // rlimits, a cgroup v2 or v1 controller, or none), launcher-measured

@@ -1,18 +1,22 @@
 package receipt
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"sync"
 )
 
-// hashWorker runs one running digest on its own goroutine: the HMAC of the
-// raw stream and the SHA-256 of the redacted stream each have one, so that
-// both hash passes run beside redaction, on as many cores as there are.
-// The writer stages bytes and hands them over in batches of about flushAt
-// bytes, through a queue of up to queueDepth batches. Each batch carries
-// marks: a mark asks for the running digest at an exact offset into the
-// batch, to fill in a chunk record, or for a copy of the digest's state
-// there (the retained digest starts as one).
+// hashWorker runs one running SHA-256 on its own goroutine, beside
+// redaction: that of the redacted stream, which is also the raw stream's
+// until the first redaction, and from there on the raw stream's own (see
+// Recorder). The writer stages bytes and hands them over in batches of
+// about flushAt bytes, through a queue of up to queueDepth batches. Each
+// batch carries marks: a mark asks for the running digest at an exact
+// offset into the batch, to fill in a chunk record, or for a copy of the
+// digest's state there (the retained digest starts as one, and so does the
+// raw digest where the streams part).
 //
 // The queue, not a double buffer, is what lets the writer and the worker
 // run at once. A parked goroutine that is handed work is queued on the
@@ -24,19 +28,24 @@ import (
 //
 // The goroutine starts with the first batch. A stream that never fills
 // one (most of what short commands print) is hashed by end, on the
-// caller's goroutine: starting, waking and joining the four workers of an
+// caller's goroutine: starting, waking and joining the workers of an
 // action's two streams for a few bytes cost it about 0.1 ms on a 2-core
-// machine (the recorders' Close, p50, measured in the broker).
+// machine (the recorders' Close, p50, measured in the broker, when each
+// stream had two). The raw worker, started where the streams part, also
+// hands its first batch over only after the shared worker has the mark
+// it waits for (Recorder.part).
 //
 // Batches are allocated as they are needed, so memory stays bounded by
 // queueDepth+1 batches, each under flushAt bytes plus what one chunk
-// staged (MaxChunk raw bytes; for redacted output, what the chunk
-// released, held-back bytes and placeholders included). end and then wait
+// staged (MaxChunk raw bytes, or once, where the streams part, the raw
+// bytes the redactor held; for redacted output, what the chunk released,
+// held-back bytes and placeholders included). end and then wait
 // must be called; they end the goroutine.
 type hashWorker struct {
 	h       hash.Hash
-	field   func(*Chunk) *string // the chunk record field a mark fills in
-	clone   chan hash.Hash       // the copy a clone mark asks for
+	from    <-chan hash.Hash // where h comes from when it starts as nil: a copy of another worker's state
+	key     []byte           // the output MAC key, for raw MACs of chunk records
+	mac     hash.Hash        // HMAC-SHA256 under key, made when first needed
 	stage   batch
 	batches int // allocated so far, the staging one included
 	started bool
@@ -63,40 +72,79 @@ type batch struct {
 }
 
 // digestMark asks for the running digest after the first at staged bytes:
-// into c's record, or, when c is nil, as a copy of the digest's state.
+// into the fields fill names of c's record, or, when clone is set, as a
+// copy of the digest's state sent there.
 type digestMark struct {
-	at int
-	c  *Chunk
+	at    int
+	c     *Chunk
+	fill  fill
+	clone chan<- hash.Hash
 }
 
-func newHashWorker(h hash.Hash, field func(*Chunk) *string) *hashWorker {
-	w := &hashWorker{h: h, field: field, batches: 1, clone: make(chan hash.Hash, 1),
+// fill names the chunk record fields a mark fills in.
+type fill uint8
+
+const (
+	fillRedacted fill = 1 << iota // RedactedSHA256: the digest itself
+	fillRaw                       // RawHMAC: the HMAC of the digest
+)
+
+// newHashWorker returns a worker running h, or, when h is nil, the copy
+// of a digest's state that from will deliver (before any byte is hashed).
+func newHashWorker(h hash.Hash, from <-chan hash.Hash, key []byte) *hashWorker {
+	return &hashWorker{h: h, from: from, key: key, batches: 1,
 		jobs: make(chan batch, queueDepth), free: make(chan batch, queueDepth+1), done: make(chan struct{})}
-	return w
+}
+
+// ready takes the digest's starting state when it comes from elsewhere.
+func (w *hashWorker) ready() {
+	if w.h == nil {
+		if w.h = <-w.from; w.h == nil {
+			panic("receipt: internal error: a SHA-256 state that could be copied once could not be again")
+		}
+	}
 }
 
 func (w *hashWorker) run() {
 	defer close(w.done)
+	w.ready()
 	for b := range w.jobs {
 		w.hash(b)
 		w.free <- batch{b.data[:0], b.marks[:0]}
 	}
 }
 
-// hash adds b to the digest and fills in its marks. The one copy a
-// stream may ask for fits in clone's buffer, so hash never waits.
+// hash adds b to the digest and fills in its marks. Each copy asked for
+// has a channel with room for it, so hash never waits.
 func (w *hashWorker) hash(b batch) {
 	off := 0
 	for _, m := range b.marks {
 		w.h.Write(b.data[off:m.at])
 		off = m.at
-		if m.c != nil {
-			*w.field(m.c) = hex.EncodeToString(w.h.Sum(nil))
-		} else {
-			w.clone <- cloneOf(w.h)
+		if m.clone != nil {
+			m.clone <- cloneOf(w.h)
+			continue
+		}
+		sum := w.h.Sum(nil)
+		if m.fill&fillRedacted != 0 {
+			m.c.RedactedSHA256 = hex.EncodeToString(sum)
+		}
+		if m.fill&fillRaw != 0 {
+			m.c.RawHMAC = w.rawMAC(sum)
 		}
 	}
 	w.h.Write(b.data[off:])
+}
+
+// rawMAC is the keyed digest of a raw stream whose SHA-256 is sum:
+// HMAC-SHA256 under the output key of sum.
+func (w *hashWorker) rawMAC(sum []byte) string {
+	if w.mac == nil {
+		w.mac = hmac.New(sha256.New, w.key)
+	}
+	w.mac.Reset()
+	w.mac.Write(sum)
+	return hex.EncodeToString(w.mac.Sum(nil))
 }
 
 // cloneOf copies h's state, or returns nil where the build's hash cannot
@@ -110,13 +158,21 @@ func cloneOf(h hash.Hash) hash.Hash {
 	return nil
 }
 
+// canClone reports whether this build's SHA-256 can copy its state.
+var canClone = sync.OnceValue(func() bool { return cloneOf(sha256.New()) != nil })
+
 func (w *hashWorker) write(b []byte) { w.stage.data = append(w.stage.data, b...) }
 
-// mark records c's digest at the current end of the staged stream; with
-// a nil c, it asks for a copy of the state there, to be taken from clone.
-// At most one copy may be asked for.
-func (w *hashWorker) mark(c *Chunk) {
-	w.stage.marks = append(w.stage.marks, digestMark{len(w.stage.data), c})
+// mark asks for c's fields f at the current end of the staged stream.
+func (w *hashWorker) mark(c *Chunk, f fill) {
+	w.stage.marks = append(w.stage.marks, digestMark{at: len(w.stage.data), c: c, fill: f})
+}
+
+// cloneAt asks for a copy of the state at the current end of the staged
+// stream, sent to to (nil where the state cannot be copied); to must
+// have room for it.
+func (w *hashWorker) cloneAt(to chan<- hash.Hash) {
+	w.stage.marks = append(w.stage.marks, digestMark{at: len(w.stage.data), clone: to})
 }
 
 // maybeFlush flushes once a batch is worth the hand-over.
@@ -153,6 +209,7 @@ func (w *hashWorker) flush() {
 func (w *hashWorker) end() {
 	switch {
 	case !w.started:
+		w.ready()
 		w.hash(w.stage)
 		close(w.done)
 	case len(w.stage.data) > 0 || len(w.stage.marks) > 0:

@@ -43,6 +43,8 @@ type Interpreter struct {
 // Policy is a wire.Policy.
 type Policy struct {
 	ReadExec       []string `json:"readExec"`
+	ReadEntries    []string `json:"readEntries,omitempty"` // /etc's entries granted one by one
+	Excluded       []string `json:"excluded,omitempty"`    // what of /etc no grant covers
 	ReadWrite      []string `json:"readWrite"`
 	Devices        []string `json:"devices"`
 	MinLandlockABI uint8    `json:"minLandlockAbi"`
@@ -87,7 +89,7 @@ func IdentityOf(c *wire.CommandIdentity) Identity {
 		Executable: fileOf(&c.Executable.File), Argv: list(c.Argv),
 		Cwd: dirOf(&c.Cwd), Workspace: dirOf(&c.Workspace), Profile: c.Profile,
 		EnvNames: []string{},
-		Policy: Policy{ReadExec: list(c.Policy.ReadExec), ReadWrite: list(c.Policy.ReadWrite),
+		Policy: Policy{ReadExec: list(c.Policy.ReadExec), ReadEntries: c.Policy.ReadEntries, Excluded: c.Policy.Excluded, ReadWrite: list(c.Policy.ReadWrite),
 			Devices: list(c.Policy.Devices), MinLandlockABI: c.Policy.MinLandlockABI},
 		PolicyDigest: hex.EncodeToString(c.PolicyDigest),
 	}

@@ -11,8 +11,15 @@ import (
 	"warrant/wire"
 )
 
-// Format names the predicate's shape.
-const Format = "command-receipt.v1"
+// Format names the predicate's shape, the version the broker writes:
+// v2, in which a stream's raw MAC (rawHmacSha256, of the stream and of
+// each chunk record) is HMAC-SHA256 under the output key of the raw
+// bytes' SHA-256 (docs/receipts.md). FormatV1's is the HMAC of the raw
+// bytes themselves; nothing else differs, and both verify.
+const (
+	Format   = "command-receipt.v2"
+	FormatV1 = "command-receipt.v1"
+)
 
 // EventType is one transition of an action (docs/architecture.md §2.9).
 type EventType uint8
@@ -73,7 +80,7 @@ type Refusal struct {
 	Message string    `json:"message"`
 }
 
-// Receipt is the command-receipt.v1 predicate. A field the broker did not
+// Receipt is the command-receipt predicate (Format). A field the broker did not
 // observe is absent, never zero: pointers and omitempty mark everything
 // that an outcome may lack, and Validate refuses a receipt that claims
 // more than its outcome allows.
@@ -112,26 +119,39 @@ type Receipt struct {
 	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
 }
 
-// Protected is what became of the workspace's protected paths (.git/hooks,
-// .git/config, .envrc, editor directories): their state was recorded
-// before the launch and again once the whole group was gone, and every
-// difference is listed. Changes are detected, not prevented.
+// Protected is what became of the workspace's protected paths (what git
+// reads, agent and editor configuration, .envrc): their state was
+// recorded before the launch and again once the whole group was gone,
+// and every difference is listed. With By "mount" the Binds of them that
+// existed were also read-only for the action; a change listed is one
+// they did not cover (a name created anew, or detect alone).
 type Protected struct {
-	By      string                 `json:"protectedBy"` // "detect"
-	Checked int                    `json:"checked"`     // entries recorded before the launch
+	By      string                 `json:"protectedBy"`     // ProtectedByMount or ProtectedByDetect
+	Checked int                    `json:"checked"`         // entries recorded before the launch
+	Binds   int                    `json:"binds,omitempty"` // "mount": entries bound read-only or pinned
 	Changes []wire.ProtectedChange `json:"protectedChanges,omitempty"`
 }
 
 // Metadata counts the target's metadata calls (chmod, chown, xattrs,
 // times), which the broker answers itself: performed beneath the writable
-// scope, or refused.
+// scope, or refused; and what answering them cost the broker: the CPU
+// time of the thread that answered, and how long answers were held back
+// by the action's budget of calls (broker/internal/metadata). Receipts
+// made before the cost was recorded have neither.
 type Metadata struct {
-	Performed uint64 `json:"performed"`
-	Refused   uint64 `json:"refused"`
+	Performed   uint64 `json:"performed"`
+	Refused     uint64 `json:"refused"`
+	BrokerCPUNs uint64 `json:"brokerCpuNs,omitempty"`
+	HeldNs      uint64 `json:"heldNs,omitempty"`
 }
 
-// ProtectedByDetect is the one mechanism Protected names today.
-const ProtectedByDetect = "detect"
+// How Protected's entries were guarded: recorded before and after
+// (detect), and also bound read-only in the action's private mount
+// namespace (mount), where Binds of them existed to bind.
+const (
+	ProtectedByDetect = wire.ProtectedByDetect
+	ProtectedByMount  = wire.ProtectedByMount
+)
 
 func executed(o wire.Outcome) bool { return o >= wire.Exited && o <= wire.OutputLimitReaped }
 
@@ -180,7 +200,8 @@ func (r *Receipt) Validate() error {
 		return errorf("metadata calls are counted only for a started action")
 	case r.Protected != nil && (r.GroupGone == nil || r.Start == nil):
 		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
-	case r.Protected != nil && (r.Protected.By != ProtectedByDetect || len(r.Protected.Changes) > wire.MaxProtectedChanges):
+	case r.Protected != nil && (r.Protected.By != ProtectedByDetect && r.Protected.By != ProtectedByMount ||
+		r.Protected.By == ProtectedByDetect && r.Protected.Binds != 0 || len(r.Protected.Changes) > wire.MaxProtectedChanges):
 		return errorf("protected: by %q with %d changes", r.Protected.By, len(r.Protected.Changes))
 	case r.Artefacts != nil && (r.GroupGone == nil || r.Start == nil || r.Step == ""):
 		return errorf("artefacts are read back only for a step's started action once its group was confirmed gone")
@@ -189,8 +210,8 @@ func (r *Receipt) Validate() error {
 }
 
 func (r *Receipt) validateShape() error {
-	if r.Format != Format {
-		return errorf("format %q, want %q", r.Format, Format)
+	if r.Format != Format && r.Format != FormatV1 {
+		return errorf("format %q, want %q or %q", r.Format, Format, FormatV1)
 	}
 	if r.ID == "" || len(r.ID) > 256 || r.Action == "" || len(r.Action) > 256 {
 		return errorf("receipt id and action are required (at most 256 bytes)")

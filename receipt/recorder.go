@@ -1,10 +1,10 @@
 package receipt
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"sync/atomic"
 
 	"warrant/internal/closed"
@@ -35,11 +35,22 @@ type RecorderConfig struct {
 // Recorder records one output stream: it counts and MACs the raw bytes,
 // redacts them, digests and retains (head and tail of) the redacted
 // stream, and keeps chunk records. Its memory is bounded by Retain, the
-// ruleset's window, MaxChunk and its two hash workers' queues (see
+// ruleset's window, MaxChunk and its hash workers' queues (see
 // hashWorker), whatever is written. Write and Close belong to one
 // goroutine; OverBudget may be polled from any. Close must be called: it
-// also ends the recorder's two hashing goroutines (raw HMAC, redacted
-// SHA-256), which run beside the writer's redaction.
+// also ends the recorder's hashing goroutines, which run beside the
+// writer's redaction.
+//
+// The raw stream's MAC is HMAC-SHA256 under the output key of the raw
+// stream's SHA-256 (receipt format v2), and the two streams are one until
+// the first redaction: one SHA-256 of the released output serves both.
+// Where the redacted stream first differs (the first placeholder, at a
+// raw offset that is also its redacted offset) the raw digest starts as a
+// copy of that state and takes the raw bytes from there on; a stream
+// without a hit is hashed once. A build whose SHA-256 cannot copy its
+// state (GOFIPS140=v1.0.0) hashes the raw stream apart from its first
+// byte. No bare SHA-256 of raw bytes that were not released as they are
+// is ever published.
 //
 // The head is never hashed twice: the retained digest starts as a copy of
 // the redacted digest at the moment it has taken exactly the head, and
@@ -48,8 +59,10 @@ type Recorder struct {
 	cfg      RecorderConfig
 	observed atomic.Uint64
 	eng      *engine
-	mac      *hashWorker // HMAC of raw bytes
-	red      *hashWorker // SHA-256 of redacted bytes
+	red      *hashWorker    // SHA-256 of redacted bytes, and of raw ones until raw is set
+	raw      *hashWorker    // SHA-256 of raw bytes once the streams differ
+	flushRed bool           // red holds the mark raw starts from: hand it over before raw's batches
+	headSum  chan hash.Hash // the redacted digest's state after the head
 
 	rawDone  uint64 // raw bytes accounted for in redacted output
 	redTotal uint64
@@ -75,10 +88,13 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		return nil, fmt.Errorf("new recorder: rules, retain >= 0 and budget > 0 are required")
 	}
 	r := &Recorder{cfg: cfg, eng: newEngine(cfg.Rules), tail: ring{size: int(cfg.Retain)},
-		mac: newHashWorker(hmac.New(sha256.New, cfg.MACKey), func(c *Chunk) *string { return &c.RawHMAC }),
-		red: newHashWorker(sha256.New(), func(c *Chunk) *string { return &c.RedactedSHA256 })}
+		red: newHashWorker(sha256.New(), nil, cfg.MACKey), headSum: make(chan hash.Hash, 1)}
+	r.eng.failed = r.blocked
+	if !canClone() {
+		r.raw = newHashWorker(sha256.New(), nil, cfg.MACKey) // hashed apart from the first byte
+	}
 	if cfg.Retain == 0 {
-		r.red.mark(nil) // the empty head is full already
+		r.red.cloneAt(r.headSum) // the empty head is full already
 	}
 	return r, nil
 }
@@ -109,15 +125,58 @@ func (r *Recorder) chunk(p []byte) {
 	end := r.observed.Add(uint64(len(p)))
 	r.pending = append(r.pending, c)
 	r.pendEnd = append(r.pendEnd, end)
-	r.mac.write(p)
-	r.mac.mark(c)
-	r.mac.maybeFlush()
+	if r.raw != nil {
+		r.raw.write(p)
+		r.raw.mark(c, fillRaw)
+	}
 	// A failure blocks the engine for good: it then takes nothing more,
 	// and Close reports the failure.
 	staged := len(r.red.stage.data)
 	r.eng.write(p, r.emit)
 	r.live(staged)
-	r.red.maybeFlush()
+	if r.flushRed {
+		r.flushRed = false
+		r.red.flush()
+	} else {
+		r.red.maybeFlush()
+	}
+	if r.raw != nil {
+		r.raw.maybeFlush()
+	}
+}
+
+// part starts the raw stream's own digest at raw offset rawDone, before
+// the first output that is not the raw bytes themselves (or at a
+// redactor failure): everything before it was released verbatim, so the
+// shared digest there is the raw stream's too. The raw digest starts as
+// a copy of that state, taken in order on red's worker, and takes the raw
+// bytes the engine still holds, with the ends of the chunks pending in
+// them; each later write is added to it as it comes.
+func (r *Recorder) part() {
+	from := make(chan hash.Hash, 1)
+	r.red.cloneAt(from)
+	r.flushRed = true // raw's worker waits for the copy: the mark must not wait behind it
+	r.raw = newHashWorker(nil, from, r.cfg.MACKey)
+	buf := r.eng.buf
+	held := buf[len(buf)-int(r.observed.Load()-r.rawDone):]
+	off := r.rawDone
+	for i, c := range r.pending {
+		k := r.pendEnd[i] - off
+		r.raw.write(held[:k])
+		held, off = held[k:], r.pendEnd[i]
+		r.raw.mark(c, fillRaw)
+	}
+	if len(held) > 0 {
+		panic("receipt: internal error: raw bytes held past the last pending chunk")
+	}
+}
+
+// blocked is called by the engine when it fails, before it drops what it
+// holds: that is withheld from the redacted stream but not from the raw.
+func (r *Recorder) blocked() {
+	if r.raw == nil {
+		r.part()
+	}
 }
 
 // live hands Live the redacted output released since the redacted
@@ -133,6 +192,9 @@ func (r *Recorder) live(staged int) {
 // emit takes released redacted output, closing every chunk whose raw end
 // it reaches at the exact redacted offset where that chunk ends.
 func (r *Recorder) emit(out []byte, raw int, verbatim bool) {
+	if !verbatim && r.raw == nil {
+		r.part()
+	}
 	if verbatim {
 		for len(r.pending) > 0 && r.pendEnd[0] <= r.rawDone+uint64(len(out)) {
 			k := r.pendEnd[0] - r.rawDone
@@ -162,7 +224,7 @@ func (r *Recorder) take(b []byte) {
 		r.red.write(b[:k])
 		b = b[k:]
 		if k == room {
-			r.red.mark(nil) // the head is full
+			r.red.cloneAt(r.headSum) // the head is full
 		}
 	}
 	r.red.write(b)
@@ -173,7 +235,7 @@ func (r *Recorder) take(b []byte) {
 // redacted digest's state after the head, which the worker copies, plus
 // the tail. Where the state cannot be copied the head is hashed again.
 func (r *Recorder) retainedDigest(tail []byte) string {
-	h := <-r.red.clone
+	h := <-r.headSum
 	if h == nil {
 		h = sha256.New()
 		h.Write(r.head)
@@ -186,7 +248,11 @@ func (r *Recorder) retainedDigest(tail []byte) string {
 func (r *Recorder) finish() {
 	c := r.pending[0]
 	r.pending, r.pendEnd = r.pending[1:], r.pendEnd[1:]
-	r.red.mark(c)
+	if r.raw == nil {
+		r.red.mark(c, fillRedacted|fillRaw) // c ends where the streams are still one
+	} else {
+		r.red.mark(c, fillRedacted)
+	}
 	c.RedactedBytes, r.redChunk = r.redTotal-r.redChunk, r.redTotal
 	if len(r.first) < keepChunks {
 		r.first = append(r.first, c)
@@ -207,17 +273,24 @@ func (r *Recorder) Close() (*Captured, error) {
 	staged := len(r.red.stage.data)
 	err := r.eng.run(true, r.emit)
 	r.live(staged)
-	r.mac.end() // the workers drain their queues beside the tail's digest
-	r.red.end()
+	r.red.end() // the workers drain their queues beside the tail's digest
+	if r.raw != nil {
+		r.raw.end() // after red: it may wait for red's copy
+	}
 	tail := r.tail.bytes()
 	headFull := len(r.head) == int(r.cfg.Retain) // red was asked for its state there
 	var retained string
 	if headFull {
 		retained = r.retainedDigest(tail)
 	}
-	r.mac.wait()
 	r.red.wait()
-	redacted := hex.EncodeToString(r.red.h.Sum(nil))
+	redSum := r.red.h.Sum(nil)
+	rawSum := redSum
+	if r.raw != nil {
+		r.raw.wait()
+		rawSum = r.raw.h.Sum(nil)
+	}
+	redacted := hex.EncodeToString(redSum)
 	if !headFull {
 		retained = redacted // the head that never filled is the whole stream
 	}
@@ -230,7 +303,7 @@ func (r *Recorder) Close() (*Captured, error) {
 		Head:          Range{0, uint64(len(r.head))},
 		Tail:          Range{r.redTotal - uint64(len(tail)), r.redTotal},
 		Retain:        uint64(r.cfg.Retain), Budget: uint64(r.cfg.Budget),
-		RawHMAC:        hex.EncodeToString(r.mac.h.Sum(nil)),
+		RawHMAC:        r.red.rawMAC(rawSum),
 		RedactedSHA256: redacted,
 		RetainedSHA256: retained,
 		Redactions:     r.eng.hits(),

@@ -2,7 +2,6 @@ package receipt
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -56,10 +55,8 @@ func TestRecorderFloodAccounting(t *testing.T) {
 		if !bytes.Equal(c.Head, data[:1000]) || !bytes.Equal(c.Tail, data[n-1000:]) {
 			t.Fatalf("size %d: retained bytes differ from the stream's ends", size)
 		}
-		m := hmac.New(sha256.New, testMACKey)
-		m.Write(data)
 		sum := sha256.Sum256(data)
-		if ev.RawHMAC != hex.EncodeToString(m.Sum(nil)) || ev.RedactedSHA256 != hex.EncodeToString(sum[:]) {
+		if ev.RawHMAC != rawMACOf(data) || ev.RedactedSHA256 != hex.EncodeToString(sum[:]) {
 			t.Fatalf("size %d: digests do not match the bytes", size)
 		}
 		if want := (n + uint64(size) - 1) / uint64(size); ev.Chunks != want || len(ev.ChunkRecords) != min(int(want), 2*keepChunks) {
@@ -187,7 +184,7 @@ func TestProject(t *testing.T) {
 }
 
 // Every chunk record commits to exactly the stream before its end: its
-// HMAC is that of the raw prefix and its digest that of the redacted
+// MAC is that of the raw prefix and its digest that of the redacted
 // prefix, though each is hashed on a worker batches behind the writer;
 // the retained digest covers head then tail.
 func TestRecorderChunkDigests(t *testing.T) {
@@ -230,9 +227,7 @@ func TestRecorderChunkDigests(t *testing.T) {
 	}
 	checked := 0
 	for _, rec := range ev.ChunkRecords {
-		m := hmac.New(sha256.New, testMACKey)
-		m.Write(data[:ends[rec.Index]])
-		if rec.RawHMAC != hex.EncodeToString(m.Sum(nil)) {
+		if rec.RawHMAC != rawMACOf(data[:ends[rec.Index]]) {
 			t.Fatalf("chunk %d: raw HMAC is not that of the raw prefix", rec.Index)
 		}
 		end, ok := redEnd[rec.Index]

@@ -179,6 +179,7 @@ type engine struct {
 	counts  []uint64 // per rule
 	rules   []int    // scratch: rules with a literal at one position
 	err     error
+	failed  func() // if set, called on failure while buf still holds what is dropped
 }
 
 // emitFunc receives redacted output in order, with the number of raw
@@ -209,6 +210,9 @@ func (e *engine) run(eof bool, emit emitFunc) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.err = wire.Errorf(wire.CodeEvidenceBlocked, "the output redactor failed: %v", r)
+			if e.failed != nil {
+				e.failed()
+			}
 			e.buf = nil
 			err = e.err
 		}

@@ -61,7 +61,9 @@ type Config struct {
 
 	// Output is where the Executor's live output is published
 	// (runner.Options.Live → Output.Publish), for the agent socket's
-	// Follow; a new, empty hub when nil.
+	// Follow; a new, empty hub when nil. Open gives it <state>/output
+	// for its spills, removing what a previous broker left there, and
+	// Close removes them.
 	Output *follow.Hub
 
 	// Lock is the state directory's lock, taken with LockState before
@@ -94,6 +96,11 @@ type Broker struct {
 	// caches the per-workspace caches.
 	declared []wire.EnvVar
 	caches   *caches.Store
+	// sealed are the executables <state>/bindings defaults to the sealed
+	// snapshot (bindings.go); git is the operator's git identity, which
+	// every action's HOME carries (gitidentity.go), or nil.
+	sealed map[string]bool
+	git    *wire.GitIdentity
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
 	// protected are the places no workspace may overlap, and withheld the
@@ -158,7 +165,20 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.root {
 		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.root))
 	}
+	// Before any action runs: what a previous broker spilled goes.
+	if err := cfg.Output.SpillTo(dirs.output); err != nil {
+		release()
+		return nil, fmt.Errorf("open broker: prepare the output spills: %w", err)
+	}
+	git, why := gitIdentity(cfg.Environ)
+	if why != "" {
+		cfg.Logf("no git identity for actions: %s", why)
+	}
 	declared, err := declaredEnv(dirs.env, cfg.Env)
+	var sealed map[string]bool
+	if err == nil {
+		sealed, err = readBindingsFile(dirs.bindings)
+	}
 	var store *caches.Store
 	if err == nil {
 		store, err = caches.Open(dirs.caches, cfg.CargoTargetCache, cfg.Now)
@@ -182,7 +202,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
-		protected: protected, withheld: withheld, declared: declared, caches: store,
+		protected: protected, withheld: withheld, declared: declared, sealed: sealed, git: git, caches: store,
 		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now(),
 		adirs: openActionDirs(dirs.actions, cfg.Logf)}
 	keys, err := loadKeys(dirs)
@@ -337,6 +357,7 @@ func (b *Broker) Close() error {
 	}
 	b.snaps.Close()
 	b.adirs.close()
+	b.cfg.Output.Close() // no spill outlives its broker
 	err := b.j.Close()
 	b.protected.Close()
 	if b.owned {

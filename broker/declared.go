@@ -2,15 +2,10 @@ package broker
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 
 	"warrant/broker/internal/caches"
 	"warrant/internal/envpolicy"
@@ -82,33 +77,9 @@ func declare(name, value string) error {
 // readEnvFile reads and checks the env file; a missing one declares
 // nothing.
 func readEnvFile(file string) ([]wire.EnvVar, error) {
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the declared environment %s: %w", file, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read the declared environment %s: %w", file, err)
-	}
-	uid, ok := ownerOf(fi)
-	switch {
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("the declared environment %s is not a regular file", file)
-	case !ok || uid != uint32(os.Getuid()):
-		return nil, fmt.Errorf("the declared environment %s is not owned by uid %d", file, os.Getuid())
-	case fi.Mode().Perm()&0o022 != 0:
-		return nil, fmt.Errorf("the declared environment %s is writable by others (mode %v); chmod go-w it", file, fi.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxEnvFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the declared environment %s: %w", file, err)
-	}
-	if len(b) > maxEnvFile {
-		return nil, fmt.Errorf("the declared environment %s is larger than %d bytes", file, maxEnvFile)
+	b, err := readOperatorFile("the declared environment", file, maxEnvFile)
+	if err != nil || b == nil {
+		return nil, err
 	}
 	return parseEnvFile(file, b)
 }

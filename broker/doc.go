@@ -14,7 +14,11 @@
 //	                           ids (calls.go), dispatch of
 //	                           socket messages (handlers.go), the capability gate
 //	                           (capability.go), the card's memory and process limits
-//	                           (resources.go), evidence: observer, receipt building and
+//	                           (resources.go), what the broker adds to a resolved identity:
+//	                           the operator's sealed-by-default executables (bindings.go),
+//	                           git identity (gitidentity.go) and where a name missing from
+//	                           the sanitized PATH is on the broker's own (resolve.go),
+//	                           evidence: observer, receipt building and
 //	                           sealing (evidence.go, receipts.go), the state-directory layout
 //	                           and keys (statedir.go, keys.go), the places no workspace
 //	                           may overlap (authority.go), read-only readers
@@ -23,7 +27,8 @@
 //	broker/internal/identity   admission of the closed shape, the workspace's overlap with
 //	                           the protected places, resolution to a sealed Resolved,
 //	                           shebang, fingerprint
-//	broker/internal/aliasscan  the workspace's hard links to files outside it, by descriptor
+//	broker/internal/aliasscan  the workspace's hard links to files outside its writable
+//	                           scope, and its mount points, by descriptor
 //	broker/internal/policy     the default policy, the Landlock floor, the card's limitations
 //	broker/internal/journal    the only package that speaks SQL
 //	broker/runner              the Executor contract and its implementation (launcher,
@@ -36,9 +41,11 @@
 //	broker/internal/snapcache  sealed snapshots of executables, keyed by full identity
 //	broker/internal/caches     the persistent per-workspace caches: made, listed, removed by
 //	                           descriptor
+//	broker/internal/toolchain  the toolchain layout an executable lies in (rustup, pyenv,
+//	                           nvm, …, a Go root, a JDK): its root, variables and why
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
-//	broker/internal/follow     live output: the bounded fan-out of redacted chunks to
-//	                           the agent socket's followers
+//	broker/internal/follow     live output: the fan-out of redacted chunks to the agent
+//	                           socket's followers, lossless through a bounded spill
 //	broker/internal/seam       every test seam, none in a production build
 //	broker/cli, broker/client  the `broker` command, and the Go client of the sockets
 //	broker/view                what a person or an agent is shown: `broker run --json`'s
@@ -63,10 +70,11 @@
 //	probe      → identity, policy, runner, lifecycle, wire, internal/{landlockabi,probeprog,profile}
 //	snapcache  → wire, internal/snapshot
 //	caches     → wire, internal/retry
+//	toolchain  → wire, internal/envpolicy
 //	server     → wire
-//	follow     → wire
+//	follow     → wire, internal/profile
 //	seam       → runner
-//	root       → all of the above, client, receipt, wire, internal/{envpolicy,profile}
+//	root       → all of the above, client, receipt, wire, internal/{envpolicy,fsid,profile}
 //	view       → receipt, wire
 //	mcp        → root (the receipt log, read-only), client (its Agent half), view, receipt, wire
 //	cli        → root, client, view, mcp, follow, policy, probe, runner, receipt, wire, internal/probeprog

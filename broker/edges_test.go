@@ -24,6 +24,7 @@ func TestPackageEdges(t *testing.T) {
 		p + "/internal/probe":     {p, p + "/internal/journal"},
 		p + "/internal/snapcache": {p},
 		p + "/internal/caches":    {p, p + "/internal/identity", p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/lifecycle", p + "/internal/probe"},
+		p + "/internal/toolchain": {p, p + "/internal/identity", p + "/internal/policy", p + "/internal/journal", p + "/runner", p + "/lifecycle", p + "/internal/probe", p + "/internal/caches"},
 		p + "/internal/server":    {p, p + "/internal/journal"},
 		p + "/internal/seam":      {p, p + "/internal/journal"},
 		p + "/view":               {p, p + "/client", p + "/internal/journal", p + "/runner", p + "/internal/server"},

@@ -11,14 +11,16 @@ import (
 
 // stateDirs is the state directory layout (docs/architecture.md §3.3).
 type stateDirs struct {
-	root    string
-	journal string // journal.db
-	keys    string // keys/: the receipt signing and HMAC keys (owned by receipts)
-	run     string // run/: agent.sock and operator.sock
-	actions string // actions/<handle>/{home,tmp}
-	caches  string // caches/<key>/{workspace,data/}: the per-workspace caches (broker/internal/caches)
-	env     string // env: the operator's declared environment, NAME=VALUE lines (declared.go)
-	lock    string // lock: flock'd by the one broker using this directory
+	root     string
+	journal  string // journal.db
+	keys     string // keys/: the receipt signing and HMAC keys (owned by receipts)
+	run      string // run/: agent.sock and operator.sock
+	actions  string // actions/<handle>/{home,tmp}
+	output   string // output/<handle>/{stdout,stderr}: live output's spills (broker/internal/follow)
+	caches   string // caches/<key>/{workspace,data/}: the per-workspace caches (broker/internal/caches)
+	env      string // env: the operator's declared environment, NAME=VALUE lines (declared.go)
+	bindings string // bindings: the executables that default to the sealed snapshot (bindings.go)
+	lock     string // lock: flock'd by the one broker using this directory
 }
 
 // DefaultStateDir is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
@@ -36,14 +38,16 @@ func DefaultStateDir() (string, error) {
 func layout(root string) stateDirs {
 	agentSock, _ := client.SocketPaths(root)
 	return stateDirs{
-		root:    root,
-		journal: filepath.Join(root, "journal.db"),
-		keys:    filepath.Join(root, "keys"),
-		run:     filepath.Dir(agentSock),
-		actions: filepath.Join(root, "actions"),
-		caches:  filepath.Join(root, "caches"),
-		env:     filepath.Join(root, "env"),
-		lock:    filepath.Join(root, "lock"),
+		root:     root,
+		journal:  filepath.Join(root, "journal.db"),
+		keys:     filepath.Join(root, "keys"),
+		run:      filepath.Dir(agentSock),
+		actions:  filepath.Join(root, "actions"),
+		output:   filepath.Join(root, "output"),
+		caches:   filepath.Join(root, "caches"),
+		env:      filepath.Join(root, "env"),
+		bindings: filepath.Join(root, "bindings"),
+		lock:     filepath.Join(root, "lock"),
 	}
 }
 
@@ -62,7 +66,7 @@ func prepareStateDir(root string) (stateDirs, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return d, fmt.Errorf("prepare state directory: %w", err)
 	}
-	for _, dir := range []string{d.root, d.keys, d.run, d.actions, d.caches} {
+	for _, dir := range []string{d.root, d.keys, d.run, d.actions, d.output, d.caches} {
 		if err := privateDir(dir); err != nil {
 			return d, fmt.Errorf("prepare state directory: %w", err)
 		}

@@ -16,7 +16,7 @@ import (
 
 // Submit runs the pipeline of docs/architecture.md §2 up to the launch:
 // admission → goal active, and the step's dependencies verified when a
-// step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace (aliasscan.Check:
+// step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace and its cache (aliasscan.Check:
 // WORKSPACE_ALIASED before anything is asked) → exact lease match (or an
 // approval request) →
 // snapshot → EXECUTING checkpoint (the lease use is consumed there) →
@@ -61,7 +61,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			return nil, err // STEP_BLOCKED or an unknown step: nothing asked, consumed or started
 		}
 	}
-	r, err := identity.Resolve(s, b.protected, b.inputs)
+	r, err := b.resolve(s)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +74,14 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		}
 	}()
 	// Before anything is asked or consumed: a workspace holding a second
-	// name of a file outside it is WORKSPACE_ALIASED (aliasscan).
-	scanned, err := aliasscan.Check(r.Workspace())
+	// name of a file outside its writable scope (the workspace and its
+	// cache), or a mount point, is WORKSPACE_ALIASED (aliasscan).
+	scope, err := openReadWrite(&id.Policy)
+	if err != nil {
+		return nil, err
+	}
+	scanned, err := aliasscan.Check(r.Workspace(), scope...)
+	closeAll(scope)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +107,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace), b.resources(id.Profile)), call)
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace), b.protection(), b.resources(id.Profile)), call)
 		if err != nil {
 			return b.raced(ctx, call, err)
 		}
@@ -118,6 +124,9 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
 	obs := &observer{b: b, protected: protect.Take(r.Workspace())}
+	if obs.protected != nil { // bound read-only where the executor can (runner.Launch.Protect)
+		launch.Protect = obs.protected.Binds()
+	}
 	if step != nil && len(step.Outputs) > 0 {
 		// The step's outputs are read back beneath this very workspace
 		// once the action ends (evidence.go).
@@ -142,7 +151,10 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		}
 		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}, nil
 	}
-	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err != nil {
+	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err == nil && id.GitIdentity != nil {
+		err = writeGitConfig(launch.Home, id.GitIdentity) // the approved identity, whatever the broker read since
+	}
+	if err != nil {
 		obs.release()
 		b.notStarted(ctx, launch.Handle, err)
 		return answer()
@@ -194,8 +206,9 @@ func inPlaceBindable(r *identity.Resolved) error {
 		f = &in.File // a script's own bytes are read by path and never bound
 	}
 	if uid := uint32(os.Geteuid()); uid == 0 || f.UID == uid || f.Mode&0o022 != 0 {
-		return wire.Errorf(wire.CodeIdentityDrift, "%s cannot run in place: another process has it open for writing, so nothing would bind "+
-			"the bytes that run to the approved digest; close the writer, or approve it with --binding sealed-snapshot", f.Path)
+		return wire.Errorf(wire.CodeIdentityDrift, "%s cannot run in place: the broker holds no read lease on it (another process has it open for writing, "+
+			"or its filesystem grants no leases), so nothing would bind the bytes that run to the approved digest; close the writer, "+
+			"or run a sealed copy: approve it with --binding sealed-snapshot, or list it in <state>/bindings", f.Path)
 	}
 	return nil
 }

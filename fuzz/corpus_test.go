@@ -13,7 +13,10 @@ import (
 
 // TestFuzzCorporaNotEmpty finds every fuzz target in this package, the
 // ones below it and the broker's (broker/internal/identity, the env
-// file's in broker, the goal document's in broker/internal/goals) by parsing
+// and bindings files' in broker, the goal document's in broker/internal/goals, the git
+// config's in broker/internal/protect, the toolchain markers' in
+// broker/internal/toolchain, the program contract's in
+// broker/internal/contract) by parsing
 // their _test.go files (any func FuzzX(*testing.F))
 // and requires a committed seed corpus for each: testdata/fuzz/FuzzX/
 // beside the file, holding at least one file in the "go test fuzz v1"
@@ -39,7 +42,19 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker = append(append(broker, root...), goals...)
+	protect, err := filepath.Glob("../broker/internal/protect/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolchain, err := filepath.Glob("../broker/internal/toolchain/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract, err := filepath.Glob("../broker/internal/contract/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker = append(append(append(append(append(broker, root...), goals...), protect...), toolchain...), contract...)
 	files := append(append(here, below...), broker...)
 	targets := map[string]string{} // name -> its corpus directory
 	fset := gotoken.NewFileSet()
@@ -58,7 +73,7 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if len(broker) == 0 || len(targets) == 0 {
 		t.Fatal("no fuzz targets found here or in the broker; the check would prove nothing")
 	}
-	for _, want := range []string{"FuzzBrokerAdmit", "FuzzBrokerShebang", "FuzzDeclaredEnvFile", "FuzzGoalDecode"} {
+	for _, want := range []string{"FuzzBrokerAdmit", "FuzzBrokerShebang", "FuzzDeclaredEnvFile", "FuzzGoalDecode", "FuzzGitConfig", "FuzzToolchainMarkers", "FuzzContract"} {
 		if targets[want] == "" {
 			t.Errorf("the broker's fuzz target %s was not found", want)
 		}

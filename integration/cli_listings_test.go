@@ -53,8 +53,8 @@ func TestCLIListingsAndCard(t *testing.T) {
 		t.Fatalf("approve: exit %d %s", code, out)
 	}
 	leases, _ := d.CLI("leases")
-	if !strings.Contains(leases, "2 use(s) left") || !strings.Contains(leases, "sh -c 'exit 3' 'a b'") {
-		t.Errorf("broker leases does not show the command and its uses left:\n%s", leases)
+	if !strings.Contains(leases, "2 use(s) left") || !strings.Contains(leases, "sh -c 'exit 3' 'a b'") || !strings.Contains(leases, "profile short") {
+		t.Errorf("broker leases does not show the command, its uses left and its profile:\n%s", leases)
 	}
 
 	// The daemon runs it: the JSON names the lease and the one use left,

@@ -47,6 +47,9 @@ var jsonCommands = map[string]string{
 	"receipts prune":      "receipts.prune.v1.json",
 	"caches list":         "caches.list.v1.json",
 	"caches prune":        "caches.prune.v1.json",
+	"toolchains":          "toolchains.v1.json",
+	"contracts list":      "contracts.list.v1.json",
+	"contracts show":      "contracts.show.v1.json",
 	"goals create":        "goals.create.v1.json",
 	"goals show":          "goals.show.v1.json",
 	"goals verify":        "goals.verify.v1.json",
@@ -241,6 +244,9 @@ func TestJSONConvention(t *testing.T) {
 	}
 	c.run("status", 0, &st, "status", "--json")
 	c.run("caches list", 0, &p, "caches", "list", "--json")
+	c.run("toolchains", 0, &p, "toolchains", "--json", "/bin/sh", "/usr/local/go/bin/go")
+	c.run("contracts list", 0, &p, "contracts", "list", "--json")
+	c.run("contracts show", 0, &p, "contracts", "show", "git", "--json")
 
 	// An action whose broker dies is unknown to the next one; the operator
 	// resolves it.

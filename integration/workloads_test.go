@@ -149,12 +149,14 @@ var workloads = []workload{
 	{"node-require", false, false, nodeRequire},
 	{"node-script-require", false, false, nodeScript},
 	{"npm-test", false, false, npmTest},
+	{"node-test-reexec", true, false, nodeTest},
+	{"c-proc-self-exe-reexec", true, false, cReexec},
 	{"python-venv-unittest", true, false, pythonVenv},
 	{"git-init-add-commit", true, false, gitCommit},
 	{"make", true, false, makeFile},
 	{"tar-round-trip", false, false, tarRoundTrip},
 	{"java-version", false, false, javaVersion},
-	{"cargo-build-offline", false, true, cargoBuild},
+	{"cargo-build-offline", false, false, cargoBuild},
 }
 
 // TestWorkloads runs every workload as root through broker serve, each in
@@ -466,29 +468,18 @@ func javaVersion(t *testing.T, w *workbench) {
 }
 
 // cargoBuild: `cargo build --offline` of a crate with no dependencies
-// through rustup's cargo proxy, against a broker serve the operator
-// started with the toolchain's environment (RUSTUP_HOME, CARGO_HOME) and
-// read paths; the built binary runs on the host.
-func cargoBuild(t *testing.T, _ *workbench) {
+// through rustup's cargo proxy, with nothing declared by hand: the broker
+// finds rustup's toolchain (broker/internal/toolchain); the built binary
+// runs on the host.
+func cargoBuild(t *testing.T, w *workbench) {
 	home, _ := os.UserHomeDir()
 	cargo := filepath.Join(home, ".cargo", "bin", "cargo")
 	if _, err := os.Stat(cargo); err != nil {
 		t.Skipf("skip: rustup's cargo is not installed at %s: %v", cargo, err)
 	}
-	rustupHome, cargoHome := os.Getenv("RUSTUP_HOME"), os.Getenv("CARGO_HOME")
-	if rustupHome == "" {
-		rustupHome = filepath.Join(home, ".rustup")
-	}
-	if cargoHome == "" {
-		cargoHome = filepath.Join(home, ".cargo")
-	}
 	if out, err := exec.Command(cargo, "--version").CombinedOutput(); err != nil {
 		t.Skipf("skip: %s --version fails on the host, so rustup has no usable toolchain: %v\n%s", cargo, err, out)
 	}
-	d := startOperatorBroker(t,
-		"--env", "RUSTUP_HOME="+rustupHome, "--env", "CARGO_HOME="+cargoHome,
-		"--read-path", rustupHome, "--read-path", cargoHome)
-	w := rootBench(t, d)
 	cargoFixture(t, w.WS)
 	w.step(t, wire.ProfileLong, cargo, "build", "--offline")
 	bin := filepath.Join(w.WS, "target", "debug", "workload")

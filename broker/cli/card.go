@@ -42,11 +42,17 @@ func (e *env) writeCard(w io.Writer, v *wire.ApprovalView) {
 		p("  interpreter  %s (pinned from the #! line%s)", fileLine(&in.File, in.Chain), arg)
 	}
 	p("  binding      %s", bindingLine(id.Binding))
+	if id.Toolchain != nil {
+		p("  toolchain    %s", toolchainLine(id.Toolchain)) // toolchains.go
+	}
 	p("  where        cwd %s in the workspace %s, profile %s", strconv.Quote(id.Cwd.Path), id.Workspace.Path, id.Profile)
 	if e.full {
 		e.writeFullIdentity(p, v)
 	} else {
 		p("  environment  %s", envLine(id))
+	}
+	if g := id.GitIdentity; g != nil {
+		p("  git identity %s <%s> (the private HOME's .gitconfig: user.name and user.email only)", plain(g.Name), plain(g.Email))
 	}
 	head := "limitations"
 	for line := range strings.SplitSeq(strings.TrimRight(v.Limitations, "\n"), "\n") {
@@ -97,6 +103,10 @@ func (e *env) writeFullIdentity(p func(string, ...any), v *wire.ApprovalView) {
 		p("    %s=%s", kv.Name, strconv.Quote(kv.Value))
 	}
 	p("  read+exec    %s", strings.Join(id.Policy.ReadExec, " "))
+	if pol := &id.Policy; len(pol.ReadEntries)+len(pol.Excluded) > 0 {
+		p("  /etc entries %s", strings.Join(pol.ReadEntries, " "))
+		p("  withheld     %s", strings.Join(pol.Excluded, " "))
+	}
 	rw := append([]string{id.Workspace.Path, "(private HOME and TMPDIR)"}, id.Policy.ReadWrite...)
 	p("  read+write   %s", strings.Join(rw, " "))
 	if c := cacheDir(id); c != "" {
@@ -106,7 +116,16 @@ func (e *env) writeFullIdentity(p func(string, ...any), v *wire.ApprovalView) {
 	p("  network      none")
 	p("  policy       sha256 %s, Landlock ABI >= %d", hex.EncodeToString(id.PolicyDigest), id.Policy.MinLandlockABI)
 	p("  fingerprint  %s", hex.EncodeToString(v.Fingerprint))
-	p("  binding      approve --binding sealed-snapshot|in-place pins the other binding")
+	p("  binding      approve --binding sealed-snapshot|in-place pins the other binding; <state>/bindings lists executables sealed by default")
+}
+
+// plain is s as it is when every byte of it prints as itself, else
+// quoted.
+func plain(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
 }
 
 // fileLine is a program file in one line: its canonical path, the links
@@ -130,9 +149,10 @@ func writeFileNumbers(p func(string, ...any), what string, f *wire.FileIdentity)
 func bindingLine(b wire.Binding) string {
 	switch b {
 	case wire.InPlace:
-		return "in-place: the installed file itself runs; bound by being unwritable by this uid, or by a witness re-measured after the run (a change is detected, not prevented)"
+		return "in-place: the installed file itself runs (its own path is real); no one can write it from its hash to the exec (a read lease, " +
+			"or this uid cannot) nor while it runs, and it is measured again after; a script's own bytes are read by path"
 	case wire.SealedSnapshot:
-		return "sealed-snapshot: a sealed copy with exactly this digest runs (it sees /memfd:… as its own path)"
+		return "sealed-snapshot: a sealed copy with exactly this digest runs; it sees /memfd:… as its own path, so running itself again by that path fails"
 	}
 	return b.String()
 }

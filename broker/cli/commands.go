@@ -154,9 +154,13 @@ func runLeases(e *env, args []string) error {
 		if state == "usable" {
 			state = fmt.Sprintf("%d use(s) left", v.UsesLeft)
 		}
-		fmt.Fprintf(e.stdout, "%s  %-15s %-14s %s\n    goal %s rev %d, request %s, fingerprint %s\n",
+		profile := ""
+		if v.Profile != 0 {
+			profile = ", profile " + v.Profile.String()
+		}
+		fmt.Fprintf(e.stdout, "%s  %-15s %-14s %s\n    goal %s rev %d%s, request %s, fingerprint %s\n",
 			v.ID, state, expiry(time.Unix(v.ExpiresUnix, 0), now), listedCommand(v.Executable, v.Argv, v.ArgvTruncated),
-			v.Goal, v.GoalRevision, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
+			v.Goal, v.GoalRevision, profile, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
 	}
 	e.writeMore("leases", page.NextAfter)
 	return nil

@@ -1,12 +1,16 @@
 // Package cli is the broker command's user interface (docs/architecture.md §3.2):
 // `serve` runs the daemon; `run` submits one action and waits for it;
 // `status`, `wait` and `cancel` follow an action, `output` shows what its
-// receipt retained of its output; `approvals`, `approve`,
+// receipt retained of its output (or, with --from, what the broker
+// still holds); `approvals`, `approve`,
 // `deny`, `leases`, `revoke`, `actions` and `resolve` are the operator's;
 // they all talk to the daemon through the client package. `receipts`
 // reads the journal directly (read-only, without the state lock), except
-// `receipts prune`, which needs the state directory to itself; `probe`
-// proves the sandbox on this host; `mcp` serves agents the MCP server
+// `receipts prune`, which needs the state directory to itself;
+// `toolchains` says which toolchain an action of a program gets (its
+// root, read-only, its variables, why), reading only <state>/env and the
+// host; `contracts` lists and shows the shipped program contracts;
+// `probe` proves the sandbox on this host; `mcp` serves agents the MCP server
 // (broker/mcp) on stdin and stdout, against the daemon or an embedded
 // broker opened as `run` opens one. Every command takes --state DIR
 // (default $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
@@ -39,10 +43,12 @@
 // `broker approve` from another terminal reaches it) and closes it when
 // the action has ended. Either way it follows the action over the agent
 // socket (wire.Follow), so a daemon run and an embedded run print the
-// same: every redacted byte as it is released, a counted gap where a
-// byte was not streamed, and a summary saying what was printed beside
-// what the receipt retains (`broker output` shows the retained head and
-// tail). With --json nothing streams: the object's text and counts are
+// same: every redacted byte as it is released, in order, however slowly
+// they are read (a stream that breaks is followed again from its
+// offsets; a range the broker no longer holds would be a marker naming
+// it), and a summary saying what was printed beside what the receipt
+// retains (`broker output` shows the retained head and tail, and with
+// --from a stream from an offset, from the broker while it holds it). With --json nothing streams: the object's text and counts are
 // the agent-facing projection. On a terminal a one-line progress
 // indicator (follow.go) says what is awaited, for how long and how many
 // bytes were seen; it is erased before any output and the summary. An

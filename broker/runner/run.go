@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"warrant/broker/lifecycle"
 	"warrant/internal/fsid"
@@ -78,14 +79,21 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 // once it runs), or when the broker's uid cannot write the file at all. A
 // script is read by its interpreter by path: its bytes are never bound.
 // Either way the installed files must still be their approved selves
-// after the run.
+// after the run. Unwritable is the broker's own measure as much as the
+// launcher's: in the user namespace an unprivileged broker starts the
+// launcher in, a file of an unmapped owner reads as the overflow uid,
+// which is the launcher's own when the broker runs as that uid (65534).
+// The witness's unchanged ctime after the run says owner and mode were
+// not changed in between.
 func inPlaceBound(l *Launch, launcher wire.BoundBy, leasedAtExec bool) (by, broken string) {
+	f := &l.Resolved.Identity().Executable.File
+	uid := uint32(os.Geteuid())
 	switch {
 	case l.Resolved.Identity().Executable.Interpreter != nil:
 		by = "script-read-by-path"
 	case leasedAtExec:
 		by = "read-lease"
-	case launcher == wire.Unwritable:
+	case launcher == wire.Unwritable || uid != 0 && f.UID != uid && f.Mode&0o022 == 0:
 		by = "unwritable"
 	default:
 		return "none", "no read lease held until the exec and the file is writable by this uid"
@@ -143,10 +151,16 @@ func (r *Runner) recorder(l *Launch, s receipt.StreamName) (*receipt.Recorder, e
 	return receipt.NewRecorder(cfg)
 }
 
-// longer is what a timeout under p adds about the longer profiles.
+// longer is what a timeout under p adds about the longer profiles, and
+// which one to ask for: a first build or test run fills the workspace's
+// cache (a one-file Go module's first `go test` took 10 to 12 s here,
+// past short's 10 s; its second, 0.2 s).
 func longer(p wire.Profile) string {
-	if more := profile.Longer(p); more != "" {
-		return ", and a longer profile needs its own approval: " + more
+	more := profile.Longer(p)
+	if more == "" {
+		return ", the longest"
 	}
-	return ", the longest"
+	next, _, _ := strings.Cut(more, " (")
+	return ", and a longer profile needs its own approval: " + more +
+		"; a first build or test run, which fills the workspace's cache, often needs more: ask for --profile " + next
 }

@@ -21,6 +21,18 @@ type Identity struct {
 	// Binding is null in identities of brokers that knew only the sealed
 	// snapshot.
 	Binding *string `json:"binding"`
+	// GitIdentity is what the action's private HOME/.gitconfig says, or
+	// null.
+	GitIdentity *GitIdentity `json:"git_identity"`
+	// Toolchain is null when the executable lies in no toolchain layout
+	// the broker recognised.
+	Toolchain *Toolchain `json:"toolchain"`
+}
+
+// GitIdentity is the operator's user.name and user.email.
+type GitIdentity struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
 }
 
 // Executable is the resolved identity of the requested program.
@@ -70,6 +82,8 @@ type EnvVar struct {
 // Policy is the sandbox policy the approval binds.
 type Policy struct {
 	ReadExec       []string `json:"read_exec"`
+	ReadEntries    []string `json:"read_entries"` // /etc's entries granted one by one
+	Excluded       []string `json:"excluded"`     // what of /etc no grant covers
 	ReadWrite      []string `json:"read_write"`
 	Devices        []string `json:"devices"`
 	MinLandlockABI uint8    `json:"min_landlock_abi"`
@@ -88,13 +102,18 @@ func IdentityOf(id *wire.CommandIdentity) Identity {
 	v := Identity{Argv: NonNil(id.Argv), Cwd: dirOf(id.Cwd), Workspace: dirOf(id.Workspace), Profile: id.Profile.String(),
 		Env: []EnvVar{}, PolicyDigest: hex.EncodeToString(id.PolicyDigest),
 		Executable: Executable{Requested: id.Executable.Requested, Chain: NonNil(id.Executable.Chain), File: fileOf(&id.Executable.File)},
-		Policy: Policy{ReadExec: NonNil(id.Policy.ReadExec), ReadWrite: NonNil(id.Policy.ReadWrite), Devices: NonNil(id.Policy.Devices),
+		Policy: Policy{ReadExec: NonNil(id.Policy.ReadExec), ReadEntries: NonNil(id.Policy.ReadEntries), Excluded: NonNil(id.Policy.Excluded),
+			ReadWrite: NonNil(id.Policy.ReadWrite), Devices: NonNil(id.Policy.Devices),
 			MinLandlockABI: id.Policy.MinLandlockABI, Pins: []Pin{}}}
 	if in := id.Executable.Interpreter; in != nil {
 		v.Executable.Interpreter = &Interpreter{File: fileOf(&in.File), Arg: Text(in.Arg), Chain: NonNil(in.Chain)}
 	}
 	if id.Binding != 0 {
 		v.Binding = Text(id.Binding.String())
+	}
+	v.Toolchain = ToolchainOf(id.Toolchain)
+	if g := id.GitIdentity; g != nil {
+		v.GitIdentity = &GitIdentity{Name: g.Name, Email: g.Email}
 	}
 	for _, kv := range id.Env {
 		v.Env = append(v.Env, EnvVar{Name: kv.Name, Value: kv.Value})

@@ -51,6 +51,8 @@ type Lease struct {
 	Executable    string   `json:"executable"`
 	Argv          []string `json:"argv"`
 	ArgvTruncated bool     `json:"argv_truncated"`
+	// Profile is the profile the lease's identity binds, or null.
+	Profile *string `json:"profile"`
 }
 
 // LeaseOf is the view of l at now.
@@ -66,7 +68,8 @@ func LeaseOf(l *wire.LeaseView, now time.Time) Lease {
 	}
 	return Lease{ID: l.ID, ApprovalID: l.ApprovalID, Goal: l.Goal, GoalRevision: l.GoalRevision,
 		Fingerprint: hex.EncodeToString(l.Fingerprint), Expires: UnixTime(l.ExpiresUnix), UsesLeft: l.UsesLeft,
-		Revoked: l.Revoked, State: state, Executable: l.Executable, Argv: NonNil(l.Argv), ArgvTruncated: l.ArgvTruncated}
+		Revoked: l.Revoked, State: state, Executable: l.Executable, Argv: NonNil(l.Argv), ArgvTruncated: l.ArgvTruncated,
+		Profile: optionalProfile(l.Profile)}
 }
 
 // ActionEntry is one action of `broker actions`; its outcome is null until
@@ -99,4 +102,12 @@ func ActionEntryOf(a *wire.ActionView) ActionEntry {
 		v.Outcome = Text(a.Outcome.String())
 	}
 	return v
+}
+
+// optionalProfile is p's name, or null when unset.
+func optionalProfile(p wire.Profile) *string {
+	if p == 0 {
+		return nil
+	}
+	return Text(p.String())
 }

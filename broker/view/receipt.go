@@ -152,9 +152,12 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 	fmt.Fprintf(w, "Where     workspace %s (dev %d ino %d mnt %d), cwd %s\n", id.Workspace.Path,
 		id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID, id.Cwd.Path)
 	fmt.Fprintf(w, "          environment names: %s\n", strings.Join(id.EnvNames, " "))
-	fmt.Fprintf(w, "Policy    digest %s, profile %s, Landlock ABI >= %d\n          read+exec %s\n          read+write %s\n          devices %s\n",
-		id.PolicyDigest, id.Profile, id.Policy.MinLandlockABI, strings.Join(id.Policy.ReadExec, " "),
-		strings.Join(id.Policy.ReadWrite, " "), strings.Join(id.Policy.Devices, " "))
+	fmt.Fprintf(w, "Policy    digest %s, profile %s, Landlock ABI >= %d\n          read+exec %s\n",
+		id.PolicyDigest, id.Profile, id.Policy.MinLandlockABI, strings.Join(id.Policy.ReadExec, " "))
+	if len(id.Policy.ReadEntries)+len(id.Policy.Excluded) > 0 {
+		fmt.Fprintf(w, "          /etc entries %s\n          withheld %s\n", strings.Join(id.Policy.ReadEntries, " "), strings.Join(id.Policy.Excluded, " "))
+	}
+	fmt.Fprintf(w, "          read+write %s\n          devices %s\n", strings.Join(id.Policy.ReadWrite, " "), strings.Join(id.Policy.Devices, " "))
 	lim := r.Limits
 	fmt.Fprintf(w, "Limits    wall %s, grace %s, cpu %ds, file size %d, open files %d, output retained %d+%d, hard output %d%s; enforced by %s\n",
 		time.Duration(lim.WallNs), time.Duration(lim.GraceNs), lim.CPUSeconds, lim.FileSize, lim.OpenFiles,
@@ -183,7 +186,14 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		writeStream(w, &s, en, pruned)
 	}
 	if m := r.Metadata; m != nil {
-		fmt.Fprintf(w, "Metadata  %d call(s) performed by the broker beneath the writable scope, %d refused\n", m.Performed, m.Refused)
+		fmt.Fprintf(w, "Metadata  %d call(s) performed by the broker beneath the writable scope, %d refused", m.Performed, m.Refused)
+		if m.BrokerCPUNs > 0 {
+			fmt.Fprintf(w, "; broker CPU %s", time.Duration(m.BrokerCPUNs).Round(time.Microsecond))
+		}
+		if m.HeldNs > 0 {
+			fmt.Fprintf(w, "; held back %s by the action's budget", time.Duration(m.HeldNs).Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
 	}
 	writeProtected(w, r.Protected)
 	writeArtefacts(w, r)
@@ -309,7 +319,11 @@ func writeProtected(w io.Writer, p *receipt.Protected) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "Protected %d entries recorded before the launch and after the group was gone (%s: detected, not prevented): ", p.Checked, p.By)
+	how := "detect: detected, not prevented"
+	if p.By == receipt.ProtectedByMount {
+		how = fmt.Sprintf("mount: %d bound read-only in the action's mount namespace; a change is one they did not cover", p.Binds)
+	}
+	fmt.Fprintf(w, "Protected %d entries recorded before the launch and after the group was gone (%s): ", p.Checked, how)
 	if len(p.Changes) == 0 {
 		fmt.Fprintln(w, "none changed")
 		return

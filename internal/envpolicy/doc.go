@@ -8,7 +8,9 @@
 // # Declared variables
 //
 // Toolchains need a few variables of their own (GOROOT, JAVA_HOME,
-// RUSTUP_HOME, CARGO_HOME, GOFLAGS). The operator declares them,
+// RUSTUP_HOME, GOFLAGS). The broker sets those of a toolchain it
+// recognises around the executable (broker/internal/toolchain); the
+// operator declares the others, or their own values,
 // by name and value, at broker start (`--env NAME=VALUE`, <state>/env);
 // they are never taken from anyone's environment. Declare refuses a
 // malformed name, one of the fixed four (PATH, HOME, TMPDIR, TERM), and

@@ -192,8 +192,23 @@ func refuseOverlap(name, how string, h heldPlace) error {
 		holds = " (" + h.Holds + ")"
 	}
 	return wire.Errorf(wire.CodePathInvalid,
-		"the workspace %s %s %s %s%s, and the whole workspace is writable by the target; warrant refuses %s",
-		name, how, h.Name, h.Path, holds, h.Rule.refuses())
+		"the workspace %s %s %s %s%s, and the whole workspace is writable by the target; warrant refuses %s; "+
+			"run broker from your project's directory, or pass --workspace DIR, %s",
+		name, how, h.Name, h.Path, holds, h.Rule.refuses(), elsewhere(how, h))
+}
+
+// elsewhere is which directory a workspace refused so may be instead
+// (the workspace is the current directory unless --workspace says).
+func elsewhere(how string, h heldPlace) string {
+	switch {
+	case how == "contains":
+		return "a directory that does not contain " + h.Path
+	case how == "lies inside":
+		return "a directory outside " + h.Path
+	case h.Rule == Itself:
+		return "a directory inside it"
+	}
+	return "another directory"
 }
 
 func contains(keys []dirKey, k dirKey) bool {

@@ -49,10 +49,13 @@ func (f *fixture) wantAllowed(ws string) {
 func TestWorkspaceOverlappingStateRefused(t *testing.T) {
 	f := newFixture(t)
 	must(t, os.Mkdir(filepath.Join(f.state, "actions"), 0o700))
-	f.wantRefused(f.state, "is the broker's state directory "+f.state, "is, contains or lies inside it")
-	f.wantRefused(filepath.Join(f.state, "actions"), "lies inside the broker's state directory")
+	f.wantRefused(f.state, "is the broker's state directory "+f.state, "is, contains or lies inside it",
+		"run broker from your project's directory, or pass --workspace DIR, another directory")
+	f.wantRefused(filepath.Join(f.state, "actions"), "lies inside the broker's state directory",
+		"pass --workspace DIR, a directory outside "+f.state)
 	f.wantRefused(filepath.Join(f.state, "keys"), "is the broker's key directory")
-	f.wantRefused(filepath.Dir(f.state), "contains the broker's state directory "+f.state)
+	f.wantRefused(filepath.Dir(f.state), "contains the broker's state directory "+f.state,
+		"pass --workspace DIR, a directory that does not contain "+f.state)
 	f.wantAllowed(f.workspace)
 }
 
@@ -65,7 +68,8 @@ func TestWorkspaceHostPlacesRefused(t *testing.T) {
 	tools := filepath.Join(f.workspace, "tools")
 	must(t, os.Mkdir(tools, 0o755))
 	f.protect([]string{tools})
-	f.wantRefused("/", "is the filesystem root /", "a directory inside it is fine")
+	f.wantRefused("/", "is the filesystem root /", "a directory inside it is fine",
+		"run broker from your project's directory, or pass --workspace DIR, a directory inside it")
 	f.wantRefused("/etc", "is the system directory /etc")
 	f.wantRefused(f.workspace, "contains the configured read path "+tools)
 	f.wantRefused(tools, "is the configured read path")

@@ -124,7 +124,10 @@ func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, 
 	}
 	id.Argv = append([]string{}, s.Request.Argv...)
 	id.Profile = s.Request.Profile
-	id.Binding = DefaultBinding(r.exe, sb != nil)
+	// Every program runs in place unless the operator says otherwise: any
+	// program may run itself again by its own path (/proc/self/exe, node's
+	// process.execPath), which a sealed copy names /memfd:… (deleted).
+	id.Binding = wire.InPlace
 	if id.Env, id.Policy, err = inputs(id.Workspace, id.Executable); err != nil {
 		return nil, err
 	}
@@ -145,6 +148,19 @@ func (r *Resolved) Rebind(b wire.Binding) (*wire.CommandIdentity, []byte, error)
 	id.Binding = b
 	fp, err := Fingerprint(&id)
 	return &id, fp, err
+}
+
+// Amend changes r's identity by f — the broker's own additions once the
+// request is resolved (the operator's per-executable binding, the git
+// identity the action's HOME carries) — and recomputes its fingerprint.
+func (r *Resolved) Amend(f func(*wire.CommandIdentity)) error {
+	f(&r.id)
+	fp, err := Fingerprint(&r.id)
+	if err != nil {
+		return err
+	}
+	r.fingerprint = fp
+	return nil
 }
 
 // WithIdentity returns r bound as id says (an identity Rebind made from

@@ -180,7 +180,7 @@ func (j *Journal) Actions(ctx context.Context, unknownOnly bool, after string, l
 			return nil, fmt.Errorf("list actions: %w", err)
 		}
 		var err error
-		if _, v.Argv, v.ArgvTruncated, err = listedCommand(idBlob); err != nil {
+		if _, v.Argv, v.ArgvTruncated, _, err = listedCommand(idBlob); err != nil {
 			return nil, fmt.Errorf("list actions: %s: %w", v.Handle, err)
 		}
 		if resBlob != nil {

@@ -214,7 +214,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 		}
 		now := j.now()
 		lease = &wire.LeaseView{ID: NewID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
-			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses}
+			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses, Profile: v.Identity.Profile}
 		if pin != nil {
 			if lease.Fingerprint, err = pin(&v.Identity); err != nil {
 				return err

@@ -85,7 +85,7 @@ func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.L
 			return nil, fmt.Errorf("list leases: %w", err)
 		}
 		var err error
-		if v.Executable, v.Argv, v.ArgvTruncated, err = listedCommand(idBlob); err != nil {
+		if v.Executable, v.Argv, v.ArgvTruncated, v.Profile, err = listedCommand(idBlob); err != nil {
 			return nil, fmt.Errorf("list leases: %s: %w", v.ID, err)
 		}
 		out = append(out, v)
@@ -97,14 +97,14 @@ func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.L
 }
 
 // listedCommand is the command an identity binds, as a listing carries it
-// (wire.ListedArgv).
-func listedCommand(identity []byte) (exe string, argv []string, truncated bool, err error) {
+// (wire.ListedArgv), and its profile.
+func listedCommand(identity []byte) (exe string, argv []string, truncated bool, p wire.Profile, err error) {
 	var id wire.CommandIdentity
 	if err := wire.DecodeCanonical(identity, &id); err != nil {
-		return "", nil, false, fmt.Errorf("decode identity: %w", err)
+		return "", nil, false, 0, fmt.Errorf("decode identity: %w", err)
 	}
 	argv, truncated = wire.ListedArgv(id.Argv)
-	return id.Executable.Requested, argv, truncated, nil
+	return id.Executable.Requested, argv, truncated, id.Profile, nil
 }
 
 // leaseUsable re-checks, inside the checkpoint transaction, everything

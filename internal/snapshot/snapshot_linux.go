@@ -19,6 +19,9 @@ const Seals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_
 // (vm.memfd_noexec=2). There is no fallback to exec-by-path.
 var ErrNoExecMemfd = errors.New("the kernel refuses executable memfds (vm.memfd_noexec=2)")
 
+// sealTries bounds the attempts to seal a memfd that stays busy.
+const sealTries = 4
+
 // Create copies exactly size bytes of the file open at src into a new
 // close-on-exec memfd, hashing them on the way, then seals it. It returns
 // the memfd and the SHA-256 of the sealed content.
@@ -48,7 +51,15 @@ func Create(src int, size int64, name string) (fd int, sum [32]byte, err error) 
 	if err = fsid.CopyExact(io.MultiWriter(h, dst), src, size); err != nil {
 		return fd, sum, fmt.Errorf("copy into memfd: %w", err)
 	}
-	if _, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, Seals); err != nil {
+	// The kernel refuses F_SEAL_WRITE (EBUSY) while a page is referenced
+	// beyond the page cache, which it waits out for about 150 ms; under
+	// memory pressure (migration, reclaim) that can take longer.
+	for range sealTries {
+		if _, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, Seals); err != unix.EBUSY {
+			break
+		}
+	}
+	if err != nil {
 		return fd, sum, fmt.Errorf("seal memfd: %w", err)
 	}
 	copy(sum[:], h.Sum(nil))

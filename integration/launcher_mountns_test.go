@@ -141,3 +141,52 @@ func lstat(t *testing.T, p string) unix.Stat_t {
 	}
 	return st
 }
+
+// TestLauncherLeavesAliasedFilesUnbound: a read-only bind guards a name,
+// not the file behind it, so a protected file with another name in the
+// workspace is not bound (a write through that name would change it all
+// the same) and Ready counts it out: it stays detected only.
+func TestLauncherLeavesAliasedFilesUnbound(t *testing.T) {
+	a := newAction(t)
+	protectedRepo(t, a.Workspace)
+	if err := os.Link(a.Path(".git/config"), a.Path("cfg")); err != nil {
+		t.Fatal(err)
+	}
+	req := a.Request("sh", "-c", "echo x >> .git/config && echo written")
+	req.Protect = protectBinds
+	r := a.Run(req)
+	if ready := r.Ready(t); int(ready.Protected) != len(protectBinds)-1 || r.Stdout != "written\n" {
+		t.Fatalf("binds %d of %d, stdout %q, stderr %q", ready.Protected, len(protectBinds), r.Stdout, r.Stderr)
+	}
+}
+
+// TestLauncherBindsMountsBeneathToo: a mount beneath a read-only entry
+// (one made after the broker's admission checked for mounts) is cloned
+// with it, still seen, and read-only too.
+func TestLauncherBindsMountsBeneathToo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skip: needs root to mount")
+	}
+	a := newAction(t)
+	protectedRepo(t, a.Workspace)
+	sub := a.Path(".git/hooks/sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(a.Outside, sub, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("skip: bind mount: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(sub, unix.MNT_DETACH) })
+	if err := os.WriteFile(filepath.Join(a.Outside, "seen"), []byte("mounted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := a.Request("sh", "-c", "cat .git/hooks/sub/seen; echo x > .git/hooks/sub/planted && echo written; echo done")
+	req.Protect = protectBinds
+	r := a.Run(req)
+	if r.Ready(t); r.Stdout != "mounted\ndone\n" {
+		t.Fatalf("stdout %q, stderr %q", r.Stdout, r.Stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(a.Outside, "planted")); !os.IsNotExist(err) {
+		t.Fatalf("written through the mount beneath a read-only bind (%v)", err)
+	}
+}

@@ -32,27 +32,26 @@
 //     verified descriptor itself is executed, a script under its real path;
 //     Ready says what binds the bytes (unwritable, or a witness). A "#!"
 //     file without a pinned interpreter is refused.
-//  6. Only when the request lists protected entries: unshare(CLONE_NEWNS)
-//     and MS_SLAVE|MS_REC on /, so that no mount made here reaches the
-//     host and the host's later mounts change nothing here; the workspace
-//     opened again by its path in the new namespace (RESOLVE_NO_SYMLINKS,
-//     identity equal but for the mount id); each entry, in the request's
-//     order (parents first), opened beneath it without following links
-//     and, if it is still a directory or regular file, cloned with
-//     open_tree, made MOUNT_ATTR_RDONLY (or only pinned: a read-write
-//     bind of a gitdir, so that it cannot be renamed away) with NOSUID and
-//     NODEV, and moved onto itself by descriptor; then the cwd entered
-//     again beneath it (identity equal). It needs CAP_SYS_ADMIN over the
-//     mount namespace: a root broker's launcher has it; an ordinary
-//     user's broker starts the launcher in a user namespace of its own
-//     that maps only its uid and gid (setgroups denied), with CAP_SYS_ADMIN
-//     and CAP_SETPCAP ambient across that one exec. Without it: refused.
-//     It is safe because nothing it grants outlives step 8: every
-//     capability, in every set and the bounding set, is dropped there,
-//     no_new_privs is set, the target runs as the same uid, and seccomp
-//     refuses every mount call, unshare and setns (step 10); the binds
-//     only take rights away. In the user namespace another owner's file
-//     reads as the overflow uid, which step 5 accounts for (seen).
+//  6. Only when the request lists protected entries: unshare(CLONE_NEWNS) and
+//     MS_PRIVATE|MS_REC on /, so that no mount propagates into or out of the
+//     namespace; the workspace opened again by its path in the new namespace
+//     (RESOLVE_NO_SYMLINKS, identity equal but for the mount id); each entry, in
+//     the request's order (parents first), opened beneath it without following
+//     links and, if it is still a directory or a regular file (a read-only one
+//     only with no other name), cloned with open_tree (recursively, so that no
+//     mount beneath is uncovered), made MOUNT_ATTR_RDONLY throughout (or only
+//     pinned: a read-write bind of a gitdir, so that it cannot be renamed away)
+//     with NOSUID and NODEV, and moved onto itself by descriptor; then the cwd
+//     entered again beneath it (identity equal). It needs CAP_SYS_ADMIN over the
+//     mount namespace: a root broker's launcher has it; an ordinary user's
+//     broker starts the launcher in a user namespace of its own that maps only
+//     its uid and gid (setgroups denied), with CAP_SYS_ADMIN and CAP_SETPCAP
+//     ambient across that one exec. Without it: refused. It is safe because
+//     nothing it grants outlives step 8: every capability, in every set and the
+//     bounding set, is dropped there, no_new_privs is set, the target runs as
+//     the same uid, and seccomp refuses every mount call, unshare and setns
+//     (step 10); the binds only take rights away. In the user namespace another
+//     owner's file reads as the overflow uid, which step 5 accounts for (seen).
 //  7. 0 = /dev/null (checked to be 1:3), 1/2 = the pipes, everything else
 //     close-on-exec (close_range).
 //  8. setsid; rlimits CPU, FSIZE, NOFILE from the profile and CORE,

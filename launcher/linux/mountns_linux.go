@@ -9,9 +9,9 @@ import (
 )
 
 // protectPaths performs step 6: given binds, it moves this thread into a
-// private mount namespace whose mounts never propagate to the host's,
-// makes each listed entry a mount point of itself (read-only where
-// asked), and enters the approved cwd again through that namespace: the
+// private mount namespace that no mount propagates into or out of, makes
+// each listed entry a mount point of itself (read-only where asked), and
+// enters the approved cwd again through that namespace: the
 // descriptors received and opened so far belong to the broker's
 // namespace, where no bind is seen. An entry gone, replaced by a link or
 // not a directory or regular file since the broker recorded it is left
@@ -25,7 +25,7 @@ func protectPaths(req *wire.SpawnRequest, cwd wire.DirIdentity, ready *wire.Read
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "make a private mount namespace for the protected paths: %v", err)
 	}
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "keep the private mount namespace from the host's: %v", err)
 	}
 	ready.MountNS = true
@@ -62,8 +62,10 @@ func protectPaths(req *wire.SpawnRequest, cwd wire.DirIdentity, ready *wire.Read
 
 // bindSelf makes the entry b names a mount point of itself, and reports
 // whether there was such an entry to bind. The new mount is made detached
-// (open_tree), given its flags, then moved onto the entry, all by
-// descriptor: no path is resolved twice.
+// (open_tree, with any mount beneath it, so that none is uncovered), given
+// its flags throughout, then moved onto the entry, all by descriptor: no
+// path is resolved twice. A read-only file with another name is left
+// unbound: a write through that name would change it all the same.
 func bindSelf(root int, b wire.ProtectBind) (bool, error) {
 	fd, err := openNoLinks(root, b.Path, unix.O_NOFOLLOW, unix.RESOLVE_BENEATH)
 	switch err {
@@ -78,10 +80,10 @@ func bindSelf(root int, b wire.ProtectBind) (bool, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return false, err
 	}
-	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && (t != unix.S_IFREG || b.ReadOnly && st.Nlink != 1) {
 		return false, nil
 	}
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
 		return false, err
 	}
@@ -90,7 +92,7 @@ func bindSelf(root int, b wire.ProtectBind) (bool, error) {
 	if b.ReadOnly {
 		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 	}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 		return false, err
 	}
 	return true, unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)

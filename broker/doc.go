@@ -11,7 +11,7 @@
 // its own room:
 //
 //	broker (root)              Config/Open/Close, the submit driver (submit.go) and its call
-//	                           ids (calls.go), dispatch of
+//	                           ids (calls.go), contract grants: enable and match (contracts.go), dispatch of
 //	                           socket messages (handlers.go), the capability gate
 //	                           (capability.go), the card's memory and process limits
 //	                           (resources.go), what the broker adds to a resolved identity:

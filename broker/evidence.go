@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"warrant/broker/internal/contract"
 	"warrant/broker/internal/goals"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/protect"
@@ -291,8 +292,27 @@ func (b *Broker) journalledReceipt(ctx context.Context, handle string, last rece
 		Goal: rec.Goal, GoalRevision: &revision, Step: rec.Step, LeaseID: rec.LeaseID, ApprovalID: rec.ApprovalID,
 		Identity: receipt.IdentityOf(&rec.Identity), Fingerprint: hex.EncodeToString(rec.Fingerprint),
 		Issued: b.Stamp(b.cfg.Now())}
+	if rec.Parse != nil {
+		if r.Contract, err = contractUse(rec); err != nil {
+			return nil, err
+		}
+	}
 	r.Events = b.journalledEvents(rec, last)
 	return r, nil
+}
+
+// contractUse is the receipt's account of the contract grant that
+// admitted the action: the grant, the contract and its parse.
+func contractUse(rec *journal.Record) (*receipt.ContractUse, error) {
+	var p contract.Parse
+	if err := wire.DecodeCanonical(rec.Parse, &p); err != nil {
+		return nil, fmt.Errorf("decode the contract parse of %s: %w", rec.Handle, err)
+	}
+	u := &receipt.ContractUse{Grant: rec.LeaseID, Name: p.Contract, Digest: p.Digest, Args: make([]receipt.ContractArg, len(p.Args))}
+	for i, a := range p.Args {
+		u.Args[i] = receipt.ContractArg{Index: a.Index, Arg: a.Arg, Slot: a.Slot, Kind: a.Kind.String(), Value: a.Value, Path: a.Path}
+	}
+	return u, nil
 }
 
 // journalledEvents returns the receipt events of an action as journalled:

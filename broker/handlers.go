@@ -79,8 +79,8 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 }
 
 // HandleOperator answers one request from operator.sock: approve, deny,
-// revoke, list, resolve, goal state and the operator's statements about
-// goal steps.
+// revoke, list, resolve, goal state, the operator's statements about
+// goal steps and contract grants (contracts.go).
 func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error
@@ -107,6 +107,11 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		reply, err = b.goalView(ctx, g, serr)
 	case *wire.GoalAttest:
 		reply, err = b.attest(ctx, m)
+	case *wire.ContractEnable:
+		var l *wire.LeaseView
+		if l, err = b.enableContract(ctx, m); err == nil {
+			reply = &wire.LeaseGranted{Lease: *l}
+		}
 	default:
 		panic(fmt.Sprintf("broker: internal error: %s on the operator channel", m.Type()))
 	}
@@ -159,6 +164,9 @@ func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
 	case wire.ListActions:
 		l.Actions, err = b.j.Actions(ctx, m.UnknownOnly, m.After, size+1)
 		l.Actions, n = cutPage(l.Actions, size)
+	case wire.ListContractGrants:
+		l.Leases, err = b.j.ContractGrants(ctx, m.After, size+1)
+		l.Leases, n = cutPage(l.Leases, size)
 	default:
 		panic(fmt.Sprintf("broker: internal error: list kind %d", m.Kind))
 	}

@@ -17,8 +17,8 @@ import (
 // Submit runs the pipeline of docs/architecture.md §2 up to the launch:
 // admission → goal active, and the step's dependencies verified when a
 // step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace and its cache (aliasscan.Check:
-// WORKSPACE_ALIASED before anything is asked) → exact lease match (or an
-// approval request) →
+// WORKSPACE_ALIASED before anything is asked) → exact lease match, else a
+// contract grant's (contracts.go), else an approval request →
 // snapshot → EXECUTING checkpoint (the lease use is consumed there) →
 // Executor.Start, with an observer that turns what it reports into
 // evidence (evidence.go); the launcher is told to proceed, and the submit
@@ -103,6 +103,11 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			launch.Resolved, id = r, r.Identity()
 		}
 	}
+	if err == nil && lease == nil {
+		// No exact lease: a contract grant of the workspace may admit
+		// this argv (contracts.go); the fingerprint stays the command's.
+		lease, err = b.matchContract(ctx, g, r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +154,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		if err := durable(); err != nil {
 			return nil, notDurable(handle, err)
 		}
-		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft()}, nil
+		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft(), Contract: lease.Contract()}, nil
 	}
 	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err == nil && id.GitIdentity != nil {
 		err = writeGitConfig(launch.Home, id.GitIdentity) // the approved identity, whatever the broker read since

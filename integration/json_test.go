@@ -50,6 +50,8 @@ var jsonCommands = map[string]string{
 	"toolchains":          "toolchains.v1.json",
 	"contracts list":      "contracts.list.v1.json",
 	"contracts show":      "contracts.show.v1.json",
+	"contracts enable":    "contracts.enable.v1.json",
+	"contracts revoke":    "contracts.revoke.v1.json",
 	"goals create":        "goals.create.v1.json",
 	"goals show":          "goals.show.v1.json",
 	"goals verify":        "goals.verify.v1.json",
@@ -245,8 +247,25 @@ func TestJSONConvention(t *testing.T) {
 	c.run("status", 0, &st, "status", "--json")
 	c.run("caches list", 0, &p, "caches", "list", "--json")
 	c.run("toolchains", 0, &p, "toolchains", "--json", "/bin/sh", "/usr/local/go/bin/go")
+	var enabled struct {
+		Grant struct {
+			ID string `json:"id"`
+		} `json:"grant"`
+	}
+	c.run("contracts enable", 0, &enabled, "contracts", "enable", "git", "--uses", "2", "--workspace", a.WS, "--json")
 	c.run("contracts list", 0, &p, "contracts", "list", "--json")
 	c.run("contracts show", 0, &p, "contracts", "show", "git", "--json")
+	var underContract struct {
+		Lease    *string `json:"lease"`
+		UsesLeft *uint32 `json:"uses_left"`
+		Contract *string `json:"contract"`
+	}
+	c.run("run", -1, &underContract, "run", "--json", "--workspace", a.WS, "--", "git", "status")
+	if underContract.Contract == nil || *underContract.Contract != "git" || underContract.Lease == nil || *underContract.Lease != enabled.Grant.ID ||
+		underContract.UsesLeft == nil || *underContract.UsesLeft != 1 {
+		t.Fatalf("run --json under the git contract: %+v", underContract)
+	}
+	c.run("contracts revoke", 0, &p, "contracts", "revoke", enabled.Grant.ID, "--json")
 
 	// An action whose broker dies is unknown to the next one; the operator
 	// resolves it.

@@ -94,6 +94,7 @@ type Receipt struct {
 	Step         string           `json:"step,omitempty"`
 	LeaseID      string           `json:"leaseId,omitempty"`
 	ApprovalID   string           `json:"approvalId,omitempty"`
+	Contract     *ContractUse     `json:"contract,omitempty"` // the contract grant that admitted the argv, when one did
 	Identity     Identity         `json:"identity"`
 	Fingerprint  string           `json:"fingerprint"`
 	Limits       Limits           `json:"limits"`
@@ -117,6 +118,52 @@ type Receipt struct {
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
 	Previous     string           `json:"previousReceiptDigest,omitempty"` // of the previous entry's statement; absent only for the first
+}
+
+// ContractUse says that a contract grant, not an exact approval, admitted
+// the argv (docs/contracts.md): the grant (the receipt's lease), the
+// contract's name and digest, and the parse, one entry per argument of
+// identity.argv in order. The fingerprint is the concrete command's, as
+// for any action.
+type ContractUse struct {
+	Grant  string        `json:"grant"`
+	Name   string        `json:"name"`
+	Digest string        `json:"digest"`
+	Args   []ContractArg `json:"args"`
+}
+
+// ContractArg is one argument and the grammar slot that took it
+// (contract.Arg).
+type ContractArg struct {
+	Index int    `json:"index"`
+	Arg   string `json:"arg"`
+	Slot  string `json:"slot"`
+	Kind  string `json:"kind"`
+	Value string `json:"value,omitempty"`
+	Path  string `json:"path,omitempty"`
+}
+
+// validate checks that c (nil: no contract) names the receipt's lease
+// and parses exactly its argv.
+func (c *ContractUse) validate(r *Receipt) error {
+	if c == nil {
+		return nil
+	}
+	if c.Grant == "" || c.Grant != r.LeaseID || c.Name == "" {
+		return errorf("contract: grant (the receipt's leaseId) and name are required")
+	}
+	if err := checkHex("contract.digest", c.Digest); err != nil {
+		return err
+	}
+	if len(c.Args) != len(r.Identity.Argv) {
+		return errorf("contract: %d parsed arguments for an argv of %d", len(c.Args), len(r.Identity.Argv))
+	}
+	for i, a := range c.Args {
+		if a.Index != i || a.Arg != r.Identity.Argv[i] || a.Slot == "" || a.Kind == "" {
+			return errorf("contract: argument %d does not parse identity.argv[%d]", i, i)
+		}
+	}
+	return nil
 }
 
 // Protected is what became of the workspace's protected paths (what git
@@ -221,7 +268,7 @@ func (r *Receipt) validateShape() error {
 	}
 	err := firstErr(checkHex("fingerprint", r.Fingerprint),
 		checkHex("identity.executable.sha256", r.Identity.Executable.SHA256),
-		checkHex("identity.policyDigest", r.Identity.PolicyDigest))
+		checkHex("identity.policyDigest", r.Identity.PolicyDigest), r.Contract.validate(r))
 	if err == nil && r.Previous != "" {
 		err = checkHex("previousReceiptDigest", r.Previous)
 	}

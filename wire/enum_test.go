@@ -94,7 +94,7 @@ func TestEncodeRefusesInvalidEnums(t *testing.T) {
 	}
 	for _, m := range []Message{
 		&Refused{Code: 0}, &Refused{Code: Code(len(codeNames))},
-		&List{}, &List{Kind: ListActions + 1},
+		&List{}, &List{Kind: ListContractGrants + 1},
 		&Resolve{Handle: "a"}, &GoalSetState{Goal: "g", State: 9},
 		&Status{Handle: "a"}, &Status{Handle: "a", State: StateRunning, Result: &Result{}},
 		&CancelReply{Handle: "a"}, &GoalReply{Goal: "g"},

@@ -208,9 +208,10 @@ const (
 	ListApprovals ListKind = iota + 1
 	ListLeases
 	ListActions
+	ListContractGrants // the operator's contract grants (broker contracts list)
 )
 
-var listKindNames = []string{"", "approvals", "leases", "actions"}
+var listKindNames = []string{"", "approvals", "leases", "actions", "contract_grants"}
 
 func (k ListKind) names() []string                  { return listKindNames }
 func (k ListKind) String() string                   { return closed.String(listKindNames, k) }

@@ -71,6 +71,32 @@ type GoalAttest struct {
 	Statement string `cbor:"statement"`
 }
 
+// ContractEnable grants the library contract Name (docs/contracts.md)
+// for the workspace and profile: the broker resolves its executable as a
+// submit of it would be, and answers the grant as a LeaseGranted whose
+// lease names the contract. Executable, when set, is the executable the
+// grant binds instead of the contract's own (an absolute path such as a
+// toolchain's, or a bare name).
+type ContractEnable struct {
+	Workspace  string  `cbor:"workspace"`
+	Name       string  `cbor:"name"`
+	Uses       uint32  `cbor:"uses"`        // at least 1
+	TTLSeconds uint32  `cbor:"ttl_seconds"` // at least 1
+	Profile    Profile `cbor:"profile"`
+	Executable string  `cbor:"executable,omitempty"`
+}
+
+func (*ContractEnable) Type() MsgType { return TypeContractEnable }
+
+func (m *ContractEnable) validate() error {
+	err := firstErr(checkAbs("workspace", m.Workspace), checkName("name", m.Name), checkEnum(m.Profile),
+		checkText("executable", m.Executable, maxName))
+	if err == nil && (m.Uses == 0 || m.TTLSeconds == 0) {
+		err = fmt.Errorf("contract_enable: uses and ttl_seconds must be at least 1")
+	}
+	return err
+}
+
 func (*Approve) Type() MsgType      { return TypeApprove }
 func (*Deny) Type() MsgType         { return TypeDeny }
 func (*Revoke) Type() MsgType       { return TypeRevoke }

@@ -13,6 +13,9 @@ type Accepted struct {
 	// what that lease had left right after.
 	Lease    string `cbor:"lease,omitempty"`
 	UsesLeft uint32 `cbor:"uses_left,omitempty"`
+	// Contract is the contract whose grant (Lease) admitted the argv,
+	// when no exact lease did.
+	Contract string `cbor:"contract,omitempty"`
 }
 
 // ApprovalRequired means no lease matches; a human must decide Request.
@@ -60,12 +63,15 @@ type LeaseView struct {
 	// Profile is the profile the lease's identity binds (absent from
 	// brokers that did not say it).
 	Profile Profile `cbor:"profile,omitzero"`
+	// Contract, for a contract grant (ListContractGrants), is the
+	// contract's name; the grant allows every argv it accepts.
+	Contract string `cbor:"contract,omitempty"`
 }
 
 func (l *LeaseView) validate() error {
 	err := firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
 		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint),
-		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv))
+		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv), checkText("contract", l.Contract, maxName))
 	if err == nil && l.Profile != 0 {
 		err = checkEnum(l.Profile)
 	}
@@ -311,7 +317,7 @@ func (*ApprovalState) Type() MsgType    { return TypeApprovalState }
 func (*OutputChunk) Type() MsgType      { return TypeOutputChunk }
 
 func (m *Accepted) validate() error {
-	return firstErr(checkName("handle", m.Handle), checkText("lease", m.Lease, maxName))
+	return firstErr(checkName("handle", m.Handle), checkText("lease", m.Lease, maxName), checkText("contract", m.Contract, maxName))
 }
 func (m *ApprovalRequired) validate() error { return m.Request.validate() }
 func (m *Status) validate() error {

@@ -32,6 +32,7 @@ const (
 	TypeResolve
 	TypeGoalSetState
 	TypeGoalAttest
+	TypeContractEnable
 
 	// Broker → agent or operator.
 	TypeAccepted
@@ -61,7 +62,7 @@ const (
 var msgTypeNames = []string{"",
 	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait", "follow",
 	"goal_show", "goal_verify", "goal_list",
-	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest",
+	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest", "contract_enable",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
 	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "error",
 	"spawn_request", "proceed",
@@ -93,6 +94,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeResolve:          reflect.TypeFor[Resolve](),
 	TypeGoalSetState:     reflect.TypeFor[GoalSetState](),
 	TypeGoalAttest:       reflect.TypeFor[GoalAttest](),
+	TypeContractEnable:   reflect.TypeFor[ContractEnable](),
 	TypeAccepted:         reflect.TypeFor[Accepted](),
 	TypeApprovalRequired: reflect.TypeFor[ApprovalRequired](),
 	TypeStatus:           reflect.TypeFor[Status](),
@@ -135,7 +137,7 @@ func (c Channel) allows(t MsgType) bool {
 	case AgentChannel:
 		return t >= TypeSubmit && t <= TypeGoalList
 	case OperatorChannel:
-		return t >= TypeApprove && t <= TypeGoalAttest
+		return t >= TypeApprove && t <= TypeContractEnable
 	case ReplyChannel:
 		return t >= TypeAccepted && t <= TypeError
 	case SpawnChannel:

@@ -47,7 +47,7 @@ var commands = map[string]command{
 	"receipts":   {"receipts list|show ID|verify|checkpoint|export|pubkey|prune [flags]", "Read, verify, checkpoint, export or prune the signed receipt log.", runReceipts},
 	"run":        {"run [flags] -- EXECUTABLE [ARG...]", runAbout, runRun},
 	"caches":     {"caches list|prune --older-than D|--all [--json]", "List or remove the per-workspace caches.", runCaches},
-	"contracts":  {"contracts list|show NAME [flags]", "List or show the shipped program contracts, each a typed grammar of one program's arguments (docs/contracts.md); none can be enabled yet.", runContracts},
+	"contracts":  {"contracts list|show NAME|enable NAME|revoke ID [flags]", "List, show, enable or revoke program contracts, each a typed grammar of one program's arguments (docs/contracts.md): one grant admits every argv it accepts.", runContracts},
 	"toolchains": {"toolchains [PROGRAM...] [--limit N] [--after CURSOR] [--json]", "Say which toolchain (rustup, pyenv, nvm, a JDK, …) an action of each PROGRAM gets: its root, read-only, the variables it sets and why; without PROGRAM, for each toolchain at the known places.", runToolchains},
 	"status":     {"status [HANDLE] [--json]", "Show an action's state, or without HANDLE the host's capability report.", runStatus},
 	"wait":       {"wait HANDLE [--timeout D] [--json]", "Wait for an action to end, at most D (a duration with a unit: 30s, 10m).", runWait},

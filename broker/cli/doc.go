@@ -9,7 +9,8 @@
 // `receipts prune`, which needs the state directory to itself;
 // `toolchains` says which toolchain an action of a program gets (its
 // root, read-only, its variables, why), reading only <state>/env and the
-// host; `contracts` lists and shows the shipped program contracts;
+// host; `contracts` lists and shows the shipped program contracts, and
+// enables (a grant over operator.sock) and revokes them;
 // `probe` proves the sandbox on this host; `mcp` serves agents the MCP server
 // (broker/mcp) on stdin and stdout, against the daemon or an embedded
 // broker opened as `run` opens one. Every command takes --state DIR

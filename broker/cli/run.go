@@ -124,7 +124,7 @@ func runRun(e *env, args []string) error {
 		prog.end()
 		return e.report(view.Ending{Err: err}, nil)
 	}
-	end := view.Ending{Handle: sub.Handle, Lease: sub.Lease, UsesLeft: sub.UsesLeft}
+	end := view.Ending{Handle: sub.Handle, Use: view.Use{Lease: sub.Lease, UsesLeft: sub.UsesLeft, Contract: sub.Contract}}
 	if e.json {
 		end.Status, end.Err = e.waitEnd(ctx, cl, sub.Handle)
 		return e.report(end, nil)

@@ -18,6 +18,7 @@ type Submitted struct {
 	Handle   string             // set when accepted, or when the call id already started it
 	Lease    string             // when accepted: the lease whose use it consumed
 	UsesLeft uint32             // when accepted: what that lease has left
+	Contract string             // when a contract grant (Lease) admitted it: the contract's name
 	Approval *wire.ApprovalView // set when approval is required
 	Repeat   *wire.Status       // set when the call id already started the action: its state now
 }
@@ -54,7 +55,7 @@ func (a *Agent) SubmitCallContext(ctx context.Context, workspace string, req wir
 	}
 	switch r := reply.(type) {
 	case *wire.Accepted:
-		return Submitted{Handle: r.Handle, Lease: r.Lease, UsesLeft: r.UsesLeft}, nil
+		return Submitted{Handle: r.Handle, Lease: r.Lease, UsesLeft: r.UsesLeft, Contract: r.Contract}, nil
 	case *wire.ApprovalRequired:
 		return Submitted{Approval: &r.Request}, nil
 	case *wire.Status:

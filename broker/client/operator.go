@@ -39,6 +39,16 @@ func (cl *Client) approve(ctx context.Context, requestID string, uses uint32, tt
 	return &r.Lease, nil
 }
 
+// EnableContract grants a library contract (m) for a workspace and
+// profile; the grant comes back as a lease naming the contract.
+func (cl *Client) EnableContract(m *wire.ContractEnable) (*wire.LeaseView, error) {
+	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(m))
+	if err != nil {
+		return nil, err
+	}
+	return &r.Lease, nil
+}
+
 // Deny refuses a pending approval request.
 func (cl *Client) Deny(requestID, reason string) error {
 	return cl.DenyContext(context.Background(), requestID, reason)

@@ -167,7 +167,7 @@ func (c *conn) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*ac
 	if s.Approval != nil {
 		return c.approvalRequired(c.ask(s.Approval, ar, in.CallID), start, false)
 	}
-	c.started(s.Handle)
+	c.started(s)
 	return c.follow(ctx, newProgress(req, c.cfg.Meter, start), s.Handle, in.outputFrom, start, budget(in.WaitMs))
 }
 
@@ -221,8 +221,9 @@ func (c *conn) outcome(handle string, st *wire.Status, state wire.ActionState, s
 		return o, fmt.Sprintf("Action %s is %s after %d ms; wait_timeout is not a failure. Call wait with this handle to keep waiting, or cancel it.",
 			handle, state, o.ElapsedMs), nil
 	}
+	use := c.use(handle)
 	c.ended(handle)
-	e := view.Ending{Handle: handle, Status: st}
+	e := view.Ending{Handle: handle, Status: st, Use: use}
 	a := e.Action()
 	o.Result = &a
 	return o, actionText(&a), nil

@@ -141,7 +141,7 @@ func (c *conn) resubmit(a *asked) (string, *asked, error) {
 		return "", nil, err
 	case s.Approval == nil:
 		a.handle = s.Handle
-		c.started(s.Handle)
+		c.started(s)
 		return s.Handle, nil, nil
 	case s.Approval.ID != a.id:
 		return "", c.ask(s.Approval, a.req, a.call), nil

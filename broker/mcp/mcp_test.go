@@ -391,3 +391,27 @@ func TestGoalToolsReportTheOracle(t *testing.T) {
 		t.Fatalf("a run of an unknown step: %+v %s", run, text(res))
 	}
 }
+
+// TestRunUnderContract: a run that a contract grant admits needs no
+// approval, and its result names the grant (lease), the uses it has left
+// and the contract; an argv the grammar refuses asks for an approval.
+func TestRunUnderContract(t *testing.T) {
+	r := newRig(t)
+	g, err := r.operator.EnableContract(&wire.ContractEnable{Workspace: r.ws, Name: "npm-test", Uses: 2, TTLSeconds: 3600,
+		Profile: wire.ProfileShort, Executable: r.tool})
+	must(t, err)
+	s := r.connect(Config{}, nil, "")
+	var out actionOut
+	if res := s.call("run", map[string]any{"executable": r.tool, "argv": []string{"test"}}, &out); res.IsError || out.Result == nil {
+		t.Fatalf("run under the contract: %+v %s", out, text(res))
+	}
+	a := out.Result
+	if a.Lease == nil || *a.Lease != g.ID || a.UsesLeft == nil || *a.UsesLeft != 1 || a.Contract == nil || *a.Contract != "npm-test" {
+		t.Fatalf("the result does not name the grant: %+v", a)
+	}
+	out = actionOut{}
+	s.call("run", map[string]any{"executable": r.tool, "argv": []string{"test", "--", "x"}}, &out)
+	if out.Approval == nil || out.Result != nil {
+		t.Fatalf("an argv outside the grammar ran: %+v", out)
+	}
+}

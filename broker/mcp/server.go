@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"warrant/broker/client"
+	"warrant/broker/view"
 )
 
 // Config is what one server serves: which broker, which workspace, on
@@ -37,10 +38,11 @@ type conn struct {
 	logf    func(format string, a ...any)
 
 	mu        sync.Mutex
-	approvals map[string]*asked // approval request id → the run that raised it
-	order     []string          // approvals, oldest first
-	nudged    map[string]bool   // approval ids shown through elicitation
-	open      map[string]bool   // handles submitted here and not yet seen ended
+	approvals map[string]*asked   // approval request id → the run that raised it
+	order     []string            // approvals, oldest first
+	nudged    map[string]bool     // approval ids shown through elicitation
+	open      map[string]bool     // handles submitted here and not yet seen ended
+	used      map[string]view.Use // handle → the lease (or contract grant) its submit consumed a use of
 }
 
 // ServeStream serves one MCP connection on r and w (stdin and stdout:
@@ -52,7 +54,7 @@ func ServeStream(ctx context.Context, cfg Config, r io.Reader, w io.Writer) erro
 
 // serve serves one MCP connection on t.
 func serve(ctx context.Context, cfg Config, t sdk.Transport) error {
-	c := &conn{cfg: &cfg, approvals: map[string]*asked{}, nudged: map[string]bool{}, open: map[string]bool{},
+	c := &conn{cfg: &cfg, approvals: map[string]*asked{}, nudged: map[string]bool{}, open: map[string]bool{}, used: map[string]view.Use{},
 		logf: func(format string, a ...any) { fmt.Fprintf(cfg.Log, "broker mcp: "+format+"\n", a...) }}
 	c.session = cfg.Session
 	if c.session == "" {
@@ -106,11 +108,22 @@ func (c *conn) register(s *sdk.Server) {
 	addTool(s, c, goalVerifyTool, c.goalVerify)
 }
 
-// started records a handle this connection submitted.
-func (c *conn) started(handle string) {
+// started records a handle this connection submitted, and the use its
+// submit consumed.
+func (c *conn) started(s client.Submitted) {
 	c.mu.Lock()
-	c.open[handle] = true
+	c.open[s.Handle] = true
+	if s.Lease != "" {
+		c.used[s.Handle] = view.Use{Lease: s.Lease, UsesLeft: s.UsesLeft, Contract: s.Contract}
+	}
 	c.mu.Unlock()
+}
+
+// use is the use handle's submit consumed, when this connection made it.
+func (c *conn) use(handle string) view.Use {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used[handle]
 }
 
 // ended forgets a handle once it is terminal or unknown.

@@ -14,10 +14,16 @@ type Ending struct {
 	Handle string
 	Status *wire.Status
 	Err    error
-	// Lease is the lease whose use the accepted action consumed, and
-	// UsesLeft what it had left right after (wire.Accepted).
+	Use
+}
+
+// Use is the lease whose use an accepted action consumed, what it had
+// left right after, and the contract when the lease is a contract grant
+// (wire.Accepted).
+type Use struct {
 	Lease    string
 	UsesLeft uint32
+	Contract string
 }
 
 // Action is the one object `broker run --json` prints (docs/architecture.md
@@ -41,6 +47,9 @@ type Action struct {
 	// had left right after; null when no lease was used.
 	Lease    *string `json:"lease"`
 	UsesLeft *uint32 `json:"uses_left"`
+	// Contract is the contract whose grant (Lease) admitted the argv;
+	// null when an exact approval's lease did, or no lease was used.
+	Contract *string `json:"contract"`
 	// ProtectedChanges are the protected workspace paths (.git/hooks,
 	// .git/config, .envrc, editor directories) that changed during the
 	// run: detected, not prevented. Empty when none changed or nothing
@@ -105,6 +114,7 @@ func (r *Ending) Action() Action {
 	out := Action{Handle: optional(r.Handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []ProtectedChange{}}
 	if r.Lease != "" {
 		out.Lease, out.UsesLeft = &r.Lease, &r.UsesLeft
+		out.Contract = optional(r.Contract)
 	}
 	if res := r.Result(); res != nil {
 		gone := res.GroupGone
@@ -188,6 +198,9 @@ func (a *Action) summary(live *[2]Printed) string {
 	}
 	if a.Lease != nil {
 		fmt.Fprintf(&b, " · lease %s, %d use(s) left", *a.Lease, *a.UsesLeft)
+		if a.Contract != nil {
+			fmt.Fprintf(&b, " (contract %s)", *a.Contract)
+		}
 	}
 	for i, s := range []*Stream{a.Stdout, a.Stderr} {
 		if s == nil {

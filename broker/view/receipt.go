@@ -149,6 +149,13 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		fmt.Fprintf(w, "          interpreter %s sha256 %s\n", in.File.Path, in.File.SHA256)
 	}
 	fmt.Fprintf(w, "          fingerprint %s\n", r.Fingerprint)
+	if c := r.Contract; c != nil {
+		slots := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			slots[i] = a.Slot + "=" + a.Kind
+		}
+		fmt.Fprintf(w, "Contract  %s sha256 %s, grant %s\n          parse %s\n", c.Name, c.Digest, c.Grant, strings.Join(slots, " "))
+	}
 	fmt.Fprintf(w, "Where     workspace %s (dev %d ino %d mnt %d), cwd %s\n", id.Workspace.Path,
 		id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID, id.Cwd.Path)
 	fmt.Fprintf(w, "          environment names: %s\n", strings.Join(id.EnvNames, " "))

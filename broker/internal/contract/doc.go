@@ -3,9 +3,11 @@
 // which a human approves once instead of approving each argv. A
 // contract changes who may approve a command, not what is bound: each
 // concrete command keeps its own identity and fingerprint, and its
-// receipt records the contract's digest and the Parse. Not wired into
-// admission yet: only `broker contracts list|show` (broker/cli) reads
-// the library; no submit is matched against a contract.
+// receipt records the contract's digest and the Parse. The broker
+// matches a submit with no exact lease against the workspace's grants
+// (broker/contracts.go: Grant.Binds, then Match beneath the action's
+// cwd); `broker contracts` (broker/cli) lists, shows, enables and
+// revokes them.
 //
 // # Map
 //

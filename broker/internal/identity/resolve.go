@@ -43,6 +43,9 @@ func (r *Resolved) Fingerprint() []byte { return r.fingerprint }
 // symlinks.
 func (r *Resolved) Workspace() *os.File { return r.workspace }
 
+// Cwd is the action's cwd, opened beneath the workspace.
+func (r *Resolved) Cwd() *os.File { return r.cwd }
+
 // Exe is the executable, open for reading.
 func (r *Resolved) Exe() *os.File { return r.exe }
 

@@ -31,7 +31,8 @@ var actionStates = map[string]wire.ActionState{
 // call (nil for none) is bound to the new action in the same transaction
 // (bindCall), first, so a repeat of a call that already started an action
 // is ErrCallStarted, not BUSY. Afterwards l.UsesLeft is what the lease has
-// left.
+// left. A contract grant's lease (UnderContract) is consumed the same way,
+// and the action keeps its parse.
 func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string, id *wire.CommandIdentity, call *Call) (handle string, durable func() error, err error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
@@ -60,12 +61,16 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		l.usesLeft = left - 1 // read in this immediate transaction, which no other writer shares
 		now := j.now().Unix()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
-			executable, fingerprint, identity, state, created_unix, updated_unix, step)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?, ?)`,
-			handle, l.id, l.approvalID, l.goal, l.revision, session, id.Executable.Requested, l.fingerprint, blob, now, now, step); err != nil {
+			executable, fingerprint, identity, state, created_unix, updated_unix, step, contract)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?, ?, ?)`,
+			handle, l.id, l.approvalID, l.goal, l.revision, session, id.Executable.Requested, l.fingerprint, blob, now, now, step, l.parse); err != nil {
 			return err
 		}
-		if err := j.event(ctx, tx, handle, "EXECUTING", "lease "+l.id); err != nil {
+		detail := "lease " + l.id
+		if l.contract != "" {
+			detail += " (contract " + l.contract + ")"
+		}
+		if err := j.event(ctx, tx, handle, "EXECUTING", detail); err != nil {
 			return err
 		}
 		j.crashPoint("checkpoint:in-tx")

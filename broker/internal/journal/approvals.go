@@ -153,6 +153,8 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 	}
 	ids, err := column[string](ctx, tx, `SELECT id FROM approval_requests WHERE state = 'pending'
 		AND id NOT IN (SELECT approval_id FROM approval_expiries) AND `+cond+` ORDER BY created_unix, rowid LIMIT ?`, append(args, limit+1)...)
+	// (A contract grant's request is never pending; the ended ones below
+	// leave grants out: `broker contracts list` shows them.)
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
@@ -161,7 +163,8 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 		ids = ids[:limit]
 	} else {
 		ended, err := column[string](ctx, tx, `SELECT r.id FROM approval_requests r
-		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.state != 'pending' OR e.approval_id IS NOT NULL
+		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE (r.state != 'pending' OR e.approval_id IS NOT NULL)
+		AND r.id NOT IN (SELECT approval_id FROM contract_grants)
 		ORDER BY COALESCE(e.expired_unix, r.decided_unix) DESC, r.rowid DESC LIMIT ?`, min(recentlyEnded, limit-len(ids)))
 		if err != nil {
 			return nil, false, fmt.Errorf("list approvals: %w", err)

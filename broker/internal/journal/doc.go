@@ -1,7 +1,9 @@
 // Package journal is the broker's durable record and the only package
 // that speaks SQL: the schema and its migrations, the triggers that keep
 // its invariants, goals and their documents per revision, approval
-// requests, leases, actions and their events (and step), submit call
+// requests, leases, contract grants (contracts.go: a lease row, a decided
+// request and the contract's name and digest), actions and their events
+// (and step, and a contract's parse), submit call
 // ids, the receipt log's rows and checkpoints, the index of goal
 // verdicts, and capability reports. No other package holds the database.
 //
@@ -44,7 +46,9 @@
 //     trusts a verdict only after verifying its envelope, never the row.
 //   - A lease matches only by byte equality of fingerprint, goal id and
 //     current revision, and workspace (dev, ino, mnt_id); there are no
-//     wildcards (MatchLease).
+//     wildcards (MatchLease, which never returns a contract grant). A
+//     contract grant is matched by the broker (LiveContractGrants, then
+//     the contract), and its use consumed by Checkpoint as a lease's.
 //   - An action's result, its receipt link, the signed log entry and the
 //     checkpoint over the new log are written in one transaction (LogTx),
 //     so a terminal status always names its receipt and the stored log

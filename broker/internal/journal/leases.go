@@ -17,10 +17,18 @@ type Lease struct {
 	revision       uint64
 	fingerprint    []byte
 	usesLeft       uint32 // set by Checkpoint
+	// contract and parse are set for a contract grant (UnderContract):
+	// the contract's name and the parse of the action's argv.
+	contract string
+	parse    []byte
 }
 
 // ID is the lease id.
 func (l *Lease) ID() string { return l.id }
+
+// Contract is the name of the contract whose grant this is, "" for a
+// lease an exact approval granted.
+func (l *Lease) Contract() string { return l.contract }
 
 // UsesLeft is what the lease had left right after the Checkpoint that
 // consumed a use of it.
@@ -38,6 +46,7 @@ func (j *Journal) MatchLease(ctx context.Context, g Goal, ws wire.DirIdentity, f
 		WHERE goal = ? AND goal_revision = ? AND fingerprint = ?
 		  AND workspace_dev = ? AND workspace_ino = ? AND workspace_mnt = ?
 		  AND revoked_unix IS NULL AND uses_left > 0 AND expires_unix > ?
+		  AND id NOT IN (SELECT lease_id FROM contract_grants)
 		ORDER BY expires_unix, rowid LIMIT 1`,
 		g.ID, g.Revision, fp, ws.Dev, ws.Ino, ws.MntID, j.now().Unix()).Scan(&l.id, &l.approvalID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -64,15 +73,27 @@ func (j *Journal) Revoke(ctx context.Context, leaseID string) error {
 }
 
 // Leases lists leases, newest first, at most limit of them after the
-// lease after (see page), each with the command its approval request bound.
+// lease after (see page), each with the command its approval request
+// bound. Contract grants are listed by ContractGrants, not here.
 func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.LeaseView, error) {
+	return j.leases(ctx, false, after, limit)
+}
+
+// leases lists the leases (grants false) or the contract grants (true).
+func (j *Journal) leases(ctx context.Context, grants bool, after string, limit int) ([]wire.LeaseView, error) {
 	cond, args, err := page(ctx, j.db, "leases", "id", after, true)
 	if err != nil {
 		return nil, fmt.Errorf("list leases: %w", err)
 	}
+	which := "NOT IN"
+	if grants {
+		which = "IN"
+	}
 	rows, err := j.db.QueryContext(ctx, `SELECT id, approval_id, goal, goal_revision, fingerprint, expires_unix, uses_left,
-		revoked_unix IS NOT NULL, (SELECT a.identity FROM approval_requests a WHERE a.id = leases.approval_id)
-		FROM leases WHERE `+cond+` ORDER BY created_unix DESC, rowid DESC LIMIT ?`, append(args, limit)...)
+		revoked_unix IS NOT NULL, (SELECT a.identity FROM approval_requests a WHERE a.id = leases.approval_id),
+		COALESCE((SELECT c.contract FROM contract_grants c WHERE c.lease_id = leases.id), '')
+		FROM leases WHERE id `+which+` (SELECT lease_id FROM contract_grants) AND `+cond+`
+		ORDER BY created_unix DESC, rowid DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list leases: %w", err)
 	}
@@ -81,7 +102,7 @@ func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.L
 	for rows.Next() {
 		var v wire.LeaseView
 		var idBlob []byte
-		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob); err != nil {
+		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob, &v.Contract); err != nil {
 			return nil, fmt.Errorf("list leases: %w", err)
 		}
 		var err error

@@ -244,6 +244,24 @@ CREATE TABLE goal_verdicts (
 CREATE INDEX goal_verdicts_lookup ON goal_verdicts (goal, revision, log_idx);
 ALTER TABLE actions ADD COLUMN step TEXT NOT NULL DEFAULT '';
 `,
+	// 9: contract grants (contracts.go). A grant is a lease whose uses
+	// any argv its contract accepts may consume: its lease row (uses,
+	// expiry, revocation, workspace; fingerprint is the grant's base)
+	// and its approval request row (state 'approved', the identity without
+	// argv, goal 'default') are the operator's one decision; this row says
+	// which contract. An action admitted by one keeps the parse.
+	`
+CREATE TABLE contract_grants (
+	lease_id     TEXT PRIMARY KEY REFERENCES leases(id),
+	approval_id  TEXT NOT NULL UNIQUE REFERENCES approval_requests(id),
+	contract     TEXT NOT NULL,
+	digest       TEXT NOT NULL,                    -- the contract's Digest, hex
+	created_unix INTEGER NOT NULL
+);
+CREATE TRIGGER contract_grants_final BEFORE UPDATE ON contract_grants
+	BEGIN SELECT RAISE(ABORT, 'a contract grant is never changed'); END;
+ALTER TABLE actions ADD COLUMN contract BLOB;  -- the parse (canonical CBOR) of an action a contract grant admitted
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

@@ -258,6 +258,9 @@ type Record struct {
 	Requested                                        time.Time  // the approval request's creation (second precision)
 	Approved                                         *time.Time // its decision (second precision), if decided
 	Events                                           []Event    // the action's own events, in order
+	// Parse is the contract's parse of the argv (canonical CBOR of a
+	// contract.Parse) when a contract grant admitted the action, else nil.
+	Parse []byte
 }
 
 // Event is one journalled event of an action.
@@ -275,9 +278,9 @@ func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	// The action and its approval request in one read (a LEFT JOIN, so
 	// that a missing request is named, not taken for a missing action).
 	err := j.db.QueryRowContext(ctx, `SELECT a.lease_id, a.approval_id, a.goal, a.goal_revision, a.session, a.step, a.fingerprint, a.identity,
-		r.created_unix, r.decided_unix
+		r.created_unix, r.decided_unix, a.contract
 		FROM actions a LEFT JOIN approval_requests r ON r.id = a.approval_id WHERE a.handle = ?`, handle).Scan(
-		&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Step, &r.Fingerprint, &idBlob, &requested, &decided)
+		&r.LeaseID, &r.ApprovalID, &r.Goal, &r.GoalRevision, &r.Session, &r.Step, &r.Fingerprint, &idBlob, &requested, &decided, &r.Parse)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "no action has handle %q", handle)
 	}

@@ -23,27 +23,38 @@
 // .git/modules/* are gitdirs too. In each gitdir and common dir, wherever
 // it lies (outside the workspace by its absolute path, such as a gitdir
 // the target made in its persistent cache), GitEntries are protected:
-// hooks/, config, info/, commondir, gitdir, config.worktree. A file
-// outside the workspace is recorded by what stat shows (size, times,
-// mode), never by a digest of contents the target may not read. The config
-// is parsed (gitconfig.go: git's grammar, 1 MiB, only core.hooksPath and
-// include paths) so that the core.hooksPath directory and every included
-// file are protected as well; the broker reads the operator's git identity
-// with the same parser (GitConfig). Beside each redirection a resolution entry
-// ("sub/.git (resolves to)", ".git/config (core.hooksPath)") records
-// where it leads, quoted, and says when that is outside the workspace: a
-// redirection made or changed during the run is listed with its
-// destination, and a later run compares the destination's own state, so
-// an unchanged redirection lists nothing. A symlink inside a protected
-// directory is followed to what it names, as git or an editor would,
-// within the workspace (and outside it for git's entries and hook
-// directories); at most 64 a snapshot.
+// hooks/, config, info/, commondir, gitdir, config.worktree. A file or
+// directory outside the workspace is recorded by what stat shows (size,
+// times, mode), never by its contents or the names in it, which may be
+// the broker's alone to read:
+// what such a file would set (a config's hooksPath and includes, a
+// commondir or gitfile's target) is unchecked, and the redirection
+// pointing there is what is listed. The config (and config.worktree when
+// it sets extensions.worktreeConfig) is parsed (gitconfig.go: git's
+// grammar, 1 MiB, only core.hooksPath and include paths) so that the
+// core.hooksPath directory and every included file are protected as well;
+// each file is read once a snapshot and parsed once a repository, its
+// effect memoised (an include cycle, git's depth exceeded, is unchecked),
+// at most 1,024 files and 16 MiB a snapshot. The broker reads the
+// operator's git identity with the same parser (GitConfig). Beside each
+// redirection a resolution entry ("sub/.git (resolves to)",
+// ".git/config (core.hooksPath)") records where it leads, quoted, and
+// says when that is outside the workspace; a config value is never
+// echoed: a hooksPath outside the workspace is recorded by its digest
+// ("value sha256:…"). A redirection made or changed during the run is
+// listed with its destination, and a later run compares the
+// destination's own state, so an unchanged redirection lists nothing. A
+// symlink inside a protected directory is followed to what it names, as
+// git or an editor would, within the workspace (and outside it for git's
+// entries and hook directories); at most 64 a snapshot.
 //
 // Paths resolved from file contents follow symlinks the way the kernel
 // does, one component at a time by lstat and readlink (resolve_linux.go);
 // every entry is then read with openat2 RESOLVE_NO_SYMLINKS (beneath the
 // workspace for a path in it), so a symlink swapped in since is
-// unchecked, never followed. No FIFO or device is opened.
+// unchecked, never followed. A file is opened to read only after fstat
+// of an O_PATH descriptor shows a regular file, and then through that
+// descriptor (/proc/self/fd), so no FIFO or device is ever opened.
 //
 // # Bounds and honesty
 //

@@ -1,6 +1,8 @@
 package protect
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path"
 	"strconv"
@@ -176,69 +178,146 @@ func (s *Snapshot) worktreeTop(w string) string {
 	return top
 }
 
-// config reads the config of common (and g's config.worktree) as git
-// does, includes followed: each file included is a root, and so is each
-// directory a core.hooksPath names (relative to the worktree, where git
-// runs hooks; "~/" is $HOME). The value git ends with is recorded beside
-// the config.
+// config reads the config of common (and g's config.worktree when it
+// sets extensions.worktreeConfig) as git does, includes followed: each
+// file included is a root, and so is each directory a core.hooksPath
+// names (relative to the worktree, where git runs hooks; "~/" is $HOME).
+// Each file is parsed once, its effect (the last core.hooksPath set
+// within it, the depth of its includes) memoised, so a maze of includes
+// costs what its distinct files do; a cycle is git's include depth
+// exceeded. The destination git ends with is recorded beside the config:
+// readable when in the workspace, else by the value's digest.
 func (s *Snapshot) config(g gitdir, common string) {
 	cfg := path.Join(common, "config")
-	value, set, ok := "", false, true
-	var read func(file string, linked bool, depth int)
-	read = func(file string, linked bool, depth int) {
-		b, linked2, err := s.readFile(file, maxConfig)
-		if err == unix.ENOENT || err == unix.ENOTDIR {
-			return
+	type effect struct {
+		hooks  string // the state of the last core.hooksPath set, "" when none
+		height int    // include depth beneath
+		ok     bool
+	}
+	worktree := false
+	memo := map[string]*effect{}
+	var visit func(file string, linked bool) effect
+	visit = func(file string, linked bool) (e effect) {
+		if m, seen := memo[file]; seen {
+			if m == nil {
+				return effect{} // a cycle: git stops at its include depth
+			}
+			return *m
 		}
-		if err != nil {
-			ok = false
-			return
+		memo[file] = nil
+		defer func() { memo[file] = &e }()
+		if s.nconfig >= maxConfigFiles || s.cbytes >= maxConfigBytes {
+			s.pseudo(ScanBound, Unchecked)
+			return effect{}
 		}
-		gitConfig(b, func(name, v string, isSet bool) {
+		c, ok := s.cfgs[file]
+		if !ok {
+			c.b, c.linked, c.err = s.readFile(file, maxConfig)
+			s.cfgs[file] = c
+		}
+		if c.err == unix.ENOENT || c.err == unix.ENOTDIR {
+			return effect{ok: true}
+		}
+		if c.err != nil {
+			return effect{}
+		}
+		s.nconfig++
+		if s.cbytes += int64(len(c.b)); s.cbytes > maxConfigBytes {
+			s.pseudo(ScanBound, Unchecked)
+			return effect{}
+		}
+		linked = linked || c.linked
+		e.ok = true
+		gitConfig(c.b, func(name, v string, isSet bool) {
 			switch {
+			case name == "extensions.worktreeconfig" && file == cfg:
+				worktree = gitBool(v, isSet)
 			case !isSet:
 			case name == "core.hookspath":
-				value, set = v, true
-				p, known := expandHome(v)
-				if !known {
-					ok = false
-					return
-				}
-				if g.top == "" && !path.IsAbs(p) {
-					return // relative to a worktree not found here: the config is watched
-				}
-				dir, linked3, err := s.resolve(g.top, p)
-				if err != nil {
-					ok = false
-					return
-				}
-				s.add(root{path: dir, kind: kindHooks, linked: linked || linked2 || linked3 || g.linked})
+				e.hooks = s.hooksDir(g, v, linked)
 			case name == "include.path" || strings.HasPrefix(name, "includeif.") && strings.HasSuffix(name, ".path"):
+				e.height = max(e.height, 1)
 				p, known := expandHome(v)
 				if !known {
-					ok = false
+					e.ok = false
 					return
 				}
-				inc, linked3, err := s.resolve(path.Dir(file), p)
-				if err != nil || depth >= maxIncludes {
-					ok = false
+				inc, linked2, err := s.resolve(path.Dir(file), p)
+				if err != nil {
+					e.ok = false
 					return
 				}
-				s.add(root{path: inc, kind: kindGit, linked: linked || linked2 || linked3})
-				read(inc, linked || linked2 || linked3, depth+1)
+				s.add(root{path: inc, kind: kindGit, linked: linked || linked2})
+				sub := visit(inc, linked || linked2)
+				e.ok = e.ok && sub.ok
+				e.height = max(e.height, sub.height+1)
+				if sub.hooks != "" {
+					e.hooks = sub.hooks
+				}
 			}
 		})
+		return e
 	}
-	read(cfg, g.linked, 0)
-	read(path.Join(g.loc, "config.worktree"), g.linked, 0)
+	top := visit(cfg, g.linked)
+	ok, hooks := top.ok && top.height <= maxIncludes, top.hooks
+	if worktree {
+		w := visit(path.Join(g.loc, "config.worktree"), g.linked)
+		ok = ok && w.ok && w.height <= maxIncludes
+		if w.hooks != "" {
+			hooks = w.hooks
+		}
+	}
 	switch {
 	case !ok:
 		s.pseudo(cfg+hooksPath, Unchecked)
-	case set:
-		s.pseudo(cfg+hooksPath, strconv.QuoteToASCII(value))
+	case hooks != "":
+		s.pseudo(cfg+hooksPath, hooks)
 	default:
 		s.pseudo(cfg+hooksPath, Absent)
 	}
+}
+
+// hooksDir makes the directory the core.hooksPath value v names a root
+// and returns the state recorded for it: the directory, quoted, when it
+// lies in the workspace; else the value's digest (a config's value is
+// never echoed).
+func (s *Snapshot) hooksDir(g gitdir, v string, linked bool) string {
+	p, known := expandHome(v)
+	if !known {
+		return Unchecked
+	}
+	if g.top == "" && !path.IsAbs(p) {
+		return valueOf(v) // relative to a worktree not found here: the config is watched
+	}
+	dir, linked2, err := s.resolve(g.top, p)
+	if err != nil {
+		return Unchecked
+	}
+	s.add(root{path: dir, kind: kindHooks, linked: linked || linked2 || g.linked})
+	if path.IsAbs(dir) {
+		return valueOf(v) + outsideWS
+	}
+	return s.describe(dir)
+}
+
+// valueOf is a config value as a state: its digest.
+func valueOf(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "value sha256:" + hex.EncodeToString(sum[:])
+}
+
+// gitBool is git_config_bool: a key without "=", true/yes/on or a
+// nonzero integer is true.
+func gitBool(v string, set bool) bool {
+	if !set {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "true", "yes", "on":
+		return true
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	return err == nil && n != 0
 }
 
 // expandHome is git's interpolate_path for "~/" ($HOME); it reports

@@ -122,11 +122,20 @@ func TestGitfileRedirectionsAreListed(t *testing.T) {
 	wantListed(t, got, "wt/.git (resolves to)", `".git/worktrees/wt"`, fmt.Sprintf("%q outside the workspace", evil))
 	wantListed(t, got, evil+"/config", Unchecked, "file size:") // outside: stat only, no digest
 
-	if got := changesOf(t, ws, func() {}); len(got) != 0 {
+	// A run that changes nothing lists only what the config outside
+	// sets: its contents are never read, so that is unchecked.
+	got = changesOf(t, ws, func() {})
+	wantListed(t, got, evil+"/config (core.hooksPath)", Unchecked, Unchecked)
+	if len(got) != 1 {
 		t.Errorf("a run that changes nothing lists %v", keys(got))
 	}
+	// Outside, a hooks directory is recorded by stat alone: a new hook
+	// shows as its change, never by name.
 	got = changesOf(t, ws, func() { write(t, filepath.Join(evil, "hooks", "post-checkout"), "evil", 0o755) })
-	wantListed(t, got, evil+"/hooks/post-checkout", Absent, "file size:")
+	wantListed(t, got, evil+"/hooks", "dir mtime:", "dir mtime:")
+	if _, ok := got[evil+"/hooks/post-checkout"]; ok {
+		t.Errorf("a name inside an outside directory is listed: %v", keys(got))
+	}
 }
 
 // TestWorktreeGitdirFilesAreProtected: a linked worktree's gitdir under
@@ -191,7 +200,7 @@ func TestHooksPathIsProtected(t *testing.T) {
 		write(t, filepath.Join(ws, "decoy", "pre-commit"), "not a hook", 0o755)
 	})
 	wantListed(t, got, "tools/hooks/pre-commit", Absent, "sha256:")
-	wantListed(t, got, outside+"/pre-push", Absent, "file size:")
+	wantListed(t, got, outside, "dir mtime:", "dir mtime:") // by stat alone, never the names inside
 	if _, ok := got["decoy/pre-commit"]; ok {
 		t.Errorf("core.x.hooksPath was taken for core.hooksPath: %v", keys(got))
 	}

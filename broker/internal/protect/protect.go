@@ -47,6 +47,14 @@ var (
 	maxScanDepth = 512
 )
 
+// The bounds of the config files parsed a snapshot: each repository
+// parses each file its config includes once (a shared one is read once),
+// so these cap what a maze of includes costs. Only tests change them.
+var (
+	maxConfigFiles       = 1024
+	maxConfigBytes int64 = 16 << 20
+)
+
 // Unchecked is the state of an entry past the bounds or that could not
 // be read; Absent of one that does not exist.
 const (
@@ -95,7 +103,7 @@ type root struct {
 // target), "dir mode:OOOO", another type by its mode, Absent or
 // Unchecked; a path outside the workspace is absolute. Resolution
 // entries ("PATH (resolves to)", "CONFIG (core.hooksPath)") hold a quoted
-// location. It holds the workspace open until Again or Release.
+// location or a config value's digest ("value sha256:HEX"). It holds the workspace open until Again or Release.
 type Snapshot struct {
 	ws      *os.File
 	fd      int
@@ -108,6 +116,17 @@ type Snapshot struct {
 	rootOf  map[string]int // entry → its root, for Diff's order
 	bytes   int64
 	follows int
+	cfgs    map[string]cfgFile // config files read, by location: each read once
+	nconfig int                // config files parsed (once per repository)
+	cbytes  int64              // bytes of config parsed
+}
+
+// cfgFile is a config file as read: its bytes, whether a symlink led to
+// it, or why it could not be read.
+type cfgFile struct {
+	b      []byte
+	linked bool
+	err    error
 }
 
 // gitdir is a gitdir or common dir found, with the worktree it serves

@@ -3,6 +3,7 @@ package protect
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ func Take(ws *os.File) *Snapshot {
 // gitdir prev recorded, so that an entry is never reported deleted only
 // because what made it a root went away.
 func take(ws *os.File, prev *Snapshot) *Snapshot {
-	s := &Snapshot{ws: ws, fd: int(ws.Fd()), rooted: map[string]int{}, entries: map[string]string{}, rootOf: map[string]int{}}
+	s := &Snapshot{ws: ws, fd: int(ws.Fd()), rooted: map[string]int{}, entries: map[string]string{}, rootOf: map[string]int{}, cfgs: map[string]cfgFile{}}
 	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", s.fd)); err == nil && path.IsAbs(p) {
 		s.wsPath = p
 	}
@@ -143,11 +144,18 @@ func (s *Snapshot) Release() {
 	}
 }
 
+// onOpen, when a test sets it, sees every location opened for more
+// than its path (to read it or list it).
+var onOpen func(loc string)
+
 // open opens loc without following any symlink: beneath the workspace
 // when it is relative, from the root when it is absolute (outside).
 func (s *Snapshot) open(loc string, flags int) (int, error) {
 	how := &unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	if onOpen != nil && flags&unix.O_PATH == 0 {
+		onOpen(loc)
+	}
 	dir := s.fd
 	if path.IsAbs(loc) {
 		dir = unix.AT_FDCWD
@@ -229,11 +237,17 @@ func (s *Snapshot) entry(loc string, i int) {
 			s.follow(loc, r)
 		}
 	case unix.S_IFDIR:
-		s.set(loc, i, "dir "+mode)
+		if path.IsAbs(loc) {
+			// Outside, as for a file: what stat shows, never the names
+			// inside, which the target may not list.
+			s.set(loc, i, fmt.Sprintf("dir mtime:%d ctime:%d %s", st.Mtim.Nano(), st.Ctim.Nano(), mode))
+		} else {
+			s.set(loc, i, "dir "+mode)
+		}
 		if loc == r.path {
 			s.roots[i].typ = typeDir
 		}
-		if !r.shallow {
+		if !r.shallow && !path.IsAbs(loc) {
 			s.dir(loc, i)
 		}
 	default:
@@ -262,22 +276,18 @@ func (s *Snapshot) follow(loc string, r root) {
 }
 
 // hashFile digests the regular file (dev, ino) at loc, opened without
-// following anything and without blocking. What it opens must be that
-// very inode, still a regular file: one swapped in since the stat (a FIFO
-// whose writer never writes would block the read for ever) is left
-// unchecked.
+// following anything (openRegular). What it opens must be that very
+// inode: one swapped in since the stat is left unchecked.
 func (s *Snapshot) hashFile(loc string, dev, ino uint64, size int64, mode string) string {
 	if size > maxFile || s.bytes+size > maxBytes {
 		return Unchecked
 	}
-	fd, err := s.open(loc, unix.O_RDONLY|unix.O_NONBLOCK)
+	f, st, err := s.openRegular(loc)
 	if err != nil {
 		return Unchecked
 	}
-	f := os.NewFile(uintptr(fd), loc)
 	defer f.Close()
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != dev || st.Ino != ino {
+	if st.Dev != dev || st.Ino != ino {
 		return Unchecked
 	}
 	h := sha256.New()
@@ -321,26 +331,62 @@ func (s *Snapshot) readDir(loc string) ([]string, error) {
 	return names, nil
 }
 
-// readFile reads the regular file loc, following symlinks as git does
-// (resolve), within max bytes; it also says whether a symlink was
-// followed.
+// readFile reads the regular file loc in the workspace, following
+// symlinks as git does (resolve), within max bytes; it also says whether
+// a symlink was followed. What resolves outside the workspace is only
+// stat'ed: its contents are the target's to choose and may be the
+// broker's to read only (errOutside).
 func (s *Snapshot) readFile(loc string, max int64) ([]byte, bool, error) {
 	to, linked, err := s.resolve(path.Dir(loc), path.Base(loc))
 	if err != nil {
 		return nil, false, err
 	}
-	fd, err := s.open(to, unix.O_RDONLY|unix.O_NONBLOCK)
+	if path.IsAbs(to) {
+		fd, err := s.open(to, unix.O_PATH)
+		if err == nil {
+			unix.Close(fd)
+			err = errOutside
+		}
+		return nil, linked, err
+	}
+	f, _, err := s.openRegular(to)
 	if err != nil {
 		return nil, linked, err
 	}
-	f := os.NewFile(uintptr(fd), to)
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, linked, unix.EINVAL
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(b)) > max {
 		err = unix.EFBIG
 	}
 	return b, linked, err
+}
+
+// errOutside: the contents of a file outside the workspace are not read.
+var errOutside = errors.New("outside the workspace")
+
+// openRegular opens loc to read only when it is a regular file: by path
+// first (O_PATH, nothing followed), then, once fstat shows a regular
+// file, that very inode again through /proc/self/fd, so that no FIFO or
+// device is ever opened to read (a driver's open would run as the broker).
+func (s *Snapshot) openRegular(loc string) (*os.File, *unix.Stat_t, error) {
+	pfd, err := s.open(loc, unix.O_PATH)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return nil, nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, unix.EINVAL
+	}
+	if onOpen != nil {
+		onOpen(loc)
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fd), loc), &st, nil
 }

@@ -74,7 +74,7 @@ func TestSnapshotFollowsNothing(t *testing.T) {
 	if v := s.entries[".git"]; !strings.HasPrefix(v, "symlink:") {
 		t.Errorf(".git, a symlink: %q", v)
 	}
-	if v := s.entries[outside+"/hooks"]; !strings.HasPrefix(v, "dir mode:") {
+	if v := s.entries[outside+"/hooks"]; !strings.HasPrefix(v, "dir mtime:") {
 		t.Errorf("the hooks of the gitdir .git resolves to: %q", v)
 	}
 	if _, ok := s.entries[".git/hooks"]; ok {
@@ -104,7 +104,7 @@ func TestLinkedWorktreeGitdirIsProtected(t *testing.T) {
 	// The worktree is the workspace; its gitdir lies outside it.
 	s := Take(open(t, wt))
 	s.Release()
-	if v := s.entries[gd+"/hooks"]; !strings.HasPrefix(v, "dir mode:") {
+	if v := s.entries[gd+"/hooks"]; !strings.HasPrefix(v, "dir mtime:") {
 		t.Errorf("the gitdir outside the workspace: hooks %q", v)
 	}
 	if v := s.entries[".git"+resolvesTo]; v != strconv.Quote(gd)+outsideWS {

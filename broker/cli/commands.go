@@ -210,7 +210,11 @@ func listedCommand(exe string, argv []string, truncated bool) string {
 	return c
 }
 
-func runRevoke(e *env, args []string) error {
+func runRevoke(e *env, args []string) error { return revoke(e, args, "warrant.revoke/v1", "lease_id") }
+
+// revoke ends the lease (or contract grant) args name now; its --json
+// object is schema's, the id under key.
+func revoke(e *env, args []string, schema, key string) error {
 	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
@@ -220,9 +224,7 @@ func runRevoke(e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON("warrant.revoke/v1", struct {
-			LeaseID string `json:"lease_id"`
-		}{pos[0]})
+		return e.printJSON(schema, map[string]string{key: pos[0]})
 	}
 	fmt.Fprintf(e.stdout, "Revoked %s.\n", pos[0])
 	return nil

@@ -190,21 +190,7 @@ func contractsEnable(e *env, args []string) error {
 
 // contractsRevoke ends a contract grant now.
 func contractsRevoke(e *env, args []string) error {
-	cl, pos, err := e.connectArgs(args, 1)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := cl.Revoke(pos[0]); err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON("warrant.contracts.revoke/v1", struct {
-			GrantID string `json:"grant_id"`
-		}{pos[0]})
-	}
-	fmt.Fprintf(e.stdout, "Revoked %s.\n", pos[0])
-	return nil
+	return revoke(e, args, "warrant.contracts.revoke/v1", "grant_id")
 }
 
 // contractShown is one contract in full: its grammar as the card shows

@@ -277,3 +277,24 @@ func TestRequestExpiresAcrossRestart(t *testing.T) {
 		t.Fatalf("the request from before the restart could be approved:\n%s", out)
 	}
 }
+
+// A number typed at the prompt grants that many runs of exactly this
+// command: this run uses one, and the lease keeps the rest.
+func TestPromptGrantsANumberOfUses(t *testing.T) {
+	t.Parallel() // a daemon of its own
+	r := newPromptRig(t)
+	p := r.run(t)
+	id := p.prompted()
+	p.typeKeys("3\n")
+	p.wantExit(0, `after typing "3" at the prompt`)
+	if b, err := os.ReadFile(r.marker); err != nil || string(b) != "ran\n" {
+		t.Fatalf("marker %q, %v; want the command's output", b, err)
+	}
+	l, err := r.d.dial().List(wire.ListLeases, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Leases) != 1 || l.Leases[0].ApprovalID != id || l.Leases[0].UsesLeft != 2 {
+		t.Fatalf("want one lease of 3 uses granted for %s, used once: %+v", id, l.Leases)
+	}
+}

@@ -72,7 +72,8 @@
 // once.
 //
 // When approval is needed on a terminal, `run` shows the card and asks
-// [y/N] while it waits, through the broker (approval_wait), for a decision
+// [y/N] (y: one run; a number: that many, the rest kept on the lease)
+// while it waits, through the broker (approval_wait), for a decision
 // made elsewhere (prompt.go): whichever comes first decides, and it
 // prints what the broker answered. Approved (here or by `broker approve`
 // elsewhere): it names the lease and submits again, on it. Denied (n, an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,8 +55,9 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, quit <-cha
 	}
 }
 
-// prompt shows the card of request v on the terminal and asks whether to
-// approve one run, while waiting for a decision made elsewhere: whichever
+// prompt shows the card of request v on the terminal and asks how many
+// runs to approve (y: one; a number: that many, the rest kept on the
+// lease), while waiting for a decision made elsewhere: whichever
 // comes first decides. It returns nil once the request is approved (the
 // caller submits again, on its lease), or why nothing may run: denied
 // here (n, an empty line or Ctrl-D) or elsewhere, expired, or withdrawn
@@ -64,7 +66,7 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, quit <-cha
 func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalView) error {
 	id := v.ID
 	e.writeCard(e.stderr, v)
-	fmt.Fprint(e.stderr, "Approve one run of exactly this command? [y/N] ")
+	fmt.Fprint(e.stderr, "Approve exactly this command? y for one run, a number for that many [y/N] ")
 	quit := make(chan struct{})
 	stop := sync.OnceFunc(func() { close(quit) })
 	defer stop()
@@ -90,8 +92,8 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 		}
 		var lease *wire.LeaseView
 		var err error
-		if a.yes {
-			lease, err = cl.ApproveContext(ctx, id, 1, 10*time.Minute)
+		if a.uses > 0 {
+			lease, err = cl.ApproveContext(ctx, id, a.uses, leaseTTL(a.uses))
 		} else {
 			err = cl.DenyContext(ctx, id, reasonPromptDenied)
 		}
@@ -114,7 +116,7 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 			if err == nil && ctx.Err() != nil {
 				what := "denying it here"
 				if lease != nil {
-					what = fmt.Sprintf("granting it one use here (lease %s, unused)", lease.ID)
+					what = fmt.Sprintf("granting it %d use(s) here (lease %s, unused)", a.uses, lease.ID)
 				}
 				return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt after %s: approval request %s; nothing ran", what, id)
 			}
@@ -150,14 +152,28 @@ func (e *env) decided(st *wire.ApprovalState, by string) error {
 	return wire.Errorf(wire.CodeIOFailed, "approval request %s expired: %s", st.RequestID, st.Reason)
 }
 
-// answer is one line typed at the prompt.
+// answer is one line typed at the prompt: the uses granted, 0 to deny.
 type answer struct {
-	yes, eof bool
-	err      error
+	uses uint32
+	eof  bool
+	err  error
 }
 
-// readAnswer reads one line from the terminal f: y or yes approves,
-// anything else denies, and end of file (Ctrl-D) denies. It polls, so
+// maxPromptUses bounds the uses one answer at the prompt grants.
+const maxPromptUses = 1000
+
+// leaseTTL is how long a lease granted at the prompt lasts: ten minutes
+// for the one run that waits, an hour for more.
+func leaseTTL(uses uint32) time.Duration {
+	if uses == 1 {
+		return 10 * time.Minute
+	}
+	return time.Hour
+}
+
+// readAnswer reads one line from the terminal f: y or yes approves one
+// use, a number from 1 to maxPromptUses that many, anything else denies,
+// and end of file (Ctrl-D) denies. It polls, so
 // that it stops without having consumed anything once quit is closed.
 func readAnswer(f *os.File, quit <-chan struct{}) answer {
 	fd := int(f.Fd())
@@ -183,6 +199,12 @@ func readAnswer(f *os.File, quit <-chan struct{}) answer {
 			return answer{err: fmt.Errorf("read the answer: %w", err)}
 		}
 		a := strings.ToLower(strings.TrimSpace(string(line[:k])))
-		return answer{yes: a == "y" || a == "yes"}
+		if a == "y" || a == "yes" {
+			return answer{uses: 1}
+		}
+		if n, err := strconv.ParseUint(a, 10, 32); err == nil && n >= 1 && n <= maxPromptUses {
+			return answer{uses: uint32(n)}
+		}
+		return answer{}
 	}
 }

@@ -28,8 +28,17 @@ func (b *Broker) HandleFollow(ctx context.Context, m wire.Message, send func(wir
 	return b.answer(st, err)
 }
 
-func (b *Broker) follow(ctx context.Context, f *wire.Follow, send func(wire.Message) error) (wire.Message, error) {
+func (b *Broker) follow(ctx context.Context, f *wire.Follow, toClient func(wire.Message) error) (wire.Message, error) {
 	hub, handle := b.cfg.Output, f.Handle
+	// A follower that went away or stopped reading is an ordinary end of
+	// the follow, not an internal error: it may follow again from where
+	// it stopped.
+	send := func(m wire.Message) error {
+		if err := toClient(m); err != nil {
+			return wire.Errorf(wire.CodeIOFailed, "the follower of %s went away or stopped reading: %v", handle, err)
+		}
+		return nil
+	}
 	from := [2]uint64{f.StdoutFrom, f.StderrFrom}
 	switch f.Stream {
 	case wire.Stdout:

@@ -210,3 +210,27 @@ func TestKilledFollowerGetsItsMissedRanges(t *testing.T) {
 		t.Fatalf("--from without --stream: exit %d (want 2, a usage error)\n%s", code, out)
 	}
 }
+
+// TestFollowerLeavingIsNoInternalError: a follower that goes away while
+// its action still writes (a killed `broker run`) is a normal event: the
+// daemon keeps serving and writes no "internal error" (a Go error chain)
+// to its log.
+func TestFollowerLeavingIsNoInternalError(t *testing.T) {
+	py := python(t)
+	d := startBroker(t, "")
+	cmd := brokerRun(d.State, workspace(t), wire.ProfileStandard, nil, py, "-c", bursts+"\ntime.sleep(0.5)", "10", "1000000")
+	session := cmd.Args[slices.Index(cmd.Args, "--session")+1]
+	out, errb := startPiped(t, cmd)
+	if _, err := io.CopyN(io.Discard, out, 1<<20); err != nil {
+		t.Fatalf("read 1 MiB of broker run's output: %v\n%s", err, errb.String())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	handle := actionOfSession(t, d, session)
+	if res := d.newAgent(t).End(handle); res.Outcome != wire.Exited {
+		t.Fatalf("the action did not go on to its end without its follower: %+v", res)
+	}
+	if log := d.log.String(); strings.Contains(log, "internal error") {
+		t.Fatalf("the daemon logged a follower's leaving as an internal error:\n%s", log)
+	}
+}

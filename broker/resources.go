@@ -19,15 +19,18 @@ type protector interface {
 	Protection() (by, why string)
 }
 
-// protection is the card's sentence on how the protected paths are
-// guarded on this host.
-func (b *Broker) protection() string {
+// protectedBy is how the protected paths are guarded on this host
+// (wire.ProtectedByMount or wire.ProtectedByDetect) and, for detect, why.
+func (b *Broker) protectedBy() (by, why string) {
 	p, ok := b.cfg.Executor.(protector)
 	if !ok {
-		return policy.Protection(wire.ProtectedByDetect, "this broker's executor makes no mount namespace")
+		return wire.ProtectedByDetect, "this broker's executor makes no mount namespace"
 	}
-	return policy.Protection(p.Protection())
+	return p.Protection()
 }
+
+// protection is the card's sentence on it.
+func (b *Broker) protection() string { return policy.Protection(b.protectedBy()) }
 
 // resources is the card's sentence on the memory and process-count
 // limits of profile p on this host: what enforces each, or that it is not

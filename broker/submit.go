@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"os"
 
 	"warrant/broker/internal/aliasscan"
 	"warrant/broker/internal/goals"
@@ -129,8 +128,8 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
 	obs := &observer{b: b, protected: protect.Take(r.Workspace())}
-	if obs.protected != nil { // bound read-only where the executor can (runner.Launch.Protect)
-		launch.Protect = obs.protected.Binds()
+	if by, _ := b.protectedBy(); by == wire.ProtectedByMount && obs.protected != nil {
+		launch.Protect = obs.protected.Binds() // bound read-only as well (runner.Launch.Protect)
 	}
 	if step != nil && len(step.Outputs) > 0 {
 		// The step's outputs are read back beneath this very workspace
@@ -210,7 +209,7 @@ func inPlaceBindable(r *identity.Resolved) error {
 	if in := id.Executable.Interpreter; in != nil {
 		f = &in.File // a script's own bytes are read by path and never bound
 	}
-	if uid := uint32(os.Geteuid()); uid == 0 || f.UID == uid || f.Mode&0o022 != 0 {
+	if !identity.Unwritable(f) {
 		return wire.Errorf(wire.CodeIdentityDrift, "%s cannot run in place: the broker holds no read lease on it (another process has it open for writing, "+
 			"or its filesystem grants no leases), so nothing would bind the bytes that run to the approved digest; close the writer, "+
 			"or run a sealed copy: approve it with --binding sealed-snapshot, or list it in <state>/bindings", f.Path)

@@ -3,8 +3,6 @@
 package integration
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,16 +94,5 @@ func asNobodyHome(t *testing.T, w *workbench) string {
 // broker's environment (a later NAME= takes the place of an earlier one).
 func startOperatorBrokerEnv(t *testing.T, env []string, flags ...string) *brokerd {
 	t.Helper()
-	state := filepath.Join(t.TempDir(), "state")
-	d := &brokerd{t: t, State: state, log: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, flags...)...)
-	d.cmd.Env = append(append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher), env...)
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(d.kill)
-	d.dial()
-	return d
+	return serveWith(t, filepath.Join(t.TempDir(), "state"), env, flags...)
 }

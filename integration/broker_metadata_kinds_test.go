@@ -16,14 +16,8 @@ import (
 
 // metaKinds changes the mode, times and owner of each of its arguments
 // and prints "NAME_call ok" or "NAME_call ERRNO" for each.
-const metaKinds = `
+const metaKinds = pyAttempt + `
 import os, sys, errno
-def attempt(name, f):
-    try:
-        f()
-        print(name, "ok")
-    except OSError as e:
-        print(name, errno.errorcode.get(e.errno, e.errno))
 for p in sys.argv[1:]:
     attempt(p + "_chmod", lambda: os.chmod(p, 0o666))
     attempt(p + "_utime", lambda: os.utime(p, (946684800, 946684800)))

@@ -15,6 +15,18 @@ import (
 	"warrant/wire"
 )
 
+// pyAttempt begins the metadata tests' python scripts: attempt(name, f)
+// prints "NAME ok", or "NAME ERRNO" when f raises.
+const pyAttempt = `
+import errno
+def attempt(name, f):
+    try:
+        f()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+`
+
 // metaAttack makes, as the target, every metadata change the review
 // reproduced against objects outside the writable scope, by path and by
 // descriptor, and prints one line per attempt: "NAME ok" or "NAME errno".
@@ -22,16 +34,10 @@ import (
 // the policy lets it read, changed only to what it already is, so that a
 // success shows in its ctime alone), then the names of the broker's key
 // files (the keys directory itself is not listable from the sandbox).
-const metaAttack = `
+const metaAttack = pyAttempt + `
 import os, sys, errno
 victim, binary, d, hostfile = sys.argv[1:5]
 keys = os.path.join(os.environ["HOME"], "..", "..", "..", "keys")  # the state dir, found from $HOME
-def attempt(name, f):
-    try:
-        f()
-        print(name, "ok")
-    except OSError as e:
-        print(name, errno.errorcode.get(e.errno, e.errno))
 st = os.stat(hostfile)
 attempt("chmod_0666", lambda: os.chmod(victim, 0o666))
 attempt("chmod_4755", lambda: os.chmod(binary, 0o4755))
@@ -61,14 +67,8 @@ attempt("chmod_proc_self_fd", lambda: os.chmod("/proc/self/fd/%d" % fd, st.st_mo
 
 // metaAllowed makes the same kinds of changes inside the workspace, where
 // they must work, and prints the same lines.
-const metaAllowed = `
+const metaAllowed = pyAttempt + `
 import os, errno
-def attempt(name, f):
-    try:
-        f()
-        print(name, "ok")
-    except OSError as e:
-        print(name, errno.errorcode.get(e.errno, e.errno))
 open("f", "w").write("x")
 os.mkdir("d")
 attempt("chmod_x", lambda: os.chmod("f", 0o755))
@@ -423,14 +423,8 @@ func TestBrokerInodeFlagsAndOthersSchedulingRefused(t *testing.T) {
 	if err := unix.SchedGetaffinity(pid, &set); err != nil {
 		t.Fatal(err)
 	}
-	script := `
+	script := pyAttempt + `
 import os, sys, errno, fcntl, struct
-def attempt(name, f):
-    try:
-        f()
-        print(name, "ok")
-    except OSError as e:
-        print(name, errno.errorcode.get(e.errno, e.errno))
 pid, hostfile = int(sys.argv[1]), sys.argv[2]
 fd = os.open(hostfile, os.O_RDONLY)
 attempt("setflags", lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("i", 0x80)))

@@ -293,18 +293,7 @@ func cargoFixture(t testing.TB, ws string) {
 // TestMain built; the test's cleanup kills it.
 func startOperatorBroker(t *testing.T, flags ...string) *brokerd {
 	t.Helper()
-	state := filepath.Join(t.TempDir(), "state")
-	d := &brokerd{t: t, State: state, log: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, flags...)...)
-	d.cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher)
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(d.kill)
-	d.dial()
-	return d
+	return serveWith(t, filepath.Join(t.TempDir(), "state"), nil, flags...)
 }
 
 // runProfile is runStatus under profile p.

@@ -148,8 +148,8 @@ func (p *Policy) validate() error {
 		checkAbsList("policy.devices", p.Devices),
 		checkAbsCap("policy.read_entries", p.ReadEntries, maxEntries),
 		checkAbsCap("policy.excluded", p.Excluded, maxExcluded))
-	if err == nil && len(p.Pins) > 3*maxPaths+maxEntries {
-		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*maxPaths+maxEntries)
+	if err == nil && len(p.Pins) > 3*MaxPaths+maxEntries {
+		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*MaxPaths+maxEntries)
 	}
 	for i := 0; err == nil && i < len(p.Pins); i++ {
 		err = checkAbs(fmt.Sprintf("policy.pins[%d].path", i), p.Pins[i].Path)

@@ -19,7 +19,7 @@ const (
 	maxPath       = 4096      // PATH_MAX
 	maxText       = 4096      // human sentences
 	maxOutputText = 384 << 10 // one projected output stream
-	maxPaths      = 64        // entries in one policy path list
+	MaxPaths      = 64        // entries in one policy path list
 	maxEntries    = 512       // policy.read_entries
 	maxExcluded   = 256       // policy.excluded
 	MaxList       = 512       // entries in one listing page
@@ -65,9 +65,9 @@ func checkAbs(field, p string) error {
 }
 
 // checkAbsList applies checkAbs to every entry of a list of at most
-// maxPaths.
+// MaxPaths.
 func checkAbsList(field string, ps []string) error {
-	return checkAbsCap(field, ps, maxPaths)
+	return checkAbsCap(field, ps, MaxPaths)
 }
 
 // checkAbsCap applies checkAbs to every entry of a list of at most max.

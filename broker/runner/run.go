@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"warrant/broker/internal/identity"
 	"warrant/broker/lifecycle"
 	"warrant/internal/fsid"
 	"warrant/internal/profile"
@@ -86,14 +87,12 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 // The witness's unchanged ctime after the run says owner and mode were
 // not changed in between.
 func inPlaceBound(l *Launch, launcher wire.BoundBy, leasedAtExec bool) (by, broken string) {
-	f := &l.Resolved.Identity().Executable.File
-	uid := uint32(os.Geteuid())
 	switch {
 	case l.Resolved.Identity().Executable.Interpreter != nil:
 		by = "script-read-by-path"
 	case leasedAtExec:
 		by = "read-lease"
-	case launcher == wire.Unwritable || uid != 0 && f.UID != uid && f.Mode&0o022 == 0:
+	case launcher == wire.Unwritable || identity.Unwritable(&l.Resolved.Identity().Executable.File):
 		by = "unwritable"
 	default:
 		return "none", "no read lease held until the exec and the file is writable by this uid"

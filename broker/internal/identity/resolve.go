@@ -209,6 +209,14 @@ func (r *Resolved) Leased() bool {
 	return f != nil && leaseHeld(int(f.Fd()))
 }
 
+// Unwritable reports whether this broker's uid cannot write f, as
+// measured: another owner's file that neither group nor others may
+// write (root may write anything).
+func Unwritable(f *wire.FileIdentity) bool {
+	uid := uint32(os.Geteuid())
+	return uid != 0 && f.UID != uid && f.Mode&0o022 == 0
+}
+
 // identify finds requested (a name on the sanitized PATH or an absolute
 // path), follows and records its symlinks, opens the final path without
 // following any, and measures it. It also returns the file's "#!" line, if

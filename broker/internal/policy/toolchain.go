@@ -31,7 +31,7 @@ func WithToolchain(pol wire.Policy, w *Withheld, ws, root string) (wire.Policy, 
 		return wire.Policy{}, err
 	}
 	for _, d := range w.dirs {
-		if d.path != "/" && beneath(canonicalOr(d.path), root) && canonicalOr(d.path) != root {
+		if c := canonicalOr(d.path); d.path != "/" && beneath(c, root) && c != root {
 			return wire.Policy{}, fmt.Errorf("the toolchain root %s holds %s (%s)", root, d.path, d.is)
 		}
 	}
@@ -40,8 +40,8 @@ func WithToolchain(pol wire.Policy, w *Withheld, ws, root string) (wire.Policy, 
 	}
 	p := pol
 	p.ReadExec = covering(append(slices.Clone(pol.ReadExec), root))
-	if len(p.ReadExec) > maxReadPaths {
-		return wire.Policy{}, fmt.Errorf("granting the toolchain root %s would make %d read paths, more than %d", root, len(p.ReadExec), maxReadPaths)
+	if len(p.ReadExec) > wire.MaxPaths {
+		return wire.Policy{}, fmt.Errorf("granting the toolchain root %s would make %d read paths, more than %d", root, len(p.ReadExec), wire.MaxPaths)
 	}
 	p.Pins = slices.DeleteFunc(slices.Clone(pol.Pins), func(pp wire.PathPin) bool {
 		return !slices.ContainsFunc([][]string{p.ReadExec, p.ReadWrite, p.Devices, p.ReadEntries}, func(l []string) bool { return slices.Contains(l, pp.Path) })
@@ -51,9 +51,6 @@ func WithToolchain(pol wire.Policy, w *Withheld, ws, root string) (wire.Policy, 
 	}
 	return p, nil
 }
-
-// maxReadPaths is the wire's cap on a policy path list.
-const maxReadPaths = 64
 
 // canonicalOr is p with its symlinks resolved, or p.
 func canonicalOr(p string) string {

@@ -14,9 +14,6 @@ import (
 	"warrant/wire"
 )
 
-// maxGitConfig bounds one git config file the broker reads.
-const maxGitConfig = 1 << 20
-
 // An action's HOME is private and new, so git finds no identity there and
 // `git commit` fails ("Author identity unknown"). The broker gives it the
 // operator's: at start it reads user.name and user.email from the
@@ -101,7 +98,7 @@ func gitGlobalFiles(environ []string) []string {
 	return files
 }
 
-// readGitConfig reads a regular file of at most maxGitConfig bytes
+// readGitConfig reads a regular file of at most protect.MaxConfig bytes
 // (following symlinks, as git does); a missing one reads as nil.
 func readGitConfig(file string) ([]byte, error) {
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
@@ -115,12 +112,12 @@ func readGitConfig(file string) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("the git config %s is not a regular file", file)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	b, err := io.ReadAll(io.LimitReader(f, protect.MaxConfig+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the git config %s: %w", file, err)
 	}
-	if len(b) > maxGitConfig {
-		return nil, fmt.Errorf("the git config %s is larger than %d bytes", file, maxGitConfig)
+	if len(b) > protect.MaxConfig {
+		return nil, fmt.Errorf("the git config %s is larger than %d bytes", file, protect.MaxConfig)
 	}
 	return append([]byte{}, b...), nil
 }

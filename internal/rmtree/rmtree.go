@@ -69,28 +69,27 @@ func (e *entry) String() string {
 // moved up into the top directory instead, which is read again until a
 // pass moves nothing.
 func (w *walk) removeAt(dirfd int, e *entry, depth int) error {
-	name, rel := e.name, e
-	err := unix.Unlinkat(dirfd, name, 0)
+	err := unix.Unlinkat(dirfd, e.name, 0)
 	switch {
 	case err == nil || err == unix.ENOENT:
 		return nil
 	case err != unix.EISDIR && err != unix.EPERM: // EPERM: a directory, on macOS
-		return &os.PathError{Op: "unlink", Path: rel.String(), Err: err}
+		return &os.PathError{Op: "unlink", Path: e.String(), Err: err}
 	case depth >= MaxDepth:
-		return w.moveUp(dirfd, rel)
+		return w.moveUp(dirfd, e)
 	}
-	if err := ownerRWX(dirfd, name); err != nil {
-		return &os.PathError{Op: "chmod", Path: rel.String(), Err: err}
+	if err := ownerRWX(dirfd, e.name); err != nil {
+		return &os.PathError{Op: "chmod", Path: e.String(), Err: err}
 	}
 	var fd int
 	err = retry.EINTR(func() (err error) {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {
-		return &os.PathError{Op: "open", Path: rel.String(), Err: err}
+		return &os.PathError{Op: "open", Path: e.String(), Err: err}
 	}
-	d := os.NewFile(uintptr(fd), name)
+	d := os.NewFile(uintptr(fd), e.name)
 	defer d.Close()
 	if depth == 0 {
 		w.top = fd
@@ -112,11 +111,11 @@ func (w *walk) removeAt(dirfd int, e *entry, depth int) error {
 			break
 		}
 		if _, err := d.Seek(0, 0); err != nil { // read the top again: what was moved there
-			return &os.PathError{Op: "seek", Path: rel.String(), Err: err}
+			return &os.PathError{Op: "seek", Path: e.String(), Err: err}
 		}
 	}
-	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil {
-		return &os.PathError{Op: "rmdir", Path: rel.String(), Err: err}
+	if err := unix.Unlinkat(dirfd, e.name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "rmdir", Path: e.String(), Err: err}
 	}
 	return nil
 }

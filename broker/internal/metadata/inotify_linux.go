@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -42,7 +41,7 @@ func (c *caller) inotifyFD(fd int32) (int, unix.Errno) {
 		return -1, unix.EPERM
 	}
 	var buf [32]byte
-	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", dup), buf[:])
+	n, err := unix.Readlink(procFD(dup), buf[:])
 	if err != nil || string(buf[:n]) != "anon_inode:inotify" {
 		unix.Close(dup)
 		return -1, unix.EINVAL

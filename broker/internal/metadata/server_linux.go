@@ -47,7 +47,7 @@ type Server struct {
 // checkListener reports whether fd is a seccomp notification listener.
 func checkListener(fd int) error {
 	var buf [64]byte
-	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf[:])
+	n, err := unix.Readlink(procFD(fd), buf[:])
 	if err != nil {
 		return fmt.Errorf("inspect descriptor %d: %w", fd, err)
 	}
@@ -196,7 +196,7 @@ func (s *Server) loop() {
 // fdPath is the path the kernel names an open descriptor's object by.
 func fdPath(fd int) (string, error) {
 	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf)
+	n, err := unix.Readlink(procFD(fd), buf)
 	if err != nil {
 		return "", err
 	}

@@ -39,7 +39,7 @@ const (
 // anything found through a symlink, anything absent at Take (a file the
 // target creates, such as .git/commondir in a gitdir it may write), and
 // everything past wire.MaxProtectBinds (git first, then hook
-// directories, agent configuration, direnv, editors; Unbound counts
+// directories, agent configuration, direnv, editors; unbound counts
 // them).
 func (s *Snapshot) Binds() []wire.ProtectBind {
 	b := s.bindable()
@@ -48,8 +48,8 @@ func (s *Snapshot) Binds() []wire.ProtectBind {
 	return b
 }
 
-// Unbound is how many entries Binds left out at its bound.
-func (s *Snapshot) Unbound() int {
+// unbound is how many entries Binds left out at its bound.
+func (s *Snapshot) unbound() int {
 	return max(0, len(s.bindable())-wire.MaxProtectBinds)
 }
 

@@ -68,7 +68,7 @@ func TestBindsAreWhatExistsBeneathTheWorkspace(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("binds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if n := s.Unbound(); n != 0 {
+	if n := s.unbound(); n != 0 {
 		t.Errorf("Unbound %d", n)
 	}
 	// Every bind exists as the type it was recorded as, nothing followed.
@@ -91,8 +91,8 @@ func TestBindsAreBoundedGitFirst(t *testing.T) {
 	s := Take(open(t, ws))
 	defer s.Release()
 	b := s.Binds()
-	if len(b) != wire.MaxProtectBinds || s.Unbound() != 100*4+1-wire.MaxProtectBinds {
-		t.Fatalf("%d binds, %d unbound; want %d and %d", len(b), s.Unbound(), wire.MaxProtectBinds, 100*4+1-wire.MaxProtectBinds)
+	if len(b) != wire.MaxProtectBinds || s.unbound() != 100*4+1-wire.MaxProtectBinds {
+		t.Fatalf("%d binds, %d unbound; want %d and %d", len(b), s.unbound(), wire.MaxProtectBinds, 100*4+1-wire.MaxProtectBinds)
 	}
 	for i, x := range b {
 		if x.Path == ".vscode" {

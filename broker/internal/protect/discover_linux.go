@@ -1,6 +1,7 @@
 package protect
 
 import (
+	"io"
 	"os"
 	"path"
 	"slices"
@@ -37,6 +38,9 @@ func (s *Snapshot) discover() (tops, bare []string, ok bool) {
 				if e.IsDir() && e.Name() != ".git" {
 					dirs = append(dirs, e.Name())
 				}
+			}
+			if err != nil && err != io.EOF {
+				ok = false // not searched whole
 			}
 			if err != nil || len(batch) == 0 {
 				break

@@ -212,7 +212,7 @@ func (s *Snapshot) config(g gitdir, common string) {
 		}
 		c, ok := s.cfgs[file]
 		if !ok {
-			c.b, c.linked, c.err = s.readFile(file, maxConfig)
+			c.b, c.linked, c.err = s.readFile(file, MaxConfig)
 			s.cfgs[file] = c
 		}
 		if c.err == unix.ENOENT || c.err == unix.ENOTDIR {
@@ -228,7 +228,7 @@ func (s *Snapshot) config(g gitdir, common string) {
 		}
 		linked = linked || c.linked
 		e.ok = true
-		gitConfig(c.b, func(name, v string, isSet bool) {
+		GitConfig(c.b, func(name, v string, isSet bool) {
 			switch {
 			case name == "extensions.worktreeconfig" && file == cfg:
 				worktree = gitBool(v, isSet)

@@ -2,17 +2,17 @@ package protect
 
 import "strings"
 
-// maxConfig bounds the bytes of one git config file parsed; a larger one
+// MaxConfig bounds the bytes of one git config file parsed; a larger one
 // leaves what it sets unchecked.
-const maxConfig = 1 << 20
+const MaxConfig = 1 << 20
 
-// gitConfig calls visit with each variable of a git config file, in
+// GitConfig calls visit with each variable of a git config file, in
 // order: its name as git compares it (section and key lowercased, a
 // subsection kept: "core.hookspath", "includeif.gitdir:~/w/.path") and
 // its value (set false for a key without "=", a boolean). It follows
 // git's config.c; where git would stop with "bad config line" it stops
 // (git then runs nothing of that config at all) and returns false.
-func gitConfig(data []byte, visit func(name, value string, set bool)) bool {
+func GitConfig(data []byte, visit func(name, value string, set bool)) bool {
 	p := &configParser{b: data}
 	if strings.HasPrefix(string(data), "\xef\xbb\xbf") {
 		p.i = 3
@@ -47,14 +47,6 @@ func gitConfig(data []byte, visit func(name, value string, set bool)) bool {
 			return false
 		}
 	}
-}
-
-// GitConfig parses a git config file as git does (gitConfig): it calls
-// visit with each variable in order and reports whether the whole file
-// parsed (false: git would refuse it). Include directives are variables
-// like any other; nothing is followed.
-func GitConfig(data []byte, visit func(name, value string, set bool)) bool {
-	return gitConfig(data, visit)
 }
 
 type configParser struct {

@@ -8,7 +8,7 @@ import (
 // hooksPathOf is the last core.hooksPath data sets, as git reads it.
 func hooksPathOf(data string) (string, bool) {
 	v, set := "", false
-	gitConfig([]byte(data), func(name, value string, ok bool) {
+	GitConfig([]byte(data), func(name, value string, ok bool) {
 		if name == "core.hookspath" && ok {
 			v, set = value, true
 		}
@@ -54,7 +54,7 @@ func TestGitConfigHooksPath(t *testing.T) {
 // their subsection kept.
 func TestGitConfigIncludes(t *testing.T) {
 	var got []string
-	gitConfig([]byte("[include]\n\tpath = a\n[includeIf \"gitdir:~/W/\"]\n\tpath = b\n"), func(name, value string, ok bool) {
+	GitConfig([]byte("[include]\n\tpath = a\n[includeIf \"gitdir:~/W/\"]\n\tpath = b\n"), func(name, value string, ok bool) {
 		got = append(got, name+"="+value)
 	})
 	if strings.Join(got, ",") != "include.path=a,includeif.gitdir:~/W/.path=b" {
@@ -72,7 +72,7 @@ func FuzzGitConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var all []string
-		gitConfig(data, func(name, value string, _ bool) {
+		GitConfig(data, func(name, value string, _ bool) {
 			if len(value) > len(data) || len(name) > len(data) {
 				t.Fatalf("%q=%q from %d bytes", name, value, len(data))
 			}
@@ -83,7 +83,7 @@ func FuzzGitConfig(f *testing.F) {
 			return
 		}
 		var head []string
-		gitConfig(data[:i+1], func(name, value string, _ bool) { head = append(head, name+"\x00"+value) })
+		GitConfig(data[:i+1], func(name, value string, _ bool) { head = append(head, name+"\x00"+value) })
 		if len(head) > len(all) {
 			t.Fatalf("a prefix reported more: %q vs %q", head, all)
 		}

@@ -50,6 +50,9 @@ func TestBrokerProtectedPathsChangesAreListed(t *testing.T) {
 		!(p.By == wire.ProtectedByDetect && p.Binds == 0 || p.By == wire.ProtectedByMount && p.Binds > 0) {
 		t.Fatalf("receipt protected %+v", rc.Protected)
 	}
+	if os.Geteuid() == 0 && rc.Protected.By != wire.ProtectedByMount {
+		t.Fatalf("a root broker binds the protected paths (mount), the receipt says %q", rc.Protected.By)
+	}
 	for i, c := range rc.Protected.Changes {
 		if c != res.ProtectedChanges[i] {
 			t.Errorf("the receipt lists %+v where the result lists %+v", c, res.ProtectedChanges[i])
@@ -192,8 +195,12 @@ func (e *protectedEnv) requireListed(res runJSON, path string) {
 		now = e.read(path)
 	}
 	sum := sha256.Sum256(now)
-	if want := "sha256:" + hex.EncodeToString(sum[:]); now != nil && !strings.HasPrefix(c.After, want) {
-		e.t.Errorf("%s listed as %q -> %q; the host file's digest is %s", path, c.Before, c.After, want)
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	if now == nil {
+		want = "absent"
+	}
+	if !strings.HasPrefix(c.After, want) {
+		e.t.Errorf("%s listed as %q -> %q; the host file is %s", path, c.Before, c.After, want)
 	}
 }
 

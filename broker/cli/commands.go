@@ -67,11 +67,8 @@ func runApprove(e *env, args []string) error {
 			return usageError{"--binding must be sealed-snapshot or in-place"}
 		}
 	}
-	if *uses < 1 || *uses > 1<<32-1 {
-		return usageError{"--uses must be from 1 to 4294967295"}
-	}
-	if *ttl < time.Second {
-		return usageError{"--ttl must be at least 1s"}
+	if err := checkTerms(*uses, *ttl); err != nil {
+		return err
 	}
 	cl, err := e.dial()
 	if err != nil {
@@ -208,6 +205,18 @@ func listedCommand(exe string, argv []string, truncated bool) string {
 		c += " … (cut; the whole argv is on the card and in the receipt)"
 	}
 	return c
+}
+
+// checkTerms refuses a lease's --uses and --ttl outside what a lease
+// can hold.
+func checkTerms(uses uint, ttl time.Duration) error {
+	if uses < 1 || uses > 1<<32-1 {
+		return usageError{"--uses must be from 1 to 4294967295"}
+	}
+	if ttl < time.Second || ttl/time.Second > 1<<32-1 {
+		return usageError{"--ttl must be from 1s to 4294967295s"}
+	}
+	return nil
 }
 
 func runRevoke(e *env, args []string) error { return revoke(e, args, "warrant.revoke/v1", "lease_id") }

@@ -151,11 +151,8 @@ func contractsEnable(e *env, args []string) error {
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile must be short, standard or long, not %q", *prof)}
 	}
-	if *uses < 1 || *uses > 1<<32-1 {
-		return usageError{"--uses must be from 1 to 4294967295"}
-	}
-	if *ttl < time.Second || *ttl/time.Second > 1<<32-1 {
-		return usageError{"--ttl must be at least 1s"}
+	if err := checkTerms(*uses, *ttl); err != nil {
+		return err
 	}
 	if *ws == "" {
 		if *ws, err = os.Getwd(); err != nil {

@@ -64,19 +64,19 @@ type streamPage struct {
 }
 
 // take adds what c holds past the page's offset, at most pageBytes of
-// data in all, and reports whether the page is full.
-func (p *streamPage) take(c *wire.OutputChunk) bool {
+// data in all.
+func (p *streamPage) take(c *wire.OutputChunk) {
 	end := c.Offset + c.NotStreamed + uint64(len(c.Data))
 	if c.Offset > p.at { // never sent: the broker sends gaps, but be sure
 		p.miss(p.at, c.Offset)
 	}
 	if end <= p.at {
-		return false // a resumed stream starts where the last one stopped
+		return // a resumed stream starts where the last one stopped
 	}
 	from := max(c.Offset, p.at)
 	if c.NotStreamed > 0 {
 		p.miss(from, end)
-		return false
+		return
 	}
 	d := c.Data[from-c.Offset:]
 	d = d[:min(len(d), pageBytes-p.data)]
@@ -87,7 +87,6 @@ func (p *streamPage) take(c *wire.OutputChunk) bool {
 	}
 	p.data += len(d)
 	p.at += uint64(len(d))
-	return p.data >= pageBytes
 }
 
 func (p *streamPage) miss(from, to uint64) {

@@ -18,6 +18,7 @@ import (
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
 	"warrant/broker/internal/snapcache"
+	"warrant/broker/internal/toolchain"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
 	"warrant/internal/envpolicy"
@@ -94,8 +95,9 @@ type Broker struct {
 	seams []string // test seams in force (broker/internal/seam); nil in production
 	// declared are the operator's declared variables (declared.go), and
 	// caches the per-workspace caches.
-	declared []wire.EnvVar
-	caches   *caches.Store
+	declared   []wire.EnvVar
+	toolchains toolchain.Host // where toolchains are looked for: home and declared variables, as at Open
+	caches     *caches.Store
 	// sealed are the executables <state>/bindings defaults to the sealed
 	// snapshot (bindings.go); git is the operator's git identity, which
 	// every action's HOME carries (gitidentity.go), or nil.
@@ -202,7 +204,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
-		protected: protected, withheld: withheld, declared: declared, sealed: sealed, git: git, caches: store,
+		protected: protected, withheld: withheld, declared: declared, toolchains: toolchainHost(declared), sealed: sealed, git: git, caches: store,
 		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now(),
 		adirs: openActionDirs(dirs.actions, cfg.Logf)}
 	keys, err := loadKeys(dirs)

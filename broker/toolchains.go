@@ -28,7 +28,7 @@ func (b *Broker) decide(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar
 	if err != nil {
 		return nil, wire.Policy{}, nil, err
 	}
-	h := toolchainHost(b.declared)
+	h := b.toolchains
 	f, _ := toolchain.Find(h, toolchain.Program(&exe))
 	if p := toolchain.Interpreter(&exe); f == nil && p != nil {
 		f, _ = toolchain.Find(h, p)

@@ -1,5 +1,7 @@
-# Plain go commands; see README.md. Both binaries are static pure Go: the
-# launcher embeds a seccomp program compiled with libseccomp (cgo) by
+# Plain go commands; see README.md. The binaries are static pure Go: the
+# thin client broker, brokerd beside it (which broker executes for what it
+# does not do itself, docs/architecture.md §3.2) and the launcher, which
+# embeds a seccomp program compiled with libseccomp (cgo) by
 # go generate ./launcher/linux, which a test keeps byte-identical.
 GO       ?= go
 FUZZTIME ?= 10s
@@ -9,6 +11,7 @@ STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/broker ./cmd/broker
+	CGO_ENABLED=0 $(GO) build -o bin/brokerd ./cmd/brokerd
 	CGO_ENABLED=0 $(GO) build -o bin/launcher ./cmd/launcher
 
 # Unit tests, integration tests (they build their own binaries) and every
@@ -24,7 +27,7 @@ integration:
 	$(GO) test -count=1 -v ./integration/...
 
 fuzz:
-	for p in $$($(GO) list ./fuzz/... ./broker/internal/identity ./broker/internal/goals ./broker/internal/protect ./broker/internal/toolchain ./broker/internal/contract ./broker); do \
+	for p in $$($(GO) list ./fuzz/... ./broker/internal/identity ./broker/internal/goals ./broker/internal/protect ./broker/internal/toolchain ./broker/internal/contract ./broker/internal/admission); do \
 		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
 			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 		done; \

@@ -10,18 +10,18 @@ import (
 	"sync"
 	"time"
 
+	"warrant/broker/internal/actiondirs"
+	"warrant/broker/internal/admission"
 	"warrant/broker/internal/caches"
 	"warrant/broker/internal/follow"
-	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
 	"warrant/broker/internal/snapcache"
-	"warrant/broker/internal/toolchain"
+	"warrant/broker/internal/statedir"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
-	"warrant/internal/envpolicy"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -37,7 +37,7 @@ type Config struct {
 
 	// Env are the operator's declared variables, NAME=VALUE (`--env`),
 	// added to every target's environment after those of <state>/env
-	// (declared.go); a refused name stops Open.
+	// (admission.DeclaredEnv); a refused name stops Open.
 	Env []string
 	// CargoTargetCache points CARGO_TARGET_DIR into each workspace's
 	// cache (`--cargo-target-cache`).
@@ -56,8 +56,8 @@ type Config struct {
 	Reprobe bool
 
 	// Witness is a directory outside the state directory to which every
-	// signed checkpoint is copied (`serve --witness`, witness.go); "":
-	// none.
+	// signed checkpoint is copied (`serve --witness`,
+	// broker/internal/witness); "": none.
 	Witness string
 
 	// Output is where the Executor's live output is published
@@ -83,36 +83,22 @@ type Config struct {
 // into evidence.
 type Broker struct {
 	cfg   Config
-	dirs  stateDirs
+	dirs  statedir.Dirs
 	lock  *StateLock
 	owned bool // Open took lock, and Close releases it
 	j     *journal.Journal
 	snaps *snapcache.Cache
-	adirs *actionDirs // actions' private directories (actiondirs.go)
-	base  wire.Policy
-	env   []wire.EnvVar // the identity's environment but for the workspace cache's variables
+	adirs *actiondirs.Dirs // actions' private directories
 	rlog  *receiptLog
 	seams []string // test seams in force (broker/internal/seam); nil in production
-	// declared are the operator's declared variables (declared.go), and
-	// caches the per-workspace caches.
-	declared   []wire.EnvVar
-	toolchains toolchain.Host // where toolchains are looked for: home and declared variables, as at Open
-	caches     *caches.Store
-	// sealed are the executables <state>/bindings defaults to the sealed
-	// snapshot (bindings.go); git is the operator's git identity, which
-	// every action's HOME carries (gitidentity.go), or nil.
-	sealed map[string]bool
-	git    *wire.GitIdentity
+	// admit is what a request's resolution uses, all decided at Open:
+	// the broker's authority, base policy and environment, the caches,
+	// the operator's declared variables, bindings and git identity.
+	admit *admission.Resolver
 	// opened is when Open ran: the origin of the receipts' monotonic clock.
 	opened time.Time
-	// protected are the places no workspace may overlap, and withheld the
-	// directories no program's own directory is granted as (authority.go).
-	protected *identity.Protected
-	withheld  *policy.Withheld
 	// recovered are the actions Open found in flight and made unknown.
 	recovered []string
-
-	reqs requesters // who waits for each pending approval request (requesters.go)
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced whenever an action or approval request changes state
@@ -163,38 +149,38 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 			lock.Release()
 		}
 	}
-	dirs := lock.dirs
-	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.root {
-		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.root))
+	dirs := lock.Dirs()
+	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.Root {
+		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.Root))
 	}
 	// Before any action runs: what a previous broker spilled goes.
-	if err := cfg.Output.SpillTo(dirs.output); err != nil {
+	if err := cfg.Output.SpillTo(dirs.Output); err != nil {
 		release()
 		return nil, fmt.Errorf("open broker: prepare the output spills: %w", err)
 	}
-	git, why := gitIdentity(cfg.Environ)
+	git, why := admission.GitIdentity(cfg.Environ)
 	if why != "" {
 		cfg.Logf("no git identity for actions: %s", why)
 	}
-	declared, err := declaredEnv(dirs.env, cfg.Env)
+	declared, err := admission.DeclaredEnv(dirs.Env, cfg.Env)
 	var sealed map[string]bool
 	if err == nil {
-		sealed, err = readBindingsFile(dirs.bindings)
+		sealed, err = admission.ReadBindings(dirs.Bindings)
 	}
 	var store *caches.Store
 	if err == nil {
-		store, err = caches.Open(dirs.caches, cfg.CargoTargetCache, cfg.Now)
+		store, err = caches.Open(dirs.Caches, cfg.CargoTargetCache, cfg.Now)
 	}
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	protected, withheld, err := authority(&cfg, dirs)
+	protected, withheld, err := admission.Authority(dirs, cfg.Binaries, cfg.ExtraReadPaths)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}
-	j, err := journal.Open(ctx, dirs.journal, cfg.Now)
+	j, err := journal.Open(ctx, dirs.Journal, cfg.Now)
 	if err != nil {
 		protected.Close()
 		release()
@@ -203,11 +189,12 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if slices.Contains(active, seam.Crashtest) {
 		j.SetCrashPoints(seam.CrashPoint)
 	}
-	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, base: base, changed: make(chan struct{}), prober: prober, limiter: limits,
-		protected: protected, withheld: withheld, declared: declared, toolchains: toolchainHost(declared), sealed: sealed, git: git, caches: store,
-		snaps: snapcache.New(64, 1<<30), env: actionEnv(cfg.Environ, declared), seams: active, opened: cfg.Now(),
-		adirs: openActionDirs(dirs.actions, cfg.Logf)}
-	keys, err := loadKeys(dirs)
+	admit := &admission.Resolver{Protected: protected, Withheld: withheld, Base: base, Env: admission.ActionEnv(cfg.Environ, declared),
+		Declared: declared, Environ: cfg.Environ, Caches: store, Toolchains: admission.ToolchainHost(declared), Sealed: sealed, Git: git,
+		Logf: cfg.Logf}
+	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, admit: admit, changed: make(chan struct{}), prober: prober, limiter: limits,
+		snaps: snapcache.New(64, 1<<30), seams: active, opened: cfg.Now(), adirs: actiondirs.Open(dirs.Actions, cfg.Logf)}
+	keys, err := statedir.LoadKeys(dirs)
 	if err == nil {
 		b.rlog, err = openReceiptLog(ctx, j, keys)
 	}
@@ -229,16 +216,6 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	b.recovered = unknown
 	for _, h := range unknown {
 		cfg.Logf("action %s was in flight when the previous broker stopped; its outcome is unknown and it will not be re-run", h)
-	}
-	// A request pending from before has no requester left: the previous
-	// broker's connections ended with it (requesters.go).
-	expired, err := j.ExpirePending(ctx, reasonBrokerStopped)
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("open broker: %w", err)
-	}
-	for _, id := range expired {
-		cfg.Logf("approval request %s expired: %s", id, reasonBrokerStopped)
 	}
 	b.journalSurvivors(ctx, finder, unknown)
 	if _, err := b.EnsureCapability(ctx, cfg.Reprobe); err != nil {
@@ -337,31 +314,17 @@ func (b *Broker) recordSurvivors(ctx context.Context, s runner.Survivor) error {
 	})
 }
 
-// actionEnv is the identity's environment but for the workspace cache's
-// variables: the allowlist built from the broker's environment and the
-// operator's declared variables, without HOME and TMPDIR, which are per
-// action.
-func actionEnv(environ []string, declared []wire.EnvVar) []wire.EnvVar {
-	var env []wire.EnvVar
-	for _, kv := range envpolicy.Build(environ, declared, "/", "/") {
-		if kv.Name != "HOME" && kv.Name != "TMPDIR" {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // Close closes the journal, drops cached snapshots, closes the protected
 // places and releases the lock if Open took it.
 func (b *Broker) Close() error {
 	if b.rlog != nil {
-		b.rlog.witness.close()
+		b.rlog.witness.Close()
 	}
 	b.snaps.Close()
-	b.adirs.close()
+	b.adirs.Close()
 	b.cfg.Output.Close() // no spill outlives its broker
 	err := b.j.Close()
-	b.protected.Close()
+	b.admit.Protected.Close()
 	if b.owned {
 		b.lock.Release()
 	}
@@ -385,8 +348,9 @@ func (b *Broker) changes() <-chan struct{} {
 	return b.changed
 }
 
-// await calls check now and after every change until it reports done,
-// and reports false if budget runs out first.
+// await calls check now, after every change and once more when budget
+// runs out (what changes with time alone is seen then), until it reports
+// done; it reports false if budget runs out first.
 func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (bool, error)) (bool, error) {
 	timer := time.NewTimer(budget)
 	defer timer.Stop()
@@ -398,7 +362,7 @@ func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (
 		select {
 		case <-changed:
 		case <-timer.C:
-			return false, nil
+			return check()
 		case <-ctx.Done():
 			return false, wire.Errorf(wire.CodeIOFailed, "the broker is shutting down")
 		}
@@ -413,10 +377,11 @@ func (b *Broker) await(ctx context.Context, budget time.Duration, check func() (
 // working in them, and they are evidence for the operator who resolves it.
 // Removal does not follow symlinks the target planted (os.RemoveAll works
 // by directory descriptor); a failure is logged and leaves the directory
-// behind. The deletion itself is in the background (actionDirs), started
+// behind. The deletion itself is in the background
+// (broker/internal/actiondirs), started
 // by the call returned, which the caller makes once the end is recorded.
 func (b *Broker) removeActionDirs(handle string) (later func()) {
-	later, err := b.adirs.remove(handle)
+	later, err := b.adirs.Remove(handle)
 	if err != nil {
 		b.cfg.Logf("action %s: remove its private directories: %v", handle, err)
 	}

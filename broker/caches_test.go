@@ -113,7 +113,7 @@ func TestCachePruneNeedsTheStateDirectory(t *testing.T) {
 	b, err := Open(context.Background(), Config{StateDir: state})
 	must(t, err)
 	ws := wire.DirIdentity{Path: "/w", Dev: 1, Ino: 2}
-	c, err := b.caches.For(ws)
+	c, err := b.admit.Caches.For(ws)
 	must(t, err)
 	must(t, b.Close())
 	if gone, err := PruneCaches(state, time.Now().Add(-time.Hour), false); err != nil || len(gone) != 0 {

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"warrant/broker/internal/identity"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
+	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
+	"warrant/internal/profile"
 	"warrant/wire"
 )
 
@@ -60,7 +61,7 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 		b.setCapability(r)
 		return r, nil
 	}
-	bind, err := probe.NewBinding(p, &b.base, b.cfg.ProbeTarget[0])
+	bind, err := probe.NewBinding(p, &b.admit.Base, b.cfg.ProbeTarget[0])
 	if err != nil {
 		r := &probe.Report{Reason: "the probe cannot start: " + err.Error()}
 		r.Conclude()
@@ -78,7 +79,7 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 		}
 	}
 	start := time.Now()
-	r := probe.Run(ctx, p, bind, probe.Setup{Dir: filepath.Join(b.dirs.root, "probe"), Target: b.cfg.ProbeTarget,
+	r := probe.Run(ctx, p, bind, probe.Setup{Dir: filepath.Join(b.dirs.Root, "probe"), Target: b.cfg.ProbeTarget,
 		Prepare: b.prepareProbe})
 	r.At, r.DurationMS = b.cfg.Now().UTC(), time.Since(start).Milliseconds()
 	r.CgroupDirs = p.CgroupDirs()
@@ -95,20 +96,12 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 	return r, nil
 }
 
-// prepareProbe resolves the probe program as an ordinary action would be,
-// with the default policy and an environment built from the broker's plus
-// extraEnv (and the declared variables), and snapshots it. It gets no
-// workspace cache: its scratch workspace is new at every probe. Its workspace is the scratch directory
-// probe.Run makes under <state>/probe: inside the state directory by
-// design, so that one place — the state directory's root — is left out of
-// its workspace check (identity.Protected.Without); every other place,
-// keys/, run/ and actions/ among them, is checked as for any action.
+// prepareProbe resolves the probe program as an ordinary action would be
+// (admission.Resolver.ResolveProbe: the default policy, the broker's
+// environment plus extraEnv, no workspace cache, its scratch workspace
+// under <state>/probe), pins binding, and snapshots it.
 func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string, binding wire.Binding) (*runner.Launch, error) {
-	env := actionEnv(append(append([]string{}, b.cfg.Environ...), extraEnv...), b.declared)
-	res, err := identity.Resolve(s, b.protected.Without(b.dirs.root), func(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
-		pol, err := policy.For(b.base, b.withheld, ws.Path, exe)
-		return env, pol, err
-	})
+	res, err := b.admit.ResolveProbe(s, extraEnv, b.dirs.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -126,4 +119,42 @@ func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string, binding wire.Bi
 		return nil, err
 	}
 	return l, nil
+}
+
+// limiter is an Executor whose actions get memory and process-count
+// limits from the host's cgroups (runner.Runner).
+type limiter interface {
+	Limits() lifecycle.Enforcement
+}
+
+// protector is an Executor that binds the protected paths read-only
+// where it can (runner.Runner).
+type protector interface {
+	Protection() (by, why string)
+}
+
+// protectedBy is how the protected paths are guarded on this host
+// (wire.ProtectedByMount or wire.ProtectedByDetect) and, for detect, why.
+func (b *Broker) protectedBy() (by, why string) {
+	p, ok := b.cfg.Executor.(protector)
+	if !ok {
+		return wire.ProtectedByDetect, "this broker's executor makes no mount namespace"
+	}
+	return p.Protection()
+}
+
+// protection is the card's sentence on it.
+func (b *Broker) protection() string { return policy.Protection(b.protectedBy()) }
+
+// resources is the card's sentence on the memory and process-count
+// limits of profile p on this host: what enforces each, or that it is not
+// limited, why, and how to get it. A missing limit does not refuse the
+// profile (broker/lifecycle's package doc); it is said, never claimed.
+func (b *Broker) resources(p wire.Profile) string {
+	enf := lifecycle.Enforcement{Missing: "This broker's executor sets no cgroup."} // neither limit
+	if b.limiter != nil {
+		enf = b.limiter.Limits()
+	}
+	l := profile.Of(p)
+	return enf.Sentence(p, l.Memory, l.Pids)
 }

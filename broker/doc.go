@@ -10,20 +10,24 @@
 // The package root only ties the pipeline together; each step lives in
 // its own room:
 //
-//	broker (root)              Config/Open/Close, the submit driver (submit.go) and its call
-//	                           ids (calls.go), contract grants: enable and match (contracts.go), dispatch of
-//	                           socket messages (handlers.go), the capability gate
-//	                           (capability.go), the card's memory and process limits
-//	                           (resources.go), what the broker adds to a resolved identity:
-//	                           the operator's sealed-by-default executables (bindings.go),
-//	                           git identity (gitidentity.go) and where a name missing from
-//	                           the sanitized PATH is on the broker's own (resolve.go),
-//	                           evidence: observer, receipt building and
-//	                           sealing (evidence.go, receipts.go), the state-directory layout
-//	                           and keys (statedir.go, keys.go), the places no workspace
-//	                           may overlap (authority.go), read-only readers
-//	                           (receipts_read.go), who waits for each pending approval
-//	                           request and approval_wait (requesters.go)
+//	broker (root)              Config/Open/Close (broker.go), the submit driver (submit.go),
+//	                           contract grants: enable, for a request too, and match
+//	                           (contracts.go), the contracts offered for a request (offers.go),
+//	                           dispatch of socket messages, wait and approval_wait
+//	                           (handlers.go), whether a listed lease can still match here
+//	                           (leases.go), the capability gate and the card's sentences on
+//	                           protection and memory and process limits (capability.go),
+//	                           evidence: observer, receipt building and sealing (evidence.go,
+//	                           receipts.go), live output (follow.go), goals (goals.go), the
+//	                           state directory without a broker: its lock, caches, toolchains,
+//	                           unremoved action directories (state.go), and the read-only
+//	                           readers of the receipt log, capability and witness
+//	                           (receipts_read.go)
+//	broker/internal/admission  the request's way in: call ids, resolution with what the broker
+//	                           adds (environment, policy, workspace cache, toolchain, the
+//	                           operator's declared variables, bindings and git identity, where
+//	                           a name missing from the sanitized PATH is on the broker's own),
+//	                           the places no workspace may overlap, the alias scan's scope
 //	broker/internal/identity   admission of the closed shape, the workspace's overlap with
 //	                           the protected places, resolution to a sealed Resolved,
 //	                           shebang, fingerprint
@@ -35,7 +39,9 @@
 //	                           lifecycle, output recording)
 //	broker/lifecycle           one launch: socketpair, launcher, supervision, group gone
 //	broker/internal/metadata   the target's metadata calls (chmod, chown, xattrs, times),
-//	                           answered beneath the writable scope (seccomp notification)
+//	                           answered beneath the writable scope (seccomp notification);
+//	                           the calls the filter denies by name, refused and counted
+//	broker/internal/denial     what one action's sandbox refused: bounded, exact totals
 //	broker/internal/protect    the workspace's protected paths, before and after: detected
 //	broker/internal/probe      the capability battery and its judging on the host
 //	broker/internal/snapcache  sealed snapshots of executables, keyed by full identity
@@ -44,6 +50,11 @@
 //	broker/internal/toolchain  the toolchain layout an executable lies in (rustup, pyenv,
 //	                           nvm, …, a Go root, a JDK): its root, variables and why
 //	broker/internal/server     the two unix sockets: peer checks, frames, bounds
+//	broker/internal/statedir   the state directory: layout, lock, receipt keys, the operator's
+//	                           files' rule
+//	broker/internal/actiondirs actions' private HOME and TMPDIR: a spare made ahead, removal
+//	                           in the background, what could not be removed
+//	broker/internal/witness    every checkpoint copied to a file outside the state directory
 //	broker/internal/follow     live output: the fan-out of redacted chunks to the agent
 //	                           socket's followers, lossless through a bounded spill
 //	broker/internal/seam       every test seam, none in a production build
@@ -59,6 +70,8 @@
 // The imports among these packages (go list -deps; no cycle, and nothing
 // under broker/internal imports the root):
 //
+//	admission  → identity, aliasscan, policy, journal (call ids), caches, toolchain,
+//	             protect (git's config grammar), statedir, wire, internal/{envpolicy,fsid}
 //	identity   → wire, internal/{envpolicy,fsid,retry}
 //	aliasscan  → wire, internal/retry
 //	policy     → wire, internal/{landlockabi,profile}
@@ -72,19 +85,25 @@
 //	caches     → wire, internal/retry
 //	toolchain  → wire, internal/envpolicy
 //	server     → wire
+//	statedir   → client (the socket paths), receipt (the keys)
+//	actiondirs → journal (new ids), internal/{ahead,rmtree}
+//	witness    → journal (its reports), receipt
 //	follow     → wire, internal/profile
 //	seam       → runner
-//	root       → all of the above, client, receipt, wire, internal/{envpolicy,fsid,profile}
 //	view       → receipt, wire
+//	root       → all of the above, client, view (an offer's command lines), receipt, wire,
+//	             internal/{fsid,profile}
 //	mcp        → root (the receipt log, read-only), client (its Agent half), view, receipt, wire
 //	cli        → root, client, view, mcp, follow, policy, probe, runner, receipt, wire, internal/probeprog
 //
 // identity takes the environment and the policy as inputs (an Inputs
-// function of the workspace and the executable: the root's inputs.go
-// joins policy.For, the declared environment and the workspace's cache),
-// so the fingerprint covers them without identity depending on policy; likewise the places no workspace may overlap (identity.Protected:
-// the state directory, the binaries' directories, the host's roots), which
-// the root names and opens once at Open. The runner holds no reference to
+// function of the workspace and the executable: admission.Resolver joins
+// policy.For, the declared environment, the workspace's cache and the
+// toolchain), so the fingerprint covers them without identity depending
+// on policy; likewise the places no workspace may overlap
+// (identity.Protected: the state directory, the binaries' directories,
+// the host's roots), which admission.Authority names and the root opens
+// once at Open. The runner holds no reference to
 // the broker: it reports events and one Observation to a runner.Observer,
 // and the root journals them, builds the receipt from the journal's facts
 // plus the observation, and seals it with the result in one transaction.
@@ -98,16 +117,23 @@
 //   - The snapshot cache is its own room: it is shared by submit and the
 //     probe, and its invariant (a snapshot is only ever handed out for the
 //     exact file identity and digest it was made from) stands alone.
-//   - The state-directory layout stays in the root: it is the broker's
-//     own property (one lock, one layout), used by Open, the read-only
-//     readers and the probe's scratch directory, and small.
+//   - Admission is its own room: what the broker adds to a request before
+//     its lease is matched (its call id, the inputs and authority of its
+//     resolution, the operator's files, the alias scan's scope) is decided
+//     at Open or read from the journal, never from the running pipeline;
+//     the root holds one admission.Resolver and calls its steps in order.
+//   - The state-directory layout is its own room (broker/internal/statedir):
+//     one lock, one layout, used by Open, the read-only readers, the
+//     probe's scratch directory and the CLI's commands without a broker
+//     (state.go); the actions' private directories and the witness are
+//     rooms of their own beside it.
 //   - The Executor contract lives in runner beside its implementation;
 //     the root, the probe and the seams import its types.
 //   - The workspace caches are their own room: the layout under
 //     <state>/caches and the rule that nothing beneath a cache is trusted
 //     (targets write there) stand alone; the root decides when a cache is
-//     used (inputs.go) and when it may be removed (the state lock,
-//     caches.go).
+//     used (admission.Resolver.Inputs) and when it may be removed (the
+//     state lock, PruneCaches in state.go).
 //
 // # Invariants
 //
@@ -168,18 +194,15 @@
 //     denial is reported once — by approval_wait to a requester waiting
 //     for it (the `broker run` prompt), or else as APPROVAL_DENIED to the
 //     next submit — and after that the next submit asks anew.
-//   - A pending request lives only while someone waits for its decision
-//     (requesters.go): its requesters are the socket connections that
-//     submitted it or wait on it (approval_wait). A watched connection is
-//     not closed for idleness (broker/internal/server); when the last of
-//     them ends while the request is pending, it expires with the reason
-//     "its requester went away" ("the broker stopped while it was
-//     pending" when the broker was shutting down), can no longer be
-//     approved or denied (`broker approve` says it expired and why), and
-//     the next submit asks anew. At Open every request still pending
-//     expires the same way: the previous broker's connections ended with
-//     it. An in-process caller (no connection) is not tracked. Lease
-//     error codes (LEASE_EXPIRED, LEASE_EXHAUSTED,
+//   - A pending request lives until it is decided or its TTL runs out
+//     (journal.RequestTTL, 30 minutes), whoever asked for it: it survives
+//     its requester's connection and a broker restart, so a one-shot MCP
+//     client, an agent that restarts its server or a second `broker run`
+//     of the same command finds it (the identical submit reuses it) and
+//     runs under its decision. Past its TTL it expires with the reason
+//     "no one decided it within 30m0s", can no longer be approved or
+//     denied (`broker approve` says it expired and why), and the next
+//     submit asks anew; a call id's repeat asks anew too. Lease error codes (LEASE_EXPIRED, LEASE_EXHAUSTED,
 //     LEASE_REVOKED, GOAL_REVISION_MISMATCH, GOAL_INACTIVE) come from the
 //     checkpoint's re-check when the lease changed after it matched; an
 //     unusable lease at submit time simply does not match.
@@ -195,10 +218,30 @@
 //     and nothing is run again. Processes it cannot end, or cannot prove
 //     the action's (the first process is gone but its group lives on),
 //     are reported with their pids and command lines, not ended.
-//   - Call ids (calls.go). A submit may carry a call_id (wire.Submit);
-//     it names one request — the workspace and the closed request
-//     (executable, argv, cwd, profile, goal, with goal "" read as the
-//     default goal) — within its session. Sessions are independent
+//   - Contracts (contracts.go, offers.go; docs/contracts.md). A grant
+//     binds a base identity (the executable resolved as a submit with no
+//     arguments in the workspace root would be, or a pending request's
+//     identity) without argv and cwd, and admits every argv its contract
+//     accepts beneath the action's cwd; the operator may enable one for a
+//     pending request (wire.ContractEnable.Request), which must run the
+//     very program the contract is about (its resolved file, and a
+//     script's interpreter, are what the contract's executable resolves
+//     to in the workspace, on the sanitized PATH or in its toolchain's
+//     bin/, outside the workspace and cache, unless the operator names
+//     that file) and accept its argv in its cwd, reopened by descriptor
+//     and held to the identity the request named: the journal then
+//     settles it, and the oldest other pending requests of the workspace
+//     the grant admits, up to its uses, as approved, covered by the
+//     grant, in the same transaction, and approval_wait answers the grant
+//     as its lease (and, for a request still pending, answers expired at
+//     its TTL). An
+//     offer (wire.ContractOffer) lists the library contracts that would:
+//     each with the command lines it covers, the request's and those of
+//     the latest requests a grant for it would bind (the same base).
+//   - Call ids (broker/internal/admission's calls.go). A submit may
+//     carry a call_id (wire.Submit); it names one request — the
+//     workspace and the closed request (executable, argv, cwd, profile,
+//     goal, with goal "" read as the default goal) — within its session. Sessions are independent
 //     namespaces; submits without a session share one. A repeat with any
 //     other workspace or request is refused with ARGUMENTS_INVALID,
 //     naming the call id, and records nothing. A repeat of the same
@@ -223,7 +266,7 @@
 //     answer it (journal.ErrCallStarted). Bindings are kept for good.
 //   - A profile's memory or process-count limit the host cannot apply
 //     does not refuse the action: the card says it is not limited, why,
-//     and how to get it (resources.go), and the receipt claims no figure
+//     and how to get it (capability.go), and the receipt claims no figure
 //     for it (broker/lifecycle's package doc has the rule).
 //
 // # Threat model
@@ -246,10 +289,12 @@
 // caches/<key>/{workspace,data/} (one per workspace identity, kept across
 // actions; broker/internal/caches), env (optional: the operator's declared
 // variables, NAME=VALUE lines, a regular file of the broker's uid not
-// writable by others; declared.go), lock. Every directory 0700. An
-// action's home and tmp are removed once its outcome is known and kept
-// while it is unknown; a cache only by `broker caches prune`. With
+// writable by others; admission.DeclaredEnv), bindings (optional: the
+// executables sealed by default; admission.ReadBindings), lock. Every
+// directory 0700 (broker/internal/statedir). An action's home and tmp
+// are removed once its outcome is known and kept while it is unknown
+// (broker/internal/actiondirs); a cache only by `broker caches prune`. With
 // Config.Witness (`serve --witness DIR`) every checkpoint is also copied
 // to a file in DIR, which must lie outside the state directory
-// (witness.go).
+// (broker/internal/witness).
 package broker

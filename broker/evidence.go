@@ -103,7 +103,7 @@ func (o *observer) Event(e lifecycle.Event) {
 func (o *observer) End(obs *runner.Observation) {
 	ctx := context.Background()
 	b := o.b
-	later := b.adirs.spare.Refill // an unknown action's directories are kept; the next spare is made all the same
+	later := b.adirs.Refill // an unknown action's directories are kept; the next spare is made all the same
 	if obs.Result.Outcome != wire.OutcomeUnknown {
 		later = b.removeActionDirs(o.handle) // renamed away now, deleted once the end is recorded
 	}
@@ -196,9 +196,12 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 	if res.Ready != nil {
 		rc.Limits = receipt.LimitsOf(rc.Identity.Profile, receipt.Launched(res.Enforced.Memory.EnforcedBy(), res.Enforced.Pids.EnforcedBy()))
 		rc.Sandbox = receipt.SandboxOf(res.Ready)
-		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0) {
+		if !res.Started.IsZero() && (res.MetadataDone > 0 || res.MetadataRefused > 0 || res.Denials != nil && res.Denials.Total > 0) {
 			rc.Metadata = &receipt.Metadata{Performed: res.MetadataDone, Refused: res.MetadataRefused,
 				BrokerCPUNs: uint64(max(res.MetadataCPU, 0)), HeldNs: uint64(max(res.MetadataHeld, 0))}
+		}
+		if !res.Started.IsZero() {
+			rc.Denials = receipt.DenialsOf(res.Denials, b.Stamp) // nil where nothing watched
 		}
 		if obs.BoundBy != "" {
 			rc.Sandbox.BoundBy = obs.BoundBy

@@ -7,6 +7,7 @@ import (
 
 	"warrant/broker/client"
 	"warrant/broker/internal/identity"
+	"warrant/broker/internal/journal"
 	"warrant/broker/internal/server"
 	"warrant/wire"
 )
@@ -34,7 +35,7 @@ func capWait(budgetMs uint32) error {
 // caps and deadlines, bounded connections), dispatching each request to
 // HandleAgent or HandleOperator.
 func (b *Broker) Serve(ctx context.Context) error {
-	agent, operator := client.SocketPaths(b.dirs.root)
+	agent, operator := client.SocketPaths(b.dirs.Root)
 	return server.Serve(ctx, server.Options{AgentPath: agent, OperatorPath: operator,
 		Agent: b.HandleAgent, Operator: b.HandleOperator,
 		Streams:  map[wire.MsgType]server.StreamHandler{wire.TypeFollow: b.HandleFollow},
@@ -80,7 +81,8 @@ func (b *Broker) HandleAgent(ctx context.Context, m wire.Message) wire.Message {
 
 // HandleOperator answers one request from operator.sock: approve, deny,
 // revoke, list, resolve, goal state, the operator's statements about
-// goal steps and contract grants (contracts.go).
+// goal steps, contract grants (contracts.go) and the contracts offered
+// for a request (offers.go). A decision wakes those waiting for it.
 func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Message {
 	var reply wire.Message
 	var err error
@@ -89,15 +91,19 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		var l *wire.LeaseView
 		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, pinBinding(m.Binding)); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
-			b.settled(m.RequestID)
+			b.notify()
 		}
 	case *wire.Deny:
 		if err = b.j.Deny(ctx, m.RequestID, m.Reason); err == nil {
 			reply = &wire.OK{}
-			b.settled(m.RequestID)
+			b.notify()
 		}
 	case *wire.Revoke:
-		reply, err = &wire.OK{}, b.j.Revoke(ctx, m.LeaseID)
+		revoke := b.j.Revoke
+		if m.Contract {
+			revoke = b.j.RevokeContract // a plain lease is refused
+		}
+		reply, err = &wire.OK{}, revoke(ctx, m.LeaseID)
 	case *wire.List:
 		reply, err = b.list(ctx, m)
 	case *wire.Resolve:
@@ -111,7 +117,10 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 		var l *wire.LeaseView
 		if l, err = b.enableContract(ctx, m); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
+			b.notify() // the request it settled, if any, is approved
 		}
+	case *wire.ContractOffer:
+		reply, err = b.contractOffers(ctx, m.Request)
 	default:
 		panic(fmt.Sprintf("broker: internal error: %s on the operator channel", m.Type()))
 	}
@@ -129,12 +138,6 @@ func pinBinding(b wire.Binding) func(*wire.CommandIdentity) ([]byte, error) {
 		pinned.Binding = b
 		return identity.Fingerprint(&pinned)
 	}
-}
-
-// settled tells those waiting that request id was decided.
-func (b *Broker) settled(id string) {
-	b.decided(id)
-	b.notify()
 }
 
 func (b *Broker) answer(reply wire.Message, err error) wire.Message {
@@ -159,8 +162,10 @@ func (b *Broker) list(ctx context.Context, m *wire.List) (wire.Message, error) {
 			n = size + 1 // the pending requests go on past the page
 		}
 	case wire.ListLeases:
-		l.Leases, err = b.j.Leases(ctx, m.After, size+1)
+		var ids []*wire.CommandIdentity
+		l.Leases, err = b.j.Leases(ctx, m.After, size+1, &ids)
 		l.Leases, n = cutPage(l.Leases, size)
+		b.judgeLeases(l.Leases, ids) // leases.go: the rows are closed
 	case wire.ListActions:
 		l.Actions, err = b.j.Actions(ctx, m.UnknownOnly, m.After, size+1)
 		l.Actions, n = cutPage(l.Actions, size)
@@ -193,6 +198,32 @@ func (b *Broker) Wait(ctx context.Context, handle string, budget time.Duration) 
 		return &wire.WaitTimeout{Handle: handle, State: st.State}, nil
 	}
 	return st, nil
+}
+
+// ApprovalWait answers the state of approval request id once it is no
+// longer pending, or pending when the budget runs out first (not a
+// failure). A pending request does not depend on who waits for it: it
+// lives until it is decided or its TTL runs out (journal.RequestTTL),
+// whoever submitted it and however often they come back. A denial it
+// answers is reported (journal.Decision). Nothing is written when the
+// TTL runs out, so the wait ends then at the latest, and answers the
+// request expired.
+func (b *Broker) ApprovalWait(ctx context.Context, id string, budget time.Duration) (wire.Message, error) {
+	v, err := b.j.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	budget = min(budget, max(time.Unix(v.CreatedUnix, 0).Add(journal.RequestTTL).Sub(b.cfg.Now()), 0))
+	var d *wire.ApprovalState
+	_, err = b.await(ctx, budget, func() (bool, error) {
+		var err error
+		d, err = b.j.Decision(ctx, id)
+		return err != nil || d.State != wire.RequestPending, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Cancel asks the executor to end an action in flight. Cancel is not stop

@@ -24,14 +24,14 @@ import (
 // with -tags warrant_insecure_probe_test, whose default policy
 // deliberately lets actions read the state directory.
 
-// buildProbeBins builds the broker, the insecure broker and the launcher.
+// buildProbeBins builds brokerd, the insecure brokerd and the launcher.
 func buildProbeBins(t *testing.T) (brokerBin, insecureBin, launcherBin string) {
 	t.Helper()
 	dir := t.TempDir()
 	brokerBin, insecureBin, launcherBin = filepath.Join(dir, "broker"), filepath.Join(dir, "broker-insecure"), filepath.Join(dir, "launcher")
 	for _, b := range [][]string{
-		{"-o", brokerBin, "warrant/cmd/broker"},
-		{"-tags", "warrant_insecure_probe_test", "-o", insecureBin, "warrant/cmd/broker"},
+		{"-o", brokerBin, "warrant/cmd/brokerd"},
+		{"-tags", "warrant_insecure_probe_test", "-o", insecureBin, "warrant/cmd/brokerd"},
 		{"-o", launcherBin, "warrant/cmd/launcher"},
 	} {
 		cmd := exec.Command("go", append([]string{"build"}, b...)...)
@@ -90,6 +90,7 @@ func wantChecks(limits []probe.Limit) (want []string) {
 			}
 			want = append(want, probeprog.ProtectedWrite+"/"+who+at) // a root broker binds it read-only
 		}
+		want = append(want, probe.RecordSocket+"/host"+at, probe.RecordMetadata+"/host"+at)
 	}
 	return want
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"warrant/broker/internal/journal"
+	"warrant/broker/internal/witness"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -20,10 +21,10 @@ import (
 // checkpoints together is caught by the actions that name the cut
 // receipts, and by any checkpoint kept outside the state directory: the
 // operator's copy (`broker receipts checkpoint`) or the witness file,
-// written after each commit (witness.go).
+// written after each commit (broker/internal/witness).
 type receiptLog struct {
 	keys    *receipt.Keys
-	witness *witness // nil without --witness
+	witness *witness.Witness // nil without --witness
 
 	mu       sync.Mutex // serializes appends: one chain, one writer
 	chain    *receipt.Chain
@@ -84,20 +85,24 @@ func (b *Broker) appendLog(ctx context.Context, fn func(tx *journal.LogTx, c *re
 			b.cfg.Logf("receipt log: %v", rerr)
 		}
 	case err == nil && cp != nil:
-		l.witness.write(ctx, cp, l.chain.Len()) // committed: only now may it leave the state directory
+		l.witness.Write(ctx, cp, l.chain.Len()) // committed: only now may it leave the state directory
 	}
 	return err
 }
 
 // openWitness opens the configured witness with the store's newest
 // checkpoint.
-func (b *Broker) openWitness(ctx context.Context) (*witness, error) {
+func (b *Broker) openWitness(ctx context.Context) (*witness.Witness, error) {
 	latest, err := b.j.LatestCheckpoint(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return openWitness(ctx, b.cfg.Witness, b.dirs.root, b.rlog.keys.Public(), latest, b.j, b.cfg.Logf)
+	return witness.Open(ctx, b.cfg.Witness, b.dirs.Root, b.rlog.keys.Public(), latest, b.j, b.cfg.Logf)
 }
+
+// Keys returns the broker's receipt keys: the signing key, and the output
+// HMAC key that every stream recorder needs (Keys().MACKey()).
+func (b *Broker) Keys() *receipt.Keys { return b.rlog.keys }
 
 // SealReceipt assigns r an id if it has none, seals it with its streams
 // into the chain, and stores the signed entry, its retained body and its

@@ -14,6 +14,8 @@ import (
 
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/probe"
+	"warrant/broker/internal/statedir"
+	"warrant/broker/internal/witness"
 	"warrant/receipt"
 )
 
@@ -56,11 +58,11 @@ func ReadReceiptLog(ctx context.Context, root string) (*ReceiptLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
-	keys, err := existingKeys(abs)
+	keys, err := statedir.ExistingKeys(abs)
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
-	j, err := journal.OpenReadOnly(layout(abs).journal)
+	j, err := journal.OpenReadOnly(statedir.Layout(abs).Journal)
 	if err != nil {
 		return nil, fmt.Errorf("read receipt log: %w", err)
 	}
@@ -80,7 +82,7 @@ func ReadCapability(ctx context.Context, root string) (*probe.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read capability: %w", err)
 	}
-	j, err := journal.OpenReadOnly(layout(abs).journal)
+	j, err := journal.OpenReadOnly(statedir.Layout(abs).Journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no broker has run here
 	}
@@ -107,6 +109,10 @@ func storedReport(ctx context.Context, j *journal.Journal) (*probe.Report, error
 	return r, nil
 }
 
+// WitnessFile is the witness file's name for the log signed by pub
+// (broker/internal/witness).
+func WitnessFile(pub ed25519.PublicKey) string { return witness.File(pub) }
+
 // WitnessStatus is what `broker status` says of the witness: the last
 // witness report a broker recorded, and what the witness file and the
 // journal hold now.
@@ -127,7 +133,7 @@ func ReadWitness(ctx context.Context, root string) (*WitnessStatus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read witness: %w", err)
 	}
-	j, err := journal.OpenReadOnly(layout(abs).journal)
+	j, err := journal.OpenReadOnly(statedir.Layout(abs).Journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -139,7 +145,7 @@ func ReadWitness(ctx context.Context, root string) (*WitnessStatus, error) {
 	if err != nil || r == nil {
 		return nil, err
 	}
-	keys, err := existingKeys(abs)
+	keys, err := statedir.ExistingKeys(abs)
 	if err != nil {
 		return nil, fmt.Errorf("read witness: %w", err)
 	}
@@ -149,11 +155,11 @@ func ReadWitness(ctx context.Context, root string) (*WitnessStatus, error) {
 		return nil, err
 	}
 	if latest != nil {
-		if w.LogSize, err = checkpointSize(latest, keys.Public()); err != nil {
+		if w.LogSize, err = witness.CheckpointSize(latest, keys.Public()); err != nil {
 			return nil, err
 		}
 	}
-	last, err := lastNote(r.Path)
+	last, err := witness.LastNote(r.Path)
 	if err == nil && last != nil {
 		var t tlog.Tree
 		t, err = receipt.OpenCheckpoint(last, keys.Public())

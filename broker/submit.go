@@ -3,7 +3,7 @@ package broker
 import (
 	"context"
 
-	"warrant/broker/internal/aliasscan"
+	"warrant/broker/internal/admission"
 	"warrant/broker/internal/goals"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
@@ -15,7 +15,8 @@ import (
 
 // Submit runs the pipeline of docs/architecture.md §2 up to the launch:
 // admission → goal active, and the step's dependencies verified when a
-// step is named (stepGate: STEP_BLOCKED) → identity → alias scan of the workspace and its cache (aliasscan.Check:
+// step is named (stepGate: STEP_BLOCKED) → identity (admission.Resolver)
+// → alias scan of the workspace and its cache (admission.Scan:
 // WORKSPACE_ALIASED before anything is asked) → exact lease match, else a
 // contract grant's (contracts.go), else an approval request →
 // snapshot → EXECUTING checkpoint (the lease use is consumed there) →
@@ -24,7 +25,8 @@ import (
 // answered, once the checkpoint is durable (its fsync runs while the
 // launcher confines itself). It answers *wire.Accepted or
 // *wire.ApprovalRequired, or a *wire.Error; a repeat of a call id that
-// started an action answers that action's *wire.Status (calls.go). Unless the capability probe
+// started an action answers that action's *wire.Status
+// (admission.Repeated). Unless the capability probe
 // verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
 // before anything else. Without an Executor it refuses with
 // SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
@@ -40,12 +42,12 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	if goalID == "" {
 		goalID = journal.DefaultGoal
 	}
-	call, err := callOf(s, goalID)
+	call, err := admission.CallOf(s, goalID)
 	if err != nil {
 		return nil, err
 	}
-	if reply, err := b.repeated(ctx, call); reply != nil || err != nil {
-		return reply, err // what the call id already stands for (calls.go)
+	if reply, err := admission.Repeated(ctx, b.j, b.cfg.Now, call); reply != nil || err != nil {
+		return reply, err // what the call id already stands for
 	}
 	g, err := b.j.Goal(ctx, goalID)
 	if err != nil {
@@ -60,7 +62,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 			return nil, err // STEP_BLOCKED or an unknown step: nothing asked, consumed or started
 		}
 	}
-	r, err := b.resolve(s)
+	r, err := b.admit.Resolve(s)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +77,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// Before anything is asked or consumed: a workspace holding a second
 	// name of a file outside its writable scope (the workspace and its
 	// cache), or a mount point, is WORKSPACE_ALIASED (aliasscan).
-	scope, err := openReadWrite(&id.Policy)
-	if err != nil {
-		return nil, err
-	}
-	scanned, err := aliasscan.Check(r.Workspace(), scope...)
-	closeAll(scope)
+	scanned, err := admission.Scan(r)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +108,10 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.caches.Dir(id.Workspace), b.protection(), b.resources(id.Profile)), call)
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.admit.Caches.Dir(id.Workspace), b.protection(), b.resources(id.Profile)), call)
 		if err != nil {
-			return b.raced(ctx, call, err)
+			return admission.Raced(ctx, b.j, b.cfg.Now, call, err)
 		}
-		b.hold(ctx, view.ID) // it lives while its requester waits (requesters.go)
 		return &wire.ApprovalRequired{Request: *view}, nil
 	}
 	if b.cfg.Executor == nil {
@@ -142,7 +138,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	if launch.Handle, launch.Durable, err = b.j.Checkpoint(ctx, lease, s.Request.Session, s.Request.Step, id, call); err != nil {
 		obs.release()
-		return b.raced(ctx, call, err)
+		return admission.Raced(ctx, b.j, b.cfg.Now, call, err)
 	}
 	obs.handle = launch.Handle
 	defer b.notify()
@@ -151,12 +147,12 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	// executes, and the submit is answered, only once that returned.
 	answer := func() (wire.Message, error) {
 		if err := durable(); err != nil {
-			return nil, notDurable(handle, err)
+			return nil, admission.NotDurable(handle, err)
 		}
 		return &wire.Accepted{Handle: handle, Lease: lease.ID(), UsesLeft: lease.UsesLeft(), Contract: lease.Contract()}, nil
 	}
-	if launch.Home, launch.Tmp, err = b.adirs.make(launch.Handle); err == nil && id.GitIdentity != nil {
-		err = writeGitConfig(launch.Home, id.GitIdentity) // the approved identity, whatever the broker read since
+	if launch.Home, launch.Tmp, err = b.adirs.Make(launch.Handle); err == nil && id.GitIdentity != nil {
+		err = admission.WriteGitConfig(launch.Home, id.GitIdentity) // the approved identity, whatever the broker read since
 	}
 	if err != nil {
 		obs.release()
@@ -169,13 +165,6 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return answer()
-}
-
-// notDurable refuses a submit whose action was checkpointed but whose
-// record the journal could not make durable (err): its launcher is never
-// told to proceed.
-func notDurable(handle string, err error) error {
-	return wire.Errorf(wire.CodeIOFailed, "action %s was checkpointed but its record could not be made durable, so it was not run: %v", handle, err)
 }
 
 // snapshots fills in the sealed snapshots of a sealed-snapshot launch; an

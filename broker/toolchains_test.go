@@ -36,7 +36,7 @@ func TestToolchainInIdentity(t *testing.T) {
 	r := newRig(t)
 	req := r.request()
 	req.Executable, req.Argv = java, []string{"-version"}
-	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: req})
+	res, err := r.b.admit.Resolve(&wire.Submit{Workspace: r.workspace, Request: req})
 	must(t, err)
 	t.Cleanup(res.Close)
 	id := res.Identity()
@@ -71,7 +71,7 @@ func TestToolchainInIdentity(t *testing.T) {
 	}
 
 	declared := newRig(t, func(c *Config) { c.Env = []string{"JAVA_HOME=/opt/mine"} })
-	res, err = declared.b.resolve(&wire.Submit{Workspace: declared.workspace, Request: req})
+	res, err = declared.b.admit.Resolve(&wire.Submit{Workspace: declared.workspace, Request: req})
 	must(t, err)
 	t.Cleanup(res.Close)
 	id = res.Identity()
@@ -85,7 +85,7 @@ func TestToolchainInIdentity(t *testing.T) {
 // it was before discovery.
 func TestToolchainLeftOut(t *testing.T) {
 	r := newRig(t)
-	res, err := r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: r.request()})
+	res, err := r.b.admit.Resolve(&wire.Submit{Workspace: r.workspace, Request: r.request()})
 	must(t, err)
 	t.Cleanup(res.Close)
 	if res.Identity().Toolchain != nil {
@@ -95,7 +95,7 @@ func TestToolchainLeftOut(t *testing.T) {
 	must(t, os.Symlink(java, filepath.Join(r.workspace, "sub", "java")))
 	req := r.request()
 	req.Executable, req.Cwd = "./sub/java", "."
-	_, err = r.b.resolve(&wire.Submit{Workspace: r.workspace, Request: req})
+	_, err = r.b.admit.Resolve(&wire.Submit{Workspace: r.workspace, Request: req})
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.CodePathInvalid {
 		t.Fatalf("a workspace link to a JDK outside the read paths: %v, want PATH_INVALID", err)

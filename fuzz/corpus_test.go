@@ -13,7 +13,8 @@ import (
 
 // TestFuzzCorporaNotEmpty finds every fuzz target in this package, the
 // ones below it and the broker's (broker/internal/identity, the env
-// and bindings files' in broker, the goal document's in broker/internal/goals, the git
+// and bindings files' and the git identity's in broker/internal/admission,
+// the goal document's in broker/internal/goals, the git
 // config's in broker/internal/protect, the toolchain markers' in
 // broker/internal/toolchain, the program contract's in
 // broker/internal/contract) by parsing
@@ -34,7 +35,7 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := filepath.Glob("../broker/*_test.go")
+	admission, err := filepath.Glob("../broker/internal/admission/*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestFuzzCorporaNotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker = append(append(append(append(append(broker, root...), goals...), protect...), toolchain...), contract...)
+	broker = append(append(append(append(append(broker, admission...), goals...), protect...), toolchain...), contract...)
 	files := append(append(here, below...), broker...)
 	targets := map[string]string{} // name -> its corpus directory
 	fset := gotoken.NewFileSet()

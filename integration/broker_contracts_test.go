@@ -4,9 +4,12 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"warrant/wire"
 )
@@ -174,4 +177,159 @@ func TestBrokerContracts(t *testing.T) {
 		t.Fatalf("the revoked git grant is listed as usable (%d uses)", n)
 	}
 	d.Verify()
+}
+
+// TestBrokerContractForRequest: the operator settles an agent's pending
+// request by enabling a contract for it, as a scripted approver does
+// with `broker contracts enable NAME --request ID`. `contracts offer`
+// lists the contract with the command it covers; the agent waiting on
+// the request learns it is approved with the grant as its lease, and its
+// command (and later ones the grammar accepts) runs under the grant,
+// each with its own receipt naming the contract. A contract that does
+// not cover the request, and a second settling, are refused; `contracts
+// revoke` refuses a plain lease.
+func TestBrokerContractForRequest(t *testing.T) {
+	need(t, "/usr/bin/git")
+	d := shared(t)
+	a := d.newAgent(t)
+	if out, err := exec.Command("/usr/bin/git", "init", "-q", a.WS).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	status := a.request(wire.ProfileShort, "git", "status")
+	s, err := a.cl.Submit(a.WS, status)
+	if err != nil || s.Approval == nil {
+		t.Fatalf("git status without a grant: %+v %v; want an approval request", s, err)
+	}
+	id := s.Approval.ID
+
+	out, code := d.CLI("contracts", "offer", id, "--json")
+	var offer struct {
+		Request string `json:"request"`
+		Offers  []struct {
+			Name   string   `json:"name"`
+			Usage  string   `json:"usage"`
+			Covers []string `json:"covers"`
+		} `json:"offers"`
+	}
+	if err := json.Unmarshal([]byte(out), &offer); code != 0 || err != nil || offer.Request != id || len(offer.Offers) != 1 ||
+		offer.Offers[0].Name != "git" || len(offer.Offers[0].Covers) == 0 || offer.Offers[0].Covers[0] != "git status" {
+		t.Fatalf("contracts offer %s: exit %d, %v\n%s", id, code, err, out)
+	}
+	if out, code := d.CLI("contracts", "offer", id); code != 0 || !strings.Contains(out, "git: ") || !strings.Contains(out, "\n    git status\n") ||
+		!strings.Contains(out, "broker contracts enable git --request "+id) {
+		t.Fatalf("contracts offer %s: exit %d\n%s", id, code, out)
+	}
+	refused(t, d, "contract go-test is for go", "contracts", "enable", "go-test", "--request", id)
+
+	out, code = d.CLI("contracts", "enable", "git", "--request", id, "--uses", "3", "--json")
+	var enabled struct {
+		Grant struct {
+			ID       string `json:"id"`
+			Contract string `json:"contract"`
+			UsesLeft uint32 `json:"uses_left"`
+		} `json:"grant"`
+		Request string `json:"request"`
+	}
+	if err := json.Unmarshal([]byte(out), &enabled); code != 0 || err != nil || enabled.Grant.Contract != "git" || enabled.Request != id {
+		t.Fatalf("contracts enable git --request %s: exit %d, %v\n%s", id, code, err, out)
+	}
+	grant := enabled.Grant.ID
+	st, err := a.cl.ApprovalWait(id, time.Minute)
+	if err != nil || st.State != wire.RequestApproved || st.LeaseID != grant {
+		t.Fatalf("approval_wait of the settled request: %+v %v; want approved on grant %s", st, err, grant)
+	}
+	h, res := a.admitted(status, grant, "git", 2)
+	if res.Outcome != wire.Exited || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("git status under the grant: %+v\n%s", res, res.Stderr.Text)
+	}
+	if c := d.Receipt(h).Contract; c == nil || c.Grant != grant || c.Name != "git" {
+		t.Fatalf("the receipt does not name the grant: %+v", c)
+	}
+	a.admitted(a.request(wire.ProfileShort, "git", "log", "--oneline"), grant, "git", 1)
+	refused(t, d, "is already approved", "contracts", "enable", "git", "--request", id)
+
+	lease := a.approvedLease(a.request(wire.ProfileShort, "/bin/true"))
+	refused(t, d, "is a lease, not a contract grant", "contracts", "revoke", lease)
+	if out, code := d.CLI("contracts", "revoke", grant); code != 0 {
+		t.Fatalf("contracts revoke %s: exit %d\n%s", grant, code, out)
+	}
+	d.Verify()
+}
+
+// approvedLease submits req, approves the request it raises with one use
+// and returns the lease.
+func (a *agent) approvedLease(req wire.ActionRequest) string {
+	a.t.Helper()
+	s, err := a.cl.Submit(a.WS, req)
+	if err != nil || s.Approval == nil {
+		a.t.Fatalf("submit %q: %+v %v; want an approval request", req.Argv, s, err)
+	}
+	l, err := a.d.dial().Approve(s.Approval.ID, 1, time.Hour)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return l.ID
+}
+
+// refused runs `broker ARGS... --state STATE`, which must fail with exit
+// status 1 and say want.
+func refused(t *testing.T, d *brokerd, want string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bins.broker, append(args, "--state", d.State)...)
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), want) {
+		t.Fatalf("broker %s: exit %d, want 1 saying %q:\n%s", strings.Join(args, " "), code, want, out)
+	}
+}
+
+// One enable settles every waiting run it covers: two `broker run`s of
+// different git commands wait on requests of their own; enabling git
+// for the first approves both (the answer says 2, and the file the grant
+// binds), and both run under the grant. A workspace symlink named git
+// that leads to /bin/sh is not git: `./git status` is offered nothing,
+// and enabling git for it is refused, the link and its target named.
+func TestBrokerContractSettlesWaitingRuns(t *testing.T) {
+	need(t, "/usr/bin/git")
+	d := shared(t)
+	a := d.newAgent(t)
+	if out, err := exec.Command("/usr/bin/git", "init", "-q", a.WS).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	status := runWaiting(t, d, a.WS, "git", "status")
+	diff := runWaiting(t, d, a.WS, "git", "diff")
+	out, code := d.CLI("contracts", "enable", "git", "--request", status.id, "--json")
+	var enabled struct {
+		Grant struct {
+			ID string `json:"id"`
+		} `json:"grant"`
+		Program struct {
+			Path   string `json:"path"`
+			SHA256 string `json:"sha256"`
+		} `json:"program"`
+		Settled int `json:"settled"`
+	}
+	if err := json.Unmarshal([]byte(out), &enabled); code != 0 || err != nil || enabled.Settled != 2 ||
+		enabled.Program.Path != "/usr/bin/git" || len(enabled.Program.SHA256) != 64 {
+		t.Fatalf("contracts enable git --request %s: exit %d, %v\n%s", status.id, code, err, out)
+	}
+	for _, w := range []*waiting{status, diff} {
+		if o := w.ran(0); o.Contract == nil || *o.Contract != "git" || o.Lease == nil || *o.Lease != enabled.Grant.ID {
+			t.Fatalf("broker run of request %s after the enable: contract %v lease %v, want git on %s\n%s", w.id, o.Contract, o.Lease,
+				enabled.Grant.ID, w.stdout)
+		}
+	}
+
+	if err := os.Symlink("/bin/sh", filepath.Join(a.WS, "git")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.cl.Submit(a.WS, a.request(wire.ProfileShort, "./git", "status"))
+	if err != nil || s.Approval == nil {
+		t.Fatalf("./git status: %+v %v; want an approval request", s, err)
+	}
+	id := s.Approval.ID
+	if out, code := d.CLI("contracts", "offer", id, "--json"); code != 0 || !strings.Contains(out, `"offers": []`) {
+		t.Fatalf("contracts offer for ./git status, a link to /bin/sh: exit %d\n%s", code, out)
+	}
+	refused(t, d, "contract git is for git, which resolves here to /usr/bin/git (sha256 ", "contracts", "enable", "git", "--request", id)
+	refused(t, d, "runs "+s.Approval.Identity.Executable.File.Path+" (sha256 ", "contracts", "enable", "git", "--request", id)
 }

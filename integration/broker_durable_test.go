@@ -42,7 +42,7 @@ func TestRealRunnerExecutesOnlyOnceTheCheckpointIsDurable(t *testing.T) {
 			}
 			t.Cleanup(func() { os.RemoveAll(dir) })
 			br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(dir, "state"), Executor: r,
-				ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+				ProbeTarget: []string{bins.brokerd, "probe", probeprog.Arg}, Binaries: []string{bins.brokerd, bins.launcher}})
 			if err != nil {
 				r.Close()
 				t.Fatal(err)

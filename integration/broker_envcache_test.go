@@ -89,17 +89,18 @@ func TestBrokerDeclaredEnvironment(t *testing.T) {
 	if err != nil || s.Approval == nil {
 		t.Fatalf("submit: %+v, %v", s, err)
 	}
-	// The short card shows every declared value and names the cache's
+	// The short card shows every declared value and counts the cache's
 	// variables; --full shows their values and the cache line too.
 	card, code := d.CLI("approvals")
-	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`, "GOCACHE GOMODCACHE",
-		"into the cache", "Persistent cache: "} {
+	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOFLAGS="-trimpath"`, `GOTELEMETRY="off"`,
+		"cache        kept for the workspace's next actions; 7 variables point into it"} {
 		if code != 0 || !strings.Contains(card, want) {
 			t.Errorf("the approval card lacks %s:\n%s", want, card)
 		}
 	}
 	full, code := d.CLI("approvals", "--full")
-	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOCACHE="`, "(kept after the action, shared by every action of this workspace)"} {
+	for _, want := range []string{`JAVA_HOME="/opt/jdk"`, `GOCACHE="`, "(kept after the action, shared by every action of this workspace)",
+		"Persistent cache: "} {
 		if code != 0 || !strings.Contains(full, want) {
 			t.Errorf("the --full approval card lacks %s:\n%s", want, full)
 		}

@@ -98,6 +98,14 @@ type runJSON struct {
 	}
 	ReceiptID        *string                `json:"receipt_id"`
 	ProtectedChanges []wire.ProtectedChange `json:"protected_changes"`
+	// Denials, RoutineDenials and DenialsSeen are what the sandbox was
+	// seen to refuse (integration/denials_test.go reads them).
+	Denials        []shownDenial `json:"denials"`
+	RoutineDenials []shownDenial `json:"routine_denials"`
+	DenialsSeen    *struct {
+		Sources         []string
+		Total, Unlisted uint64
+	} `json:"denials_seen"`
 }
 
 // run runs `broker run --approve --json` against the daemon as a

@@ -71,6 +71,18 @@ func startBroker(t testing.TB, state string, serveArgs ...string) *brokerd {
 	}
 	d.t = t
 	t.Cleanup(d.kill)
+	// Its own line, not only a socket that answers: a restart's dial must
+	// not be taken for this daemon's.
+	for deadline := time.Now().Add(daemonSafety); !strings.Contains(d.log.String(), "broker: serving "); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-d.done:
+			t.Fatalf("broker serve exited: %v\n%s", d.cmd.ProcessState, d.log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("broker serve never said it serves:\n%s", d.log)
+		}
+	}
 	d.dial().Close()
 	return d
 }

@@ -52,10 +52,10 @@ func (u *userBroker) runIn(procs []string, args ...string) (string, string, int)
 }
 
 // requireCard runs /bin/true without --json in procs and requires each
-// of want on its card.
+// of want on its --full card.
 func (u *userBroker) requireCard(procs []string, want ...string) {
 	u.t.Helper()
-	_, stderr, code := u.runIn(procs, "--", "/bin/true")
+	_, stderr, code := u.runIn(procs, "--full", "--", "/bin/true")
 	for _, w := range want {
 		if code != 0 || !strings.Contains(stderr, w) {
 			u.t.Errorf("exit %d; the card lacks %q:\n%s", code, w, stderr)

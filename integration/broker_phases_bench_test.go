@@ -104,7 +104,7 @@ func BenchmarkRunTruePhases(b *testing.B) {
 func approvedTrue(ex runner.Executor, dir string, uses uint32) (*broker.Broker, *wire.Submit, error) {
 	ctx := context.Background()
 	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(dir, "state"), Executor: ex,
-		ProbeTarget: []string{bins.broker, "probe", probeprog.Arg}, Binaries: []string{bins.broker, bins.launcher}})
+		ProbeTarget: []string{bins.brokerd, "probe", probeprog.Arg}, Binaries: []string{bins.brokerd, bins.launcher}})
 	if err != nil {
 		return nil, nil, err
 	}

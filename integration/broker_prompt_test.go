@@ -206,13 +206,11 @@ func TestPromptDenyThenRunAsksAnew(t *testing.T) {
 	}
 }
 
-// A `broker run` interrupted while it waits for approval (no terminal:
-// it printed the approve command) leaves no approvable request behind:
-// its requester went away, so the request expires and says so, in
-// `broker approvals` and to `broker approve`.
-func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
-	t.Parallel() // a daemon of its own
-	r := newPromptRig(t)
+// waitingRun starts `broker run` of the marker command without a
+// terminal, which prints the approve command and waits; it returns the
+// run, its stderr and the request it waits for.
+func (r *promptRig) waitingRun(t *testing.T) (*exec.Cmd, *syncBuffer, string) {
+	t.Helper()
 	cmd := exec.Command(bins.broker, "run", "--state", r.d.State, "--workspace", r.ws, "--", "/bin/sh", "-c", "echo ran > marker")
 	cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher)
 	stderr := &syncBuffer{}
@@ -220,61 +218,67 @@ func TestRequestExpiresWhenRunInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	id := ""
-	for deadline := time.Now().Add(daemonSafety); id == ""; time.Sleep(10 * time.Millisecond) {
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(daemonSafety); ; time.Sleep(10 * time.Millisecond) {
 		if m := regexp.MustCompile(`approval required: request (ar-[0-9a-f]+)`).FindStringSubmatch(stderr.String()); m != nil {
-			id = m[1]
+			return cmd, stderr, m[1]
 		} else if time.Now().After(deadline) {
 			t.Fatalf("broker run never asked for approval:\n%s", stderr)
 		}
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != exitInterrupted {
-		t.Fatalf("interrupted broker run: %v, want exit %d:\n%s", err, exitInterrupted, stderr)
-	}
-	for deadline := time.Now().Add(daemonSafety); r.pending(t, id); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("request %s is still pending after its requester went away", id)
-		}
-	}
-	if out, _ := r.d.CLI("approvals"); !regexp.MustCompile(id + `\s+expired\s+.*: its requester went away`).MatchString(out) {
-		t.Fatalf("broker approvals does not show %s expired because its requester went away:\n%s", id, out)
-	}
-	approve := exec.Command(bins.broker, "approve", id, "--state", r.d.State)
-	out, _ := approve.CombinedOutput()
-	if approve.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "expired because its requester went away") {
-		t.Fatalf("broker approve %s of the expired request: exit %d\n%s", id, approve.ProcessState.ExitCode(), out)
-	}
-	r.noMarker(t)
 }
 
-// A request pending when the broker was killed has no requester left
-// once a broker opens the state directory again: it is expired at start
-// and says why.
-func TestRequestExpiresAcrossRestart(t *testing.T) {
+// A `broker run` interrupted while it waits for approval (no terminal:
+// it printed the approve command) leaves its request pending: a second
+// `broker run` of the same command finds the same request, and runs once
+// the operator approves it.
+func TestInterruptedRunLeavesItsRequestToTheNext(t *testing.T) {
 	t.Parallel() // a daemon of its own
 	r := newPromptRig(t)
-	s, err := r.d.dial().Submit(r.ws, wire.ActionRequest{Executable: "/bin/true", Cwd: ".", Profile: wire.ProfileShort})
+	first, stderr, id := r.waitingRun(t)
+	first.Process.Signal(syscall.SIGINT)
+	if err := first.Wait(); first.ProcessState.ExitCode() != exitInterrupted {
+		t.Fatalf("interrupted broker run: %v, want exit %d:\n%s", err, exitInterrupted, stderr)
+	}
+	if !r.pending(t, id) {
+		t.Fatalf("request %s is no longer pending once the run that asked for it was interrupted", id)
+	}
+	second, stderr, again := r.waitingRun(t)
+	if again != id {
+		t.Fatalf("the second run of the same command asked anew (%s), want the pending %s", again, id)
+	}
+	if out, code := r.d.CLI("approve", id); code != 0 {
+		t.Fatalf("broker approve %s: exit %d\n%s", id, code, out)
+	}
+	if err := second.Wait(); err != nil {
+		t.Fatalf("the second run after the approval: %v\n%s", err, stderr)
+	}
+	if b, err := os.ReadFile(r.marker); err != nil || string(b) != "ran\n" {
+		t.Fatalf("marker %q, %v; want the command's output", b, err)
+	}
+}
+
+// A request pending when the broker was killed is still pending once a
+// broker opens the state directory again: approved then, its command
+// runs under the lease.
+func TestRequestSurvivesRestart(t *testing.T) {
+	t.Parallel() // a daemon of its own
+	r := newPromptRig(t)
+	req := wire.ActionRequest{Executable: "/bin/true", Cwd: ".", Profile: wire.ProfileShort}
+	s, err := r.d.dial().Submit(r.ws, req)
 	if err != nil || s.Approval == nil {
 		t.Fatalf("submit: %+v, %v", s, err)
 	}
 	r.d.kill() // SIGKILL: no connection is ended in order
 	r.d = startBroker(t, r.d.State)
-	listed := false
-	for _, a := range r.d.listApprovals(t) {
-		if a.ID != s.Approval.ID {
-			continue
-		}
-		listed = true
-		if a.State != wire.RequestExpired || a.Reason != "the broker stopped while it was pending" {
-			t.Fatalf("after the restart request %s is %s (%q), want expired because the broker stopped", a.ID, a.State, a.Reason)
-		}
+	if !r.pending(t, s.Approval.ID) {
+		t.Fatalf("request %s is not pending after the restart: %+v", s.Approval.ID, r.d.listApprovals(t))
 	}
-	if !listed {
-		t.Fatalf("request %s is not listed after the restart", s.Approval.ID)
+	if out, code := r.d.CLI("approve", s.Approval.ID); code != 0 {
+		t.Fatalf("approving the request from before the restart: exit %d\n%s", code, out)
 	}
-	if out, code := r.d.CLI("approve", s.Approval.ID); code == 0 {
-		t.Fatalf("the request from before the restart could be approved:\n%s", out)
+	if again, err := r.d.dial().Submit(r.ws, req); err != nil || again.Handle == "" {
+		t.Fatalf("the same command after the approval: %+v, %v; want accepted", again, err)
 	}
 }
 

@@ -44,7 +44,7 @@ func asNobody(t *testing.T) *userBroker {
 			t.Fatal(err)
 		}
 	}
-	for _, b := range []string{bins.broker, bins.launcher} {
+	for _, b := range []string{bins.broker, bins.brokerd, bins.launcher} {
 		copyExecutable(t, b, filepath.Join(u.bin, filepath.Base(b)))
 	}
 	u.chownHome()

@@ -34,9 +34,10 @@ func TestCLIListingsAndCard(t *testing.T) {
 	if code != 0 || len(lines) > 20 {
 		t.Errorf("broker approvals: exit %d, %d lines (want at most 20):\n%s", code, len(lines), card)
 	}
-	for _, want := range []string{"command      sh -c 'exit 3' 'a b'", "/usr/bin/dash", "limitations  Runs as your user",
-		"No network", "decide       broker approve " + id + " --state " + d.State + " [--uses N]", "broker deny " + id + " --state " + d.State} {
-		if !strings.Contains(card, want) {
+	joined := strings.ReplaceAll(card, " \\\n      ", " ") // a long command continues on the next row
+	for _, want := range []string{"command      sh -c 'exit 3' 'a b'", "/usr/bin/dash", "runs as      uid ",
+		"no network", "broker approve " + id + " --state " + d.State + " [--uses N]", "broker deny " + id + " --state " + d.State} {
+		if !strings.Contains(joined, want) {
 			t.Errorf("the card lacks %q:\n%s", want, card)
 		}
 	}

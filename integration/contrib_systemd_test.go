@@ -52,7 +52,7 @@ func TestSystemdUnits(t *testing.T) {
 	}
 	for unit, want := range map[string][]string{
 		"warrant.socket":  {"SocketMode=0600", "DirectoryMode=0700", "Service=warrant.service"},
-		"warrant.service": {"Delegate=yes", "KillMode=mixed", "ExecStart=%h/.local/bin/broker serve"},
+		"warrant.service": {"Delegate=yes", "KillMode=mixed", "ExecStart=%h/.local/bin/brokerd serve"},
 	} {
 		for _, kv := range want {
 			k, v, _ := strings.Cut(kv, "=")
@@ -79,7 +79,7 @@ func TestSystemdUnits(t *testing.T) {
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput()
 	for line := range strings.Lines(string(out)) {
-		if !strings.Contains(line, "/.local/bin/broker is not executable") {
+		if !strings.Contains(line, "/.local/bin/brokerd is not executable") {
 			t.Errorf("systemd-analyze verify: %s", line)
 		}
 	}

@@ -52,6 +52,7 @@ var jsonCommands = map[string]string{
 	"contracts show":      "contracts.show.v1.json",
 	"contracts enable":    "contracts.enable.v1.json",
 	"contracts revoke":    "contracts.revoke.v1.json",
+	"contracts offer":     "contracts.offer.v1.json",
 	"goals create":        "goals.create.v1.json",
 	"goals show":          "goals.show.v1.json",
 	"goals verify":        "goals.verify.v1.json",
@@ -212,9 +213,9 @@ func TestJSONConvention(t *testing.T) {
 	c.run("approve", 0, &granted, "approve", ids[0], "--uses", "3", "--json")
 	var denied struct{}
 	c.run("deny", 0, &denied, "deny", ids[1], "--reason", "not this one", "--json")
-	// Nothing is pending; the listing ends with what became of the two,
-	// the last decided first.
-	c.run("approvals", 0, &p, "approvals", "--json")
+	// Nothing is pending; --all lists what became of the two, the last
+	// decided first.
+	c.run("approvals", 0, &p, "approvals", "--all", "--json")
 	if len(p.Items) < 2 || p.Items[0].ID != ids[1] || p.Items[0].State != "denied" || p.Items[0].Reason == nil ||
 		*p.Items[0].Reason != "not this one" || p.Items[1].ID != ids[0] || p.Items[1].State != "approved" ||
 		p.Truncated || granted.Lease.UsesLeft != 3 {
@@ -266,6 +267,11 @@ func TestJSONConvention(t *testing.T) {
 		t.Fatalf("run --json under the git contract: %+v", underContract)
 	}
 	c.run("contracts revoke", 0, &p, "contracts", "revoke", enabled.Grant.ID, "--json")
+	if s, err := a.cl.Submit(a.WS, a.request(wire.ProfileShort, "git", "status")); err != nil || s.Approval == nil {
+		t.Fatalf("git status once its grant was revoked: %+v %v; want an approval request", s, err)
+	} else {
+		c.run("contracts offer", 0, &p, "contracts", "offer", s.Approval.ID, "--json")
+	}
 
 	// An action whose broker dies is unknown to the next one; the operator
 	// resolves it.

@@ -15,7 +15,8 @@ var bins struct {
 	dir      string
 	launcher string // cmd/launcher, static
 	helper   string // integration/testdata/helper, static
-	broker   string // cmd/broker, static: the daemon and CLI under test
+	broker   string // cmd/broker, static: the thin client under test
+	brokerd  string // cmd/brokerd beside it, static: the daemon and the whole CLI
 }
 
 func TestMain(m *testing.M) {
@@ -33,12 +34,14 @@ func run(m *testing.M) int {
 	bins.launcher = filepath.Join(dir, "launcher")
 	bins.helper = filepath.Join(dir, "helper")
 	bins.broker = filepath.Join(dir, "broker")
+	bins.brokerd = filepath.Join(dir, "brokerd")
 	builds := []struct {
 		out, pkg, cgo string
 	}{
 		{bins.launcher, "warrant/cmd/launcher", "0"}, // seccomp is precompiled: no cgo
 		{bins.helper, "warrant/integration/testdata/helper", "0"},
 		{bins.broker, "warrant/cmd/broker", "0"},
+		{bins.brokerd, "warrant/cmd/brokerd", "0"},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)

@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"warrant/broker/view"
 )
 
@@ -21,7 +24,8 @@ import (
 // wrote, installed from npm at the versions integration/mcp/package-lock.json
 // pins (`npm ci --prefix integration/mcp`; .ci/run does it): the official
 // TypeScript SDK's Client and StdioClientTransport, through
-// integration/mcp/driver.mjs, and the Inspector's CLI.
+// integration/mcp/driver.mjs, and the Inspector's CLI. The Go SDK's
+// client (goClient) speaks the newest revision the SDK serves.
 
 // mcpDir is where the npm packages are installed.
 const mcpDir = "mcp"
@@ -206,11 +210,17 @@ func (c *tsClient) call(name string, args map[string]any, progress bool) *called
 // action makes a run, wait or status call that must not be a tool error.
 func (c *tsClient) action(name string, args map[string]any) *mcpAction {
 	c.t.Helper()
-	r := c.call(name, args, false)
-	if r.Result.IsError {
-		c.t.Fatalf("tools/call %s %v: tool error %s", name, args, r.text())
+	return c.call(name, args, false).succeeded(c.t, name, args)
+}
+
+// succeeded decodes the structured result of the run, wait or status
+// call name with args, which must not be a tool error.
+func (c *called) succeeded(t *testing.T, name string, args map[string]any) *mcpAction {
+	t.Helper()
+	if c.Result.IsError {
+		t.Fatalf("tools/call %s %v: tool error %s", name, args, c.text())
 	}
-	return r.action(c.t)
+	return c.action(t)
 }
 
 // action decodes the structured result of run, wait or status.
@@ -231,4 +241,79 @@ func inspector(t *testing.T, server []string, args ...string) (string, string, i
 	cmd := exec.Command(filepath.Join(mcpDir, "node_modules", ".bin", "mcp-inspector"), slices.Concat([]string{"--cli"}, server, args)...)
 	cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "catalog.json"))
 	return outputs(t, cmd)
+}
+
+// goClient is the Go SDK's Client on one `broker mcp` it started with
+// its CommandTransport (stdio).
+type goClient struct {
+	t   *testing.T
+	cs  *sdk.ClientSession
+	log *syncBuffer // the server's stderr
+}
+
+// startGo connects the Go SDK's client to the server argv, asking for
+// protocol revision version ("" for the SDK's newest) with capabilities
+// caps (nil for the SDK's defaults). The test's cleanup closes it.
+func startGo(t *testing.T, server []string, version string, caps *sdk.ClientCapabilities) *goClient {
+	t.Helper()
+	c := &goClient{t: t, log: &syncBuffer{}}
+	cmd := exec.Command(server[0], server[1:]...)
+	cmd.Stderr = c.log
+	ctx, cancel := context.WithTimeout(context.Background(), daemonSafety)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "warrant-integration", Version: "1.0.0"}, &sdk.ClientOptions{Capabilities: caps}).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect to broker mcp: %v\n%s", err, c.log)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	return c
+}
+
+// tools lists the server's tools as tools/list shows them.
+func (c *goClient) tools() []listedTool {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daemonSafety)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		c.t.Fatalf("tools/list: %v\n%s", err, c.log)
+	}
+	var tools []listedTool
+	recode(c.t, res.Tools, &tools)
+	return tools
+}
+
+// call makes one tools/call; a protocol error fails the test.
+func (c *goClient) call(name string, args map[string]any) *called {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daemonSafety)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("tools/call %s: %v\n%s", name, err, c.log)
+	}
+	var r called
+	recode(c.t, res, &r.Result)
+	return &r
+}
+
+// action makes a run, wait or status call that must not be a tool error.
+func (c *goClient) action(name string, args map[string]any) *mcpAction {
+	c.t.Helper()
+	return c.call(name, args).succeeded(c.t, name, args)
+}
+
+// recode decodes v's JSON into out: what the SDK decoded, as a client
+// that only reads the wire sees it.
+func recode(t *testing.T, v, out any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
+		t.Fatalf("recode %T: %v", v, err)
+	}
 }

@@ -5,12 +5,15 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"warrant/wire"
 )
@@ -59,7 +62,7 @@ func pendingApprovals(t *testing.T, d *brokerd) []string {
 		ID    string `json:"id"`
 		State string `json:"state"`
 	}](t, "approvals", out) {
-		if a.State == "pending" { // the listing ends with those that ended last
+		if a.State == "pending" {
 			ids = append(ids, a.ID)
 		}
 	}
@@ -99,7 +102,8 @@ func approve(t *testing.T, d *brokerd, id string, uses int) {
 // argument or elicitation answer reaches an operator verb.
 func TestMCPTypeScriptClient(t *testing.T) {
 	d := shared(t)
-	ws := d.newAgent(t).WS
+	ag := d.newAgent(t)
+	ws := ag.WS
 	c := startTS(t, mcpServer(d.State, ws))
 
 	var list struct {
@@ -131,9 +135,18 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(ws, "artefact.txt")); err != nil || string(b) != "made\n" {
 			t.Fatalf("the artefact on the host: %q %v", b, err)
 		}
+		if r := a.Result; r.Lease == nil || r.UsesLeft == nil || *r.UsesLeft != 1 || r.Contract != nil {
+			t.Fatalf("the result does not name its lease with 1 use left: %+v", r)
+		}
 		again := c.action("run", args)
 		if again.State != "terminal" || again.Result.Outcome != "exited" || *again.Handle == *a.Handle {
 			t.Fatalf("a second run under the lease: %+v", again)
+		}
+		if r := again.Result; r.Lease == nil || *r.Lease != *a.Result.Lease || *r.UsesLeft != 0 {
+			t.Fatalf("the second run does not name the same lease with 0 uses left: %+v", r)
+		}
+		if st := c.action("status", map[string]any{"handle": *again.Handle}); st.Result.Lease == nil || *st.Result.Lease != *a.Result.Lease || *st.Result.UsesLeft != 0 {
+			t.Fatalf("status does not name the lease: %+v", st.Result)
 		}
 		rid := *a.Result.ReceiptID
 		rc := c.call("receipt", map[string]any{"id": rid}, false)
@@ -146,6 +159,22 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		}
 		if d.Receipt(rid).Action != *a.Handle || !strings.HasPrefix(rc.text(), "Receipt "+rid) {
 			t.Fatalf("the receipt tool shows another receipt than the CLI: %.300s", rc.text())
+		}
+	})
+
+	t.Run("under a contract", func(t *testing.T) {
+		need(t, "/usr/bin/git")
+		if out, err := exec.Command("/usr/bin/git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		grant, _ := ag.enableContract("git", "--uses", "3")
+		a := c.action("run", map[string]any{"executable": "git", "argv": []string{"status", "--short"}})
+		if r := a.Result; a.State != "terminal" || r.Outcome != "exited" || r.Lease == nil || *r.Lease != grant ||
+			*r.UsesLeft != 2 || r.Contract == nil || *r.Contract != "git" {
+			t.Fatalf("git status under the git contract: %+v %+v", a, r)
+		}
+		if st := c.action("wait", map[string]any{"handle": *a.Handle}); st.Result.Contract == nil || *st.Result.Contract != "git" || *st.Result.Lease != grant {
+			t.Fatalf("wait does not name the grant: %+v", st.Result)
 		}
 	})
 
@@ -295,9 +324,9 @@ func TestMCPEmbeddedBroker(t *testing.T) {
 }
 
 // TestMCPInspectorCLI drives `broker mcp` with the Inspector's CLI:
-// tools/list (and its schema portability check), tools/call of run,
-// status and receipt, a malformed call, and a tool named for an operator
-// verb.
+// tools/list (and its schema portability check), tools/call of run (its
+// request approved after the one-shot client exited), status and
+// receipt, a malformed call, and a tool named for an operator verb.
 func TestMCPInspectorCLI(t *testing.T) {
 	d := shared(t)
 	ws := d.newAgent(t).WS
@@ -340,19 +369,10 @@ func TestMCPInspectorCLI(t *testing.T) {
 		t.Fatalf("run: %+v", a)
 	}
 	id := a.Approval.RequestID
-	// Each Inspector call is a server of its own: when it exits, its
-	// request has lost its requester and expires (the agent of a lasting
-	// MCP session would `wait` on it instead). The operator approves the
-	// same command raised by a requester that stays.
-	if _, code := d.CLI("approve", id); code == 0 {
-		t.Fatalf("a request whose requester went away was approved")
-	}
-	agent := &agent{t: t, d: d, cl: d.dial(), WS: ws}
-	s, err := agent.cl.Submit(ws, wire.ActionRequest{Executable: "/bin/echo", Argv: []string{"inspected"}, Cwd: ".", Profile: wire.ProfileShort})
-	if err != nil || s.Approval == nil {
-		t.Fatalf("submit: %+v %v", s, err)
-	}
-	approve(t, d, s.Approval.ID, 1)
+	// Each Inspector call is a server of its own, gone when it exits; its
+	// request outlives it, and the next call of the same command runs
+	// under the approval.
+	approve(t, d, id, 1)
 	a, text, isErr := call("run", "executable=/bin/echo", `argv=["inspected"]`)
 	if isErr || a.State != "terminal" || a.Result.Stdout.Text != "inspected\n" {
 		t.Fatalf("run under the lease: %+v %s", a, text)
@@ -382,4 +402,222 @@ func awaitFile(t *testing.T, path string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("%s never appeared", path)
+}
+
+// TestMCPRevision20260728: the Go SDK's client negotiates protocol
+// revision 2026-07-28 (the stateless model: server/discover, no
+// initialize) with `broker mcp` over stdio, declaring the tasks
+// extension; the server offers no tasks (the SDK has none), so the flow
+// is run, approval_required, the operator's approval, wait: the command
+// runs, its result names its lease, and status agrees.
+func TestMCPRevision20260728(t *testing.T) {
+	const revision, tasks = "2026-07-28", "io.modelcontextprotocol/tasks"
+	d := shared(t)
+	ws := d.newAgent(t).WS
+	caps := &sdk.ClientCapabilities{}
+	caps.AddExtension(tasks, map[string]any{})
+	c := startGo(t, mcpServer(d.State, ws), revision, caps)
+	init := c.cs.InitializeResult()
+	if init.ProtocolVersion != revision || init.ServerInfo == nil || init.ServerInfo.Name != "warrant" {
+		t.Fatalf("negotiated %q with %+v, want revision %s with warrant", init.ProtocolVersion, init.ServerInfo, revision)
+	}
+	if _, ok := init.Capabilities.Extensions[tasks]; ok || init.Capabilities.Tools == nil {
+		t.Fatalf("server capabilities %+v: want tools and no tasks extension", init.Capabilities)
+	}
+	checkTools(t, c.tools())
+
+	args := map[string]any{"executable": "sh", "argv": []string{"-c", "echo made > artefact.txt; echo done"}}
+	a := c.action("run", args)
+	if a.State != "approval_required" || a.Approval == nil || a.Handle != nil {
+		t.Fatalf("an unapproved command: %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "artefact.txt")); err == nil {
+		t.Fatal("the artefact exists before approval")
+	}
+	if a = c.action("wait", map[string]any{"approval_id": a.Approval.RequestID, "wait_ms": 0}); a.State != "approval_required" || !a.WaitTimeout {
+		t.Fatalf("wait before approval: %+v", a)
+	}
+	approve(t, d, a.Approval.RequestID, 2)
+	a = c.action("wait", map[string]any{"approval_id": a.Approval.RequestID})
+	if a.State != "terminal" || a.Result.Outcome != "exited" || *a.Result.ExitCode != 0 || a.Result.Stdout.Text != "done\n" {
+		t.Fatalf("after approval: %+v %+v", a, a.Result)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "artefact.txt")); err != nil || string(b) != "made\n" {
+		t.Fatalf("the artefact on the host: %q %v", b, err)
+	}
+	if a.Result.Lease == nil || a.Result.UsesLeft == nil || *a.Result.UsesLeft != 1 || a.Result.Contract != nil {
+		t.Fatalf("the result does not name its lease with 1 use left: %+v", a.Result)
+	}
+	st := c.action("status", map[string]any{"handle": *a.Handle})
+	if st.State != "terminal" || st.Result.Lease == nil || *st.Result.Lease != *a.Result.Lease || *st.Result.UsesLeft != 1 {
+		t.Fatalf("status: %+v", st.Result)
+	}
+}
+
+// inspectorDocLines are the Inspector command lines docs/agents.md gives,
+// each split into words as a POSIX shell would (plain words and
+// single-quoted text only).
+func inspectorDocLines(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]string
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "    npx @modelcontextprotocol/inspector --cli "); ok {
+			lines = append(lines, append([]string{"npx", "@modelcontextprotocol/inspector", "--cli"}, shellWords(t, rest)...))
+		}
+	}
+	return lines
+}
+
+// shellWords splits s at spaces outside single quotes; any other shell
+// syntax fails the test (the doc's lines must need none).
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case quoted:
+			w.WriteRune(r)
+		case r == ' ':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case strings.ContainsRune("\"\\$`;&|<>(){}*?~#", r):
+			t.Fatalf("the doc's command line %q has shell syntax %q this test does not read", s, r)
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("the doc's command line %q has an unclosed quote", s)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// TestMCPInspectorDocLines runs the Inspector command lines of
+// docs/agents.md as written there — npx, the default state directory,
+// the broker at /usr/local/bin/broker and the project at
+// /path/to/project standing for this run's — against a daemon: the
+// first lists the tools; the second asks for an approval and exits; the
+// operator approves the request its one-shot client left, and the same
+// line then runs the command under the lease.
+func TestMCPInspectorDocLines(t *testing.T) {
+	needNodeModules(t)
+	lines := inspectorDocLines(t)
+	if len(lines) != 2 {
+		t.Fatalf("docs/agents.md gives %d Inspector command lines, want 2 (tools/list, tools/call run): %q", len(lines), lines)
+	}
+	home := t.TempDir()
+	d := startBroker(t, filepath.Join(home, ".local", "state", "warrant")) // the default state directory under HOME
+	ws := d.newAgent(t).WS
+	mcp, err := filepath.Abs(mcpDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(i int) (string, int) {
+		t.Helper()
+		argv := slices.Clone(lines[i])
+		for j, w := range argv {
+			argv[j] = map[string]string{"/usr/local/bin/broker": bins.broker, "/path/to/project": ws}[w]
+			if argv[j] == "" {
+				argv[j] = w
+			}
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = mcp // npx finds the pinned Inspector there, and never fetches (offline)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "npm_config_offline=true", "npm_config_update_notifier=false"}
+		out, errs, code := outputs(t, cmd)
+		if code != 0 && code != 5 { // 5: a tool result with isError
+			t.Fatalf("%q: exit %d\n%s%s", lines[i], code, out, errs)
+		}
+		return out, code
+	}
+
+	out, _ := line(0)
+	var list struct {
+		Tools []listedTool `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, out)
+	}
+	checkTools(t, list.Tools)
+
+	run := func() *mcpAction {
+		t.Helper()
+		out, code := line(1)
+		var r struct {
+			StructuredContent *mcpAction `json:"structuredContent"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || r.StructuredContent == nil {
+			t.Fatalf("tools/call run: exit %d, %v\n%s", code, err, out)
+		}
+		return r.StructuredContent
+	}
+	a := run()
+	if a.State != "approval_required" || a.Approval == nil {
+		t.Fatalf("the first run: %+v", a)
+	}
+	if out, code := d.CLI("approve", a.Approval.RequestID); code != 0 {
+		t.Fatalf("broker approve %s, after its one-shot client exited: exit %d\n%s", a.Approval.RequestID, code, out)
+	}
+	if a = run(); a.State != "terminal" || a.Result.Outcome != "exited" || a.Result.Stdout.Text != "hello\n" || a.Result.Lease == nil {
+		t.Fatalf("the same line after approval: %+v %+v", a, a.Result)
+	}
+}
+
+// TestMCPApprovalOutlivesItsClient: an agent whose MCP connection ends
+// after approval_required (an agent that restarts its server) leaves its
+// request pending; the operator approves it with no requester connected,
+// and a new connection's run of the same command runs under that
+// approval's lease, once.
+func TestMCPApprovalOutlivesItsClient(t *testing.T) {
+	d := shared(t)
+	ws := d.newAgent(t).WS
+	args := map[string]any{"executable": "sh", "argv": []string{"-c", "echo ran >> outlived.txt"}}
+	first := startGo(t, mcpServer(d.State, ws), "", nil)
+	a := first.action("run", args)
+	if a.State != "approval_required" || a.Approval == nil {
+		t.Fatalf("an unapproved command: %+v", a)
+	}
+	id := a.Approval.RequestID
+	if err := first.cs.Close(); err != nil { // closes the server's stdin and waits for it to exit
+		t.Fatalf("close the first connection: %v\n%s", err, first.log)
+	}
+	if !slices.Contains(pendingApprovals(t, d), id) {
+		t.Fatalf("request %s is no longer pending once its client left", id)
+	}
+	out, code := d.CLI("approve", id, "--json")
+	var granted struct {
+		Lease struct {
+			ID string `json:"id"`
+		} `json:"lease"`
+	}
+	if err := json.Unmarshal([]byte(out), &granted); code != 0 || err != nil || granted.Lease.ID == "" {
+		t.Fatalf("broker approve %s with no requester connected: exit %d, %v\n%s", id, code, err, out)
+	}
+
+	second := startGo(t, mcpServer(d.State, ws), "", nil)
+	a = second.action("run", args)
+	if r := a.Result; a.State != "terminal" || r.Outcome != "exited" || *r.ExitCode != 0 || r.Lease == nil || *r.Lease != granted.Lease.ID || *r.UsesLeft != 0 {
+		t.Fatalf("the same command on a new connection, after approval: %+v %+v, want it under lease %s", a, r, granted.Lease.ID)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "outlived.txt")); err != nil || string(b) != "ran\n" {
+		t.Fatalf("the command ran other than once: %q %v", b, err)
+	}
+	if a = second.action("run", args); a.State != "approval_required" {
+		t.Fatalf("a third run after the one use: %+v", a)
+	}
 }

@@ -116,7 +116,7 @@ func (p *ptyRun) await(want string) string {
 	return ""
 }
 
-var cardID = regexp.MustCompile(`Approval request (ar-[0-9a-f]+)`)
+var cardID = regexp.MustCompile(`━━ (ar-[0-9a-f]+) ━━`)
 
 // prompted waits for the approval prompt and returns the id of the
 // request on the card shown above it.

@@ -64,7 +64,9 @@ func (r *tcRunner) ok(t *testing.T, p wire.Profile, cwd string, argv ...string) 
 func card(t *testing.T, res tcRun, want string) {
 	t.Helper()
 	line := "  toolchain    " + want
-	for l := range strings.Lines(res.stderr) {
+	// A row the card wrapped continues under its value's column.
+	unwrapped := strings.ReplaceAll(res.stderr, "\n"+strings.Repeat(" ", len("  toolchain    ")), " ")
+	for l := range strings.Lines(unwrapped) {
 		if strings.HasPrefix(l, line) {
 			t.Logf("card: %s", strings.TrimSpace(l))
 			return
@@ -198,8 +200,8 @@ func javaGo(t *testing.T, r *tcRunner) {
 			t.Fatalf("java -version did not say %q:\n%s", first, res.stderr)
 		}
 		card(t, res, "jdk ")
-		if !strings.Contains(res.stderr, " at "+jdk+", read-only; sets JAVA_HOME") {
-			t.Errorf("the card does not name the JDK %s", jdk)
+		if !strings.Contains(res.stderr, " at "+jdk+", read-only") || !strings.Contains(res.stderr, `JAVA_HOME="`+jdk+`"`) {
+			t.Errorf("the card does not name the JDK %s and the JAVA_HOME it sets", jdk)
 		}
 	})
 	t.Run("go", func(t *testing.T) {
@@ -209,7 +211,10 @@ func javaGo(t *testing.T, r *tcRunner) {
 			t.Fatalf("go version said %q, the host's %q", res.stdout, host)
 		}
 		version, _ := os.ReadFile("/usr/local/go/VERSION")
-		card(t, res, "go "+strings.SplitN(string(version), "\n", 2)[0]+" at /usr/local/go, read-only; sets GOROOT")
+		card(t, res, "go "+strings.SplitN(string(version), "\n", 2)[0]+" at /usr/local/go, read-only")
+		if !strings.Contains(res.stderr, `GOROOT="/usr/local/go"`) {
+			t.Errorf("the card's environment does not show the GOROOT the toolchain sets:\n%s", res.stderr)
+		}
 	})
 }
 

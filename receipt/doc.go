@@ -68,6 +68,10 @@
 // sandbox facts, times on the monotonic and wall clocks, pid, root exit or
 // signal, group-gone evidence, outcome, what the cgroups counted (Usage)
 // and whether the memory limit ended it (limitReached), stream evidence,
+// what the sandbox was seen to refuse (Denials, denials.go: the sources
+// that watched, the exact total, the exact count of each class of call,
+// socket family, rule and source, and at most wire.MaxDenials records of
+// effect, call, object, rule, source, count and first time as samples),
 // events and the previous entry's digest. Unobserved facts are
 // absent, not zero, and Validate refuses a receipt that claims more than
 // its outcome allows (an exit code only for exited; no process for
@@ -75,7 +79,8 @@
 // executed outcome; UNKNOWN_TERMINATION exactly for unknown; a memory or
 // process-count figure, and a usage counter, only where a cgroup
 // enforced that limit; limitReached memory exactly when an OOM kill was
-// counted). Receipts made before each limit had its own enforcer carry
+// counted; denials only for a started action, their classes counting
+// the total, their records' counts never past their class's). Receipts made before each limit had its own enforcer carry
 // one word ("rlimit", "none", "unknown") for all of them and still
 // decode to the same bytes.
 //

@@ -114,6 +114,7 @@ type Receipt struct {
 	Streams      []StreamEvidence `json:"streams,omitempty"`
 	Protected    *Protected       `json:"protected,omitempty"`
 	Metadata     *Metadata        `json:"metadata,omitempty"`
+	Denials      *Denials         `json:"denials,omitempty"`   // what the sandbox was seen to refuse
 	Artefacts    []ReadBack       `json:"artefacts,omitempty"` // the step's declared outputs, read back once the group was gone
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
@@ -181,10 +182,11 @@ type Protected struct {
 
 // Metadata counts the target's metadata calls (chmod, chown, xattrs,
 // times), which the broker answers itself: performed beneath the writable
-// scope, or refused; and what answering them cost the broker: the CPU
-// time of the thread that answered, and how long answers were held back
-// by the action's budget of calls (broker/internal/metadata). Receipts
-// made before the cost was recorded have neither.
+// scope, or refused; and what answering them, and the refusals it counts
+// (Denials), cost the broker: the CPU time of the thread that answered,
+// and how long answers were held back by the action's budget of calls
+// (broker/internal/metadata). Receipts made before the cost was recorded
+// have neither.
 type Metadata struct {
 	Performed   uint64 `json:"performed"`
 	Refused     uint64 `json:"refused"`
@@ -245,6 +247,8 @@ func (r *Receipt) Validate() error {
 		return errorf("end before start")
 	case r.Metadata != nil && r.Start == nil:
 		return errorf("metadata calls are counted only for a started action")
+	case r.Denials != nil && r.Start == nil:
+		return errorf("refusals are recorded only for a started action")
 	case r.Protected != nil && (r.GroupGone == nil || r.Start == nil):
 		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
 	case r.Protected != nil && (r.Protected.By != ProtectedByDetect && r.Protected.By != ProtectedByMount ||
@@ -323,6 +327,11 @@ func (r *Receipt) validateShape() error {
 	}
 	if err := r.Limits.validate(); err != nil {
 		return err
+	}
+	if r.Denials != nil {
+		if err := r.Denials.Wire().Validate(); err != nil {
+			return errorf("%v", err)
+		}
 	}
 	return r.validateUsage()
 }

@@ -135,7 +135,8 @@ func TestReceiptTypesMarshalAsWalked(t *testing.T) {
 		reflect.TypeFor[EventType](): true, reflect.TypeFor[GoneMethod](): true, reflect.TypeFor[FileState](): true,
 		reflect.TypeFor[StreamName](): true, reflect.TypeFor[Truncation](): true, reflect.TypeFor[Enforcement](): true,
 		reflect.TypeFor[wire.Outcome](): true, reflect.TypeFor[wire.Profile](): true, reflect.TypeFor[wire.Binding](): true,
-		reflect.TypeFor[wire.Code](): true,
+		reflect.TypeFor[wire.Code](): true, reflect.TypeFor[wire.DenialEffect](): true,
+		reflect.TypeFor[wire.DenialRule](): true, reflect.TypeFor[wire.DenialSource](): true,
 	}
 	json, text := reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()
 	seen := map[reflect.Type]bool{}

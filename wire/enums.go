@@ -179,8 +179,8 @@ func (c *Classification) UnmarshalText(text []byte) error {
 }
 
 // RequestState is the state of an approval request (docs/architecture.md
-// §2.3): pending until the operator approves or denies it, or until it
-// expires because its requester went away.
+// §2.3): pending until the operator approves or denies it (or enables a
+// contract that covers it), or until it expires at its TTL.
 type RequestState uint8
 
 // The request states.

@@ -19,9 +19,12 @@ type Deny struct {
 	Reason    string `cbor:"reason,omitempty"`
 }
 
-// Revoke ends a lease before its expiry.
+// Revoke ends a lease before its expiry. With Contract, the lease must
+// be a contract grant (`broker contracts revoke`); a plain lease is
+// refused and stays as it is.
 type Revoke struct {
-	LeaseID string `cbor:"lease_id"`
+	LeaseID  string `cbor:"lease_id"`
+	Contract bool   `cbor:"contract,omitempty"`
 }
 
 // List asks for one page of approvals, leases or actions, in the
@@ -77,25 +80,63 @@ type GoalAttest struct {
 // lease names the contract. Executable, when set, is the executable the
 // grant binds instead of the contract's own (an absolute path such as a
 // toolchain's, or a bare name).
+//
+// Request, when set, names a pending approval request the grant is to
+// settle: the grant binds that request's workspace, profile and resolved
+// executable (Workspace and Profile may then be left out; when given they
+// must agree with it). The file the request runs must be the one the
+// contract's executable resolves to in its workspace, outside the
+// workspace and its cache, or the very file Executable names; the
+// contract must accept its argv in its cwd. In the same transaction the
+// request is approved, covered by the grant (its approval_wait answers
+// the grant's id as its lease), and so are the oldest other pending
+// requests of the workspace the grant admits, up to its uses; the
+// LeaseView answered says how many (Settled) and the file the grant binds
+// (Program).
 type ContractEnable struct {
-	Workspace  string  `cbor:"workspace"`
+	Workspace  string  `cbor:"workspace,omitempty"`
 	Name       string  `cbor:"name"`
 	Uses       uint32  `cbor:"uses"`        // at least 1
 	TTLSeconds uint32  `cbor:"ttl_seconds"` // at least 1
-	Profile    Profile `cbor:"profile"`
+	Profile    Profile `cbor:"profile,omitzero"`
 	Executable string  `cbor:"executable,omitempty"`
+	Request    string  `cbor:"request,omitempty"`
 }
 
 func (*ContractEnable) Type() MsgType { return TypeContractEnable }
 
 func (m *ContractEnable) validate() error {
-	err := firstErr(checkAbs("workspace", m.Workspace), checkName("name", m.Name), checkEnum(m.Profile),
-		checkText("executable", m.Executable, maxName))
+	err := firstErr(checkName("name", m.Name), checkText("executable", m.Executable, maxName), checkText("request", m.Request, maxName))
+	if err == nil && (m.Request == "" || m.Workspace != "") {
+		err = checkAbs("workspace", m.Workspace)
+	}
+	if err == nil && (m.Request == "" || m.Profile != 0) {
+		err = checkEnum(m.Profile)
+	}
 	if err == nil && (m.Uses == 0 || m.TTLSeconds == 0) {
 		err = fmt.Errorf("contract_enable: uses and ttl_seconds must be at least 1")
 	}
 	return err
 }
+
+// Bounds of a ContractOffers answer: offers, the command lines each
+// covers, one such line and a grammar's usage.
+const (
+	MaxOffers      = 16
+	MaxOfferCovers = 16
+	MaxCoverLine   = 1024
+	MaxUsage       = 32 << 10
+)
+
+// ContractOffer asks which library contracts would cover the approval
+// request Request: answered by ContractOffers.
+type ContractOffer struct {
+	Request string `cbor:"request"`
+}
+
+func (*ContractOffer) Type() MsgType { return TypeContractOffer }
+
+func (m *ContractOffer) validate() error { return checkName("request", m.Request) }
 
 func (*Approve) Type() MsgType      { return TypeApprove }
 func (*Deny) Type() MsgType         { return TypeDeny }

@@ -117,6 +117,8 @@ func TestDecodeRejectsNonCanonical(t *testing.T) {
 	mustReject(t, "non-minimal array length", mutate(&Submit{Workspace: "/w", Request: sampleRequest()}, inRequest(set("argv", raw{0x98, 1, 0x60}))), AgentChannel, `not in canonical form`)
 	mustReject(t, "empty reason present", mutate(&Cancel{Handle: "a"}, set("reason", "")), AgentChannel, `not in canonical form`)
 	mustReject(t, "snapshots false present", mutate(sampleSpawn(false), set("snapshots", false)), SpawnChannel, `not in canonical form`)
+	// The CDDL allows only `? contract: true`: an explicit false is refused.
+	mustReject(t, "revoke contract false present", mutate(&Revoke{LeaseID: "lease-1"}, set("contract", false)), OperatorChannel, `not in canonical form`)
 	mustReject(t, "signal 0 present", mutate(&Status{Handle: "a", State: StateTerminal, Result: sampleResult()},
 		func(b map[any]any) { sub(b, "result")["signal"] = 0 }), ReplyChannel, `not in canonical form`)
 	mustReject(t, "body null", message("ok", nil), ReplyChannel, `envelope: `)

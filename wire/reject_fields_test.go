@@ -4,17 +4,21 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Named tests for the rejection classes that depend on a field's meaning.
 
-// TestDecodeRejectsNULInEveryText appends a NUL to every text string of
-// every sample message, one at a time. Enum texts fail as unknown values.
+// TestDecodeRejectsNULInEveryText puts a NUL into every text string of
+// every sample message, one at a time: in place of its first rune, so
+// that a text at its cap stays there, or as the whole of an empty one.
+// Enum texts fail as unknown values.
 func TestDecodeRejectsNULInEveryText(t *testing.T) {
 	for _, s := range samples() {
 		env := envelopeOf(s.msg)
 		textLeaves(env, func(orig string, replace func(any)) {
-			replace(orig + "\x00")
+			_, n := utf8.DecodeRuneInString(orig)
+			replace("\x00" + orig[n:])
 			mustReject(t, s.name+": "+orig, enc(env), channelOf(s.msg.Type()), `contains a NUL byte$|unknown value "`)
 		})
 	}
@@ -114,8 +118,9 @@ func TestDecodeRejectsUnknownEnum(t *testing.T) {
 
 // TestDecodeRejectsZeroEnum removes every enum member of every sample:
 // the zero value it would decode to is never valid. The optional enums
-// (an action's outcome, an approval's and an identity's binding) are the
-// exceptions, and are checked to decode.
+// (an action's outcome, an approval's and an identity's binding, a
+// contract_enable's profile beside a request) are the exceptions, and
+// are checked to decode.
 func TestDecodeRejectsZeroEnum(t *testing.T) {
 	for _, s := range samples() {
 		rt := reflect.TypeOf(s.msg).Elem()
@@ -123,6 +128,7 @@ func TestDecodeRejectsZeroEnum(t *testing.T) {
 		body := env["body"].(map[any]any)
 		for _, f := range cborFields(rt) {
 			if !f.typ.Implements(namer) || body[f.key] == nil || (s.name == "approve-binding" && f.key == "binding") ||
+				(s.name == "contract-enable-request-full" && f.key == "profile") || // the request's own
 				((s.msg.Type() == TypeOutputChunk || s.msg.Type() == TypeFollow) && f.key == "stream") {
 				continue
 			}

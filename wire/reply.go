@@ -66,14 +66,30 @@ type LeaseView struct {
 	// Contract, for a contract grant (ListContractGrants), is the
 	// contract's name; the grant allows every argv it accepts.
 	Contract string `cbor:"contract,omitempty"`
+	// WillNotMatch, for a lease otherwise usable, says why it can never
+	// match on the broker that listed it: its identity was made under
+	// another policy or environment ("granted under policy sha256 …
+	// (what differs), will not match"), or that this cannot be checked
+	// now, and why. Empty when it may match.
+	WillNotMatch string `cbor:"will_not_match,omitempty"`
+	// Program and Settled are set in ContractEnable's answer: the
+	// executable file the grant binds, and how many pending approval
+	// requests it approved as it was enabled (the request it was enabled
+	// for, and every other one of the workspace it admits).
+	Program *ProgramFile `cbor:"program,omitempty"`
+	Settled uint32       `cbor:"settled,omitzero"`
 }
 
 func (l *LeaseView) validate() error {
 	err := firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
 		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint),
-		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv), checkText("contract", l.Contract, maxName))
+		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv), checkText("contract", l.Contract, maxName),
+		checkText("will_not_match", l.WillNotMatch, maxText))
 	if err == nil && l.Profile != 0 {
 		err = checkEnum(l.Profile)
+	}
+	if err == nil && l.Program != nil {
+		err = l.Program.validate("program")
 	}
 	return err
 }
@@ -113,6 +129,9 @@ type Result struct {
 	// .git/config, .envrc, editor directories) whose state differs after
 	// the group was gone from before the launch: detected, not prevented.
 	ProtectedChanges []ProtectedChange `cbor:"protected_changes,omitempty"`
+	// Denials is what the sandbox was seen to refuse (denial.go); absent
+	// when nothing watched the action (it did not start).
+	Denials *Denials `cbor:"denials,omitempty"`
 }
 
 // MaxProtectedChanges bounds the list a result carries; the receipt keeps
@@ -141,6 +160,9 @@ func (r *Result) validate() error {
 		c := r.ProtectedChanges[i]
 		err = firstErr(checkText("protected_changes.path", c.Path, maxText), checkText("protected_changes.before", c.Before, maxName),
 			checkText("protected_changes.after", c.After, maxName))
+	}
+	if err == nil && r.Denials != nil {
+		err = r.Denials.Validate()
 	}
 	if err == nil && (r.ExitCode != nil) != (r.Outcome == Exited) {
 		err = fmt.Errorf("result: an exit code goes with outcome exited and only with it (outcome %s)", r.Outcome)
@@ -366,6 +388,65 @@ func (m *GoalListing) validate() error {
 	return err
 }
 func (*OK) validate() error { return nil }
+
+// ContractOffers answers ContractOffer: the library contracts whose
+// executable fits the request's and whose grammar accepts its argv, the
+// one covering most first.
+type ContractOffers struct {
+	Offers []ContractOfferItem `cbor:"offers,omitempty"`
+}
+
+// ContractOfferItem is one contract offered for a request: its name,
+// description and grammar as the card shows it (Usage), and the command
+// lines it covers, quoted for a shell: the request's first, then earlier
+// requests a grant for it would bind (the same executable, workspace and
+// profile), newest first.
+type ContractOfferItem struct {
+	Name        string   `cbor:"name"`
+	Description string   `cbor:"description,omitempty"`
+	Usage       string   `cbor:"usage"`
+	Covers      []string `cbor:"covers"`
+	// Program is the executable file a grant of it would bind: the
+	// request's, which is the one the contract's executable resolves to
+	// in the request's workspace.
+	Program ProgramFile `cbor:"program"`
+}
+
+// ProgramFile is an executable file as the operator is shown it before a
+// contract grant binds it: its canonical path and SHA-256 (a script's
+// own; the grant binds its pinned interpreter as well).
+type ProgramFile struct {
+	Path   string `cbor:"path"`
+	SHA256 []byte `cbor:"sha256"`
+}
+
+func (p *ProgramFile) validate(field string) error {
+	return firstErr(checkAbs(field+".path", p.Path), checkDigest(field+".sha256", p.SHA256))
+}
+
+func (*ContractOffers) Type() MsgType { return TypeContractOffers }
+
+func (m *ContractOffers) validate() error {
+	err := checkLen("offers", len(m.Offers), MaxOffers)
+	for i := 0; err == nil && i < len(m.Offers); i++ {
+		o := &m.Offers[i]
+		err = firstErr(checkName("name", o.Name), checkText("description", o.Description, maxText),
+			checkText("usage", o.Usage, MaxUsage), checkLen("covers", len(o.Covers), MaxOfferCovers))
+		if err == nil && len(o.Covers) == 0 {
+			err = fmt.Errorf("offers[%d].covers: empty", i)
+		}
+		if err == nil {
+			err = o.Program.validate("program")
+		}
+		for j := 0; err == nil && j < len(o.Covers); j++ {
+			field := fmt.Sprintf("offers[%d].covers[%d]", i, j)
+			if err = checkText(field, o.Covers[j], MaxCoverLine); err == nil && o.Covers[j] == "" {
+				err = fmt.Errorf("%s: empty", field)
+			}
+		}
+	}
+	return err
+}
 func (m *ApprovalState) validate() error {
 	return firstErr(checkName("request_id", m.RequestID), checkEnum(m.State), checkText("reason", m.Reason, maxText),
 		checkText("lease_id", m.LeaseID, maxName))

@@ -60,6 +60,11 @@ func sampleApproval(interp bool) ApprovalView {
 		Limitations: "The target runs as your user; the network is closed.", CreatedUnix: 1700000000, State: RequestPending}
 }
 
+// sampleProgram is the file a grant of the go contracts binds.
+func sampleProgram() ProgramFile {
+	return ProgramFile{Path: "/usr/local/go/bin/go", SHA256: digest(0xa0)}
+}
+
 func sampleLease() LeaseView {
 	return LeaseView{ID: "lease-1", ApprovalID: "apr-1", Goal: "g-1", GoalRevision: 2,
 		Fingerprint: digest(0xdd), ExpiresUnix: 1700003600, UsesLeft: 3, Revoked: true,
@@ -160,6 +165,7 @@ func samples() []namedSample {
 		{"deny", &Deny{RequestID: "apr-1"}},
 		{"deny-reason", &Deny{RequestID: "apr-1", Reason: "not this argv"}},
 		{"revoke", &Revoke{LeaseID: "lease-1"}},
+		{"revoke-contract", &Revoke{LeaseID: "lease-1", Contract: true}},
 		{"list", &List{Kind: ListApprovals}},
 		{"list-unknown", &List{Kind: ListActions, UnknownOnly: true}},
 		{"list-page", &List{Kind: ListLeases, Limit: 50, After: "lease-1"}},
@@ -168,6 +174,10 @@ func samples() []namedSample {
 		{"goal-attest", &GoalAttest{Goal: "g-1", Step: "review", Statement: "I looked at the page; it renders"}},
 		{"contract-enable", &ContractEnable{Workspace: "/home/u/project", Name: "go-test", Uses: 20, TTLSeconds: 3600, Profile: ProfileStandard}},
 		{"contract-enable-executable", &ContractEnable{Workspace: "/home/u/project", Name: "go-test", Uses: 1, TTLSeconds: 60, Profile: ProfileLong, Executable: "/usr/local/go/bin/go"}},
+		{"contract-enable-request", &ContractEnable{Name: "go-test", Uses: 20, TTLSeconds: 28800, Request: "apr-1"}},
+		{"contract-enable-request-full", &ContractEnable{Workspace: "/home/u/project", Name: "go-test", Uses: 20, TTLSeconds: 28800,
+			Profile: ProfileLong, Executable: "/usr/local/go/bin/go", Request: "apr-1"}},
+		{"contract-offer", &ContractOffer{Request: "apr-1"}},
 		{"accepted", &Accepted{Handle: "act-1"}},
 		{"accepted-lease", &Accepted{Handle: "act-1", Lease: "lease-1", UsesLeft: 2}},
 		{"accepted-contract", &Accepted{Handle: "act-1", Lease: "lease-1", UsesLeft: 2, Contract: "go-test"}},
@@ -180,6 +190,9 @@ func samples() []namedSample {
 		{"wait-timeout", &WaitTimeout{Handle: "act-1", State: StateRunning}},
 		{"cancel-reply", &CancelReply{Handle: "act-1", Result: CancelAlreadyTerminal}},
 		{"lease-granted", &LeaseGranted{Lease: sampleLease()}},
+		{"lease-granted-contract", &LeaseGranted{Lease: LeaseView{ID: "lease-2", ApprovalID: "apr-2", Goal: "default", GoalRevision: 1,
+			Fingerprint: digest(0xdc), ExpiresUnix: 1700028800, UsesLeft: 20, Executable: "/usr/local/go/bin/go", Profile: ProfileLong,
+			Contract: "go-test", Program: &ProgramFile{Path: "/usr/local/go/bin/go", SHA256: digest(0xa0)}, Settled: 2}}},
 		{"listing-empty", &Listing{}},
 		{"listing-truncated", &Listing{Leases: []LeaseView{sampleLease()}, Truncated: true}},
 		{"listing-full", &Listing{Approvals: []ApprovalView{sampleApproval(true)}, Leases: []LeaseView{sampleLease()},
@@ -200,7 +213,17 @@ func samples() []namedSample {
 		{"ok", &OK{}},
 		{"approval-state", &ApprovalState{RequestID: "apr-1", State: RequestPending}},
 		{"approval-state-approved", &ApprovalState{RequestID: "apr-1", State: RequestApproved, LeaseID: "lease-1"}},
-		{"approval-state-expired", &ApprovalState{RequestID: "apr-1", State: RequestExpired, Reason: "its requester went away"}},
+		{"approval-state-expired", &ApprovalState{RequestID: "apr-1", State: RequestExpired, Reason: "no one decided it within 30m0s"}},
+		{"contract-offers-none", &ContractOffers{}},
+		{"contract-offers", &ContractOffers{Offers: []ContractOfferItem{
+			{Name: "go-test", Description: "go test of packages inside the workspace", Usage: "go test [-v] [PACKAGE...]",
+				Covers: []string{"/usr/local/go/bin/go test -run TestX ./pkg", "/usr/local/go/bin/go test ./..."}, Program: sampleProgram()},
+			{Name: "go", Usage: "go (test|vet) [PACKAGE...]", Covers: []string{"/usr/local/go/bin/go test -run TestX ./pkg"}, Program: sampleProgram()}}}},
+		// A cover line at its cap: an earlier request's long command
+		// (git diff of many files), cut to MaxCoverLine.
+		{"contract-offers-long-cover", &ContractOffers{Offers: []ContractOfferItem{{Name: "git", Usage: "git diff [-- PATH...]",
+			Covers:  []string{"git status", "git diff -- " + strings.Repeat("f ", (MaxCoverLine-len("git diff -- "))/2)},
+			Program: ProgramFile{Path: "/usr/bin/git", SHA256: digest(0xa1)}}}}},
 		{"output-chunk", &OutputChunk{Handle: "act-1", Stream: Stderr, Data: []byte("warning: \x1b[1mbold\xff\n")}},
 		{"output-chunk-not-streamed", &OutputChunk{Handle: "act-1", Stream: Stdout, Offset: 1 << 20, NotStreamed: 70000}},
 		{"output-chunk-at-offset", &OutputChunk{Handle: "act-1", Stream: Stdout, Offset: 1<<20 + 70000, Data: []byte("line\n")}},

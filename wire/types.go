@@ -33,6 +33,7 @@ const (
 	TypeGoalSetState
 	TypeGoalAttest
 	TypeContractEnable
+	TypeContractOffer
 
 	// Broker → agent or operator.
 	TypeAccepted
@@ -47,6 +48,7 @@ const (
 	TypeOK
 	TypeApprovalState
 	TypeOutputChunk
+	TypeContractOffers
 	TypeError
 
 	// Broker → launcher.
@@ -62,9 +64,9 @@ const (
 var msgTypeNames = []string{"",
 	"submit", "query", "wait", "cancel", "goal_create", "goal_revise", "approval_wait", "follow",
 	"goal_show", "goal_verify", "goal_list",
-	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest", "contract_enable",
+	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest", "contract_enable", "contract_offer",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
-	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "error",
+	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "contract_offers", "error",
 	"spawn_request", "proceed",
 	"ready", "refused", "exec_failed",
 }
@@ -95,6 +97,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeGoalSetState:     reflect.TypeFor[GoalSetState](),
 	TypeGoalAttest:       reflect.TypeFor[GoalAttest](),
 	TypeContractEnable:   reflect.TypeFor[ContractEnable](),
+	TypeContractOffer:    reflect.TypeFor[ContractOffer](),
 	TypeAccepted:         reflect.TypeFor[Accepted](),
 	TypeApprovalRequired: reflect.TypeFor[ApprovalRequired](),
 	TypeStatus:           reflect.TypeFor[Status](),
@@ -107,6 +110,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeOK:               reflect.TypeFor[OK](),
 	TypeApprovalState:    reflect.TypeFor[ApprovalState](),
 	TypeOutputChunk:      reflect.TypeFor[OutputChunk](),
+	TypeContractOffers:   reflect.TypeFor[ContractOffers](),
 	TypeError:            reflect.TypeFor[Error](),
 	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
 	TypeProceed:          reflect.TypeFor[Proceed](),
@@ -137,7 +141,7 @@ func (c Channel) allows(t MsgType) bool {
 	case AgentChannel:
 		return t >= TypeSubmit && t <= TypeGoalList
 	case OperatorChannel:
-		return t >= TypeApprove && t <= TypeContractEnable
+		return t >= TypeApprove && t <= TypeContractOffer
 	case ReplyChannel:
 		return t >= TypeAccepted && t <= TypeError
 	case SpawnChannel:

@@ -124,6 +124,10 @@ func invalidSpecs() []spec {
 		v("submit-argv-257", A, mutate(submit, inRequest(set("argv", repeat(257, "x")))), "cap-exceeded", "257 arguments; the cap is 256"),
 		v("submit-arg-32769-bytes", A, mutate(submit, inRequest(set("argv", strs(strings.Repeat("x", MaxArgBytes+1))))), "cap-exceeded", "one argument over 32 KiB"),
 		v("spawn-argv-258", S, mutate(spawn, set("argv", repeat(258, "x"))), "cap-exceeded", "258 entries with argv[0]; the cap is 257"),
+		v("contract-offers-cover-1025-bytes", R, mutate(&ContractOffers{Offers: []ContractOfferItem{{Name: "git", Usage: "git status", Covers: []string{"git status"}, Program: sampleProgram()}}},
+			func(b map[any]any) {
+				b["offers"].([]any)[0].(map[any]any)["covers"] = []any{strings.Repeat("x", MaxCoverLine+1)}
+			}), "cap-exceeded", "a cover line over 1024 bytes"),
 		v("spawn-env-65", S, mutate(spawn, set("env", envVars(65))), "cap-exceeded", "65 env entries; the cap is 64"),
 		v("spawn-policy-65-paths", S, mutate(spawn, func(b map[any]any) { sub(b, "policy")["read_exec"] = repeat(65, "/usr") }), "cap-exceeded", "65 read_exec paths; the cap is 64"),
 		v("query-handle-257-bytes", A, message("query", map[any]any{"handle": strings.Repeat("h", 257)}), "cap-exceeded", "an id over 256 bytes"),
@@ -180,6 +184,12 @@ func invalidSpecs() []spec {
 		v("submit-workspace-relative", A, mutate(submit, set("workspace", "home/u")), "invalid-value", "the workspace must be absolute"),
 		v("submit-workspace-unclean", A, mutate(submit, set("workspace", "/home/u/../v")), "invalid-value", "the workspace must be clean"),
 		v("approve-zero-uses", O, mutate(&Approve{RequestID: "a", Uses: 1, TTLSeconds: 1}, set("uses", 0)), "invalid-value", "a lease must allow at least one use"),
+		v("contract-enable-no-workspace", O, mutate(&ContractEnable{Workspace: "/w", Name: "git", Uses: 1, TTLSeconds: 1, Profile: ProfileShort}, del("workspace")),
+			"invalid-value", "without a request the workspace is required"),
+		v("contract-offers-no-cover", R, mutate(&ContractOffers{Offers: []ContractOfferItem{{Name: "git", Usage: "git status", Covers: []string{"git status"}, Program: sampleProgram()}}},
+			func(b map[any]any) { b["offers"].([]any)[0].(map[any]any)["covers"] = []any{} }), "invalid-value", "an offer covers at least its request"),
+		v("contract-offers-cover-empty", R, mutate(&ContractOffers{Offers: []ContractOfferItem{{Name: "git", Usage: "git status", Covers: []string{"git status"}, Program: sampleProgram()}}},
+			func(b map[any]any) { b["offers"].([]any)[0].(map[any]any)["covers"] = []any{"git status", ""} }), "missing-field", "a cover line is never empty"),
 		v("ready-digest-31-bytes", L, mutate(sampleReady(false), set("executed_sha256", digest(1)[:31])), "invalid-value", "a SHA-256 has 32 bytes"),
 		v("spawn-cwd-escape", S, mutate(spawn, func(b map[any]any) { sub(b, "cwd")["path"] = "../x" }), "invalid-value", "cwd escapes the workspace"),
 		v("spawn-cwd-absolute", S, mutate(spawn, func(b map[any]any) { sub(b, "cwd")["path"] = "/etc" }), "invalid-value", "cwd must be workspace-relative"),

@@ -21,8 +21,9 @@ type completion struct {
 
 // completions reads every command's words from the command table and the
 // flags each command registers, so that the completion scripts never
-// disagree with `broker help` and `broker CMD --help`.
-func completions() []completion {
+// disagree with `broker help` and `broker CMD --help`: the bodies of
+// local's commands among them (brokerd's).
+func completions(local *Local) []completion {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -42,9 +43,9 @@ func completions() []completion {
 				}
 			}
 		}
-		c.flags = flagsOf(n)
+		c.flags = flagsOf(local, n)
 		for _, sub := range c.subs {
-			for _, f := range flagsOf(n, sub) {
+			for _, f := range flagsOf(local, n, sub) {
 				if !slices.Contains(c.flags, f) {
 					c.flags = append(c.flags, f)
 				}
@@ -60,31 +61,40 @@ func completions() []completion {
 // it with --help and its output discarded: every command registers its
 // flags and parses them before it does anything else, and --help stops
 // it there.
-func flagsOf(name string, args ...string) []string {
+func flagsOf(local *Local, name string, args ...string) []string {
 	e := newEnv(name, commands[name], io.Discard, io.Discard)
-	if err := commands[name].run(e, append(args, "--help")); !errors.Is(err, errHelp) {
+	e.local = local
+	run := commands[name].run
+	if b := local.Commands[name]; b != nil {
+		run = b
+	}
+	if err := run(e, append(args, "--help")); !errors.Is(err, errHelp) {
 		panic(fmt.Sprintf("cli: internal error: broker %s --help did not stop at its help: %v", strings.Join(append([]string{name}, args...), " "), err))
 	}
 	var out []string
-	e.fs.VisitAll(func(f *flag.Flag) { out = append(out, "--"+f.Name) })
+	e.Flags.VisitAll(func(f *flag.Flag) { out = append(out, "--"+f.Name) })
 	return out
 }
 
-// runCompletion prints the completion script of one shell.
-func runCompletion(e *env, args []string) error {
-	pos, err := e.parse(args, 1)
+// runCompletion prints the completion script of one shell; it needs
+// every command's flags, so the thin client hands it to brokerd.
+func runCompletion(e *Env, args []string) error {
+	if e.local == nil {
+		return e.handOff()
+	}
+	pos, err := e.Parse(args, 1)
 	if err != nil {
 		return err
 	}
 	write, ok := map[string]func(io.Writer, []completion){"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[pos[0]]
 	if !ok {
-		return usageError{fmt.Sprintf("no completion for the shell %q; use bash, zsh or fish", pos[0])}
+		return UsageError{fmt.Sprintf("no completion for the shell %q; use bash, zsh or fish", pos[0])}
 	}
-	write(e.stdout, completions())
+	write(e.Stdout, completions(e.local))
 	return nil
 }
 
-// bashCompletion completes the command, then its subcommand, then its
+// bashCompletion completes the command, then its Subcommand, then its
 // flags; after `--` in `broker run` it completes commands and files.
 func bashCompletion(w io.Writer, cs []completion) {
 	fmt.Fprintln(w, "# bash completion for broker (warrant): source <(broker completion bash)")
@@ -132,7 +142,7 @@ func zshCompletion(w io.Writer, cs []completion) {
 	fmt.Fprintln(w, `_broker "$@"`)
 }
 
-// fishCompletion declares each command, subcommand and flag to fish.
+// fishCompletion declares each command, Subcommand and flag to fish.
 func fishCompletion(w io.Writer, cs []completion) {
 	fmt.Fprintln(w, "# fish completion for broker (warrant): broker completion fish > ~/.config/fish/completions/broker.fish")
 	fmt.Fprintln(w, "complete -c broker -f")

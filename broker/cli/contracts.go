@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,16 +18,19 @@ import (
 
 // contractCommands are the subcommands of `broker contracts`: the shipped
 // library of program contracts (docs/contracts.md), read from the binary,
-// and the operator's grants of them (enable, revoke; list shows the
-// usable ones beside each contract).
-var contractCommands = map[string]subcommand{
-	"list":   {"contracts list [--limit N] [--after CURSOR] [--json]", contractsList},
-	"show":   {"contracts show NAME [--json]", contractsShow},
-	"enable": {"contracts enable NAME [--uses N] [--ttl D] [--profile P] [--workspace DIR] [--executable PATH] [--json]", contractsEnable},
+// the operator's grants of them (enable, revoke; list shows the usable
+// ones beside each contract), and the contracts that would cover a
+// pending approval request (offer).
+var contractCommands = map[string]Subcommand{
+	"list": {"contracts list [--limit N] [--after CURSOR] [--json]", contractsList},
+	"show": {"contracts show NAME [--json]", contractsShow},
+	"enable": {"contracts enable NAME [--request ID] [--uses N] [--ttl D] [--profile P] [--workspace DIR] [--executable PATH] [--json]",
+		contractsEnable},
+	"offer":  {"contracts offer ID [--json]", contractsOffer},
 	"revoke": {"contracts revoke ID [--json]", contractsRevoke},
 }
 
-func runContracts(e *env, args []string) error { return e.runSub(contractCommands, args) }
+func runContracts(e *Env, args []string) error { return e.RunSub(contractCommands, args) }
 
 // contractItem is a contract under the JSON convention.
 type contractItem struct {
@@ -62,8 +67,8 @@ func contractGrantOf(l *wire.LeaseView, now time.Time) contractGrant {
 
 // usableGrants is every usable contract grant the broker holds, by
 // contract; nil when no broker answers.
-func (e *env) usableGrants() map[string][]contractGrant {
-	cl, err := client.Dial(e.state)
+func (e *Env) usableGrants() map[string][]contractGrant {
+	cl, err := client.Dial(e.State)
 	if err != nil {
 		return nil
 	}
@@ -89,12 +94,12 @@ func (e *env) usableGrants() map[string][]contractGrant {
 	return out
 }
 
-func contractsList(e *env, args []string) error {
-	pf := e.pageFlags()
-	if _, err := e.parse(args, 0); err != nil {
+func contractsList(e *Env, args []string) error {
+	pf := e.PageFlags()
+	if _, err := e.Parse(args, 0); err != nil {
 		return err
 	}
-	if err := pf.check(0); err != nil {
+	if err := pf.Check(0); err != nil {
 		return err
 	}
 	grants := e.usableGrants()
@@ -110,84 +115,212 @@ func contractsList(e *env, args []string) error {
 		}
 		all = append(all, item)
 	}
-	page, err := pageOf(all, pf, func(c contractItem) string { return c.Name })
+	page, err := PageOf(all, pf, func(c contractItem) string { return c.Name })
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return e.printJSON("warrant.contracts.list/v1", view.List[contractItem]{Items: page.Items, Truncated: page.Truncated, NextAfter: page.NextAfter})
+	if e.JSON {
+		return e.PrintJSON("warrant.contracts.list/v1", view.List[contractItem]{Items: page.Items, Truncated: page.Truncated, NextAfter: page.NextAfter})
 	}
 	for _, c := range page.Items {
-		fmt.Fprintf(e.stdout, "%-12s %-8s sha256:%s  %s\n", c.Name, c.Executable, c.Digest[:12], c.Description)
+		fmt.Fprintf(e.Stdout, "%-12s %-8s sha256:%s  %s\n", c.Name, c.Executable, c.Digest[:12], c.Description)
 		for _, g := range c.Enabled {
-			fmt.Fprintf(e.stdout, "    enabled %s: %s, %d use(s) left, %s\n", g.ID, g.Executable, g.UsesLeft,
+			fmt.Fprintf(e.Stdout, "    enabled %s: %s, %d use(s) left, %s\n", g.ID, g.Executable, g.UsesLeft,
 				expiry(time.Unix(g.expires, 0), time.Now()))
 		}
 	}
 	if grants == nil {
-		fmt.Fprintln(e.stdout, "(No broker answered: the grants enabled are not shown.)")
+		fmt.Fprintln(e.Stdout, "(No broker answered: the grants enabled are not shown.)")
 	}
-	e.writeMore("contracts list", page.NextAfter)
+	e.WriteMore("contracts list", page.NextAfter)
 	return nil
 }
 
+// The terms `broker contracts enable` and the watch queue's `c` give a
+// grant without --uses and --ttl.
+const (
+	enableUses = 20
+	enableTTL  = 8 * time.Hour
+)
+
 // contractsEnable grants a library contract for a workspace and profile:
 // every argv it accepts may run, as many times as --uses, until --ttl.
-func contractsEnable(e *env, args []string) error {
-	uses := e.fs.Uint("uses", 20, "how many runs (`N`) the grant allows")
-	ttl := e.fs.Duration("ttl", 8*time.Hour, "how long (`D`) the grant lasts")
-	prof := e.fs.String("profile", "short", "the `PROFILE` the commands run under: short, standard or long")
-	ws := e.fs.String("workspace", "", "the workspace root `DIR` (default: the current directory)")
-	exe := e.fs.String("executable", "", "bind this executable (`PATH` or name) instead of the contract's own")
-	pos, err := e.parse(args, 1)
+// With --request, the workspace, profile and executable are the pending
+// request's (those flags, given as well, must agree with it; the file it
+// runs must be the contract's program, or the one --executable names),
+// and the grant settles the request and the oldest other pending ones
+// of the workspace it covers, as many as it has uses in all: their
+// commands run under the grant. It says the file the grant binds, how
+// many requests it settled, and when that took all its uses.
+func contractsEnable(e *Env, args []string) error {
+	uses := e.Flags.Uint("uses", enableUses, "how many runs (`N`) the grant allows")
+	ttl := e.Flags.Duration("ttl", enableTTL, "how long (`D`) the grant lasts")
+	prof := e.Flags.String("profile", "short", "the `PROFILE` the commands run under: short, standard or long")
+	ws := e.Flags.String("workspace", "", "the workspace root `DIR` (default: the current directory)")
+	exe := e.Flags.String("executable", "", "bind this executable (`PATH` or name) instead of the contract's own; with --request, the very file the request runs")
+	request := e.Flags.String("request", "", "enable it for pending approval request `ID`, which it settles with the others it covers; the workspace, profile and executable are the request's")
+	pos, err := e.Parse(args, 1)
 	if err != nil {
 		return err
 	}
 	c, err := contract.Builtin(pos[0])
 	if err != nil {
-		return usageError{err.Error()}
+		return UsageError{err.Error()}
 	}
-	profile, err := wire.ParseEnum[wire.Profile](*prof)
-	if err != nil {
-		return usageError{fmt.Sprintf("--profile must be short, standard or long, not %q", *prof)}
-	}
+	set := map[string]bool{}
+	e.Flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	m := &wire.ContractEnable{Name: c.Name(), Uses: uint32(*uses), TTLSeconds: uint32(*ttl / time.Second), Executable: *exe, Request: *request}
 	if err := checkTerms(*uses, *ttl); err != nil {
 		return err
 	}
-	if *ws == "" {
-		if *ws, err = os.Getwd(); err != nil {
+	if *request == "" || set["profile"] {
+		if m.Profile, err = wire.ParseEnum[wire.Profile](*prof); err != nil {
+			return UsageError{fmt.Sprintf("--profile must be short, standard or long, not %q", *prof)}
+		}
+	}
+	if *request == "" || set["workspace"] {
+		if *ws == "" {
+			if *ws, err = os.Getwd(); err != nil {
+				return err
+			}
+		}
+		if m.Workspace, err = filepath.Abs(*ws); err != nil {
 			return err
 		}
 	}
-	if *ws, err = filepath.Abs(*ws); err != nil {
-		return err
-	}
-	cl, err := e.dial()
+	cl, err := e.Dial()
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.EnableContract(&wire.ContractEnable{Workspace: *ws, Name: c.Name(), Uses: uint32(*uses),
-		TTLSeconds: uint32(*ttl / time.Second), Profile: profile, Executable: *exe})
+	l, err := cl.EnableContract(m)
 	if err != nil {
 		return err
 	}
 	g := contractGrantOf(l, time.Now())
-	if e.json {
-		return e.printJSON("warrant.contracts.enable/v1", struct {
-			Grant  contractGrant `json:"grant"`
-			Digest string        `json:"digest"`
-		}{g, c.Digest()})
+	if e.JSON {
+		return e.PrintJSON("warrant.contracts.enable/v1", struct {
+			Grant   contractGrant `json:"grant"`
+			Digest  string        `json:"digest"`
+			Request *string       `json:"request"`
+			Program *programShown `json:"program"`
+			Settled uint32        `json:"settled"`
+		}{g, c.Digest(), view.Text(*request), programOf(l.Program), l.Settled})
 	}
-	fmt.Fprintf(e.stdout, "Enabled contract %s as %s for %s (%s, profile %s): %d use(s) until %s.\n%s\n",
-		c.Name(), l.ID, *ws, l.Executable, profile, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339),
-		strings.TrimRight(c.Usage(), "\n"))
+	where := "the request " + *request
+	if *request == "" {
+		where = m.Workspace
+	}
+	fmt.Fprintf(e.Stdout, "Enabled contract %s as %s for %s (%s, profile %s): %d use(s) until %s.\n",
+		c.Name(), l.ID, plain(where), plain(l.Executable), l.Profile, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339))
+	if p := programOf(l.Program); p != nil {
+		fmt.Fprintf(e.Stdout, "It binds %s.\n", p)
+	}
+	switch {
+	case *request != "" && l.Settled > 1:
+		fmt.Fprintf(e.Stdout, "Request %s and %d other pending request(s) it covers are approved under it: their commands run when submitted again.\n",
+			*request, l.Settled-1)
+	case *request != "":
+		fmt.Fprintf(e.Stdout, "Request %s is approved under it: its command runs when submitted again.\n", *request)
+	}
+	if *request != "" && l.Settled >= l.UsesLeft { // a grant settles no more requests than it has uses
+		fmt.Fprintf(e.Stdout, "That takes all its %d use(s): any other pending request it covers stays pending (`broker approvals` lists them).\n",
+			l.UsesLeft)
+	}
+	fmt.Fprintln(e.Stdout, strings.TrimRight(c.Usage(), "\n"))
 	return nil
 }
 
-// contractsRevoke ends a contract grant now.
-func contractsRevoke(e *env, args []string) error {
-	return revoke(e, args, "warrant.contracts.revoke/v1", "grant_id")
+// programShown is the executable file a grant binds, under the JSON
+// convention: its path and SHA-256 in hex.
+type programShown struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// programOf is p shown; nil for none (a broker that did not say it).
+func programOf(p *wire.ProgramFile) *programShown {
+	if p == nil {
+		return nil
+	}
+	return &programShown{Path: p.Path, SHA256: hex.EncodeToString(p.SHA256)}
+}
+
+// String is the file as a sentence names it: its path (plain) and the
+// start of its digest.
+func (p *programShown) String() string {
+	return plain(p.Path) + " (sha256 " + p.SHA256[:min(12, len(p.SHA256))] + "…)"
+}
+
+// contractOffered is one contract offered for a request under the JSON
+// convention.
+type contractOffered struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Usage       string        `json:"usage"`
+	Covers      []string      `json:"covers"`
+	Program     *programShown `json:"program"`
+}
+
+// contractsOffer lists the library contracts that would cover pending
+// request ID: each with its grammar and the command lines it accepts,
+// the request's first, then the earlier requests of its executable in
+// its workspace; the one covering most first.
+func contractsOffer(e *Env, args []string) error {
+	cl, pos, err := e.connectArgs(args, 1)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	offers, err := cl.ContractOffer(pos[0])
+	if err != nil {
+		return err
+	}
+	if e.JSON {
+		out := []contractOffered{}
+		for _, o := range offers {
+			out = append(out, contractOffered{o.Name, o.Description, o.Usage, o.Covers, programOf(&o.Program)})
+		}
+		return e.PrintJSON("warrant.contracts.offer/v1", struct {
+			Request string            `json:"request"`
+			Offers  []contractOffered `json:"offers"`
+		}{pos[0], out})
+	}
+	if len(offers) == 0 {
+		fmt.Fprintf(e.Stdout, "No contract of the library covers request %s (none is for the file it runs and accepts its arguments); "+
+			"`broker approve %s` grants exactly its command.\n", pos[0], pos[0])
+		return nil
+	}
+	for i, o := range offers {
+		if i > 0 {
+			fmt.Fprintln(e.Stdout)
+		}
+		fmt.Fprintf(e.Stdout, "%s: %s\n%s\nbinds %s\ncovers %d command(s) asked for here:\n", o.Name, o.Description, o.Usage,
+			programOf(&o.Program), len(o.Covers))
+		for _, line := range o.Covers {
+			fmt.Fprintf(e.Stdout, "    %s\n", line)
+		}
+		fmt.Fprintf(e.Stdout, "enable it for this request: broker contracts enable %s --request %s\n", o.Name, pos[0])
+	}
+	return nil
+}
+
+// contractsRevoke ends a contract grant now; a plain lease's id is
+// refused (`broker revoke` ends a lease).
+func contractsRevoke(e *Env, args []string) error {
+	cl, pos, err := e.connectArgs(args, 1)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := cl.RevokeContract(pos[0]); err != nil {
+		return err
+	}
+	if e.JSON {
+		return e.PrintJSON("warrant.contracts.revoke/v1", map[string]string{"grant_id": pos[0]})
+	}
+	fmt.Fprintf(e.Stdout, "Revoked contract grant %s.\n", pos[0])
+	return nil
 }
 
 // contractShown is one contract in full: its grammar as the card shows
@@ -201,19 +334,19 @@ type contractShown struct {
 	Contract    json.RawMessage `json:"contract"`
 }
 
-func contractsShow(e *env, args []string) error {
-	pos, err := e.parse(args, 1)
+func contractsShow(e *Env, args []string) error {
+	pos, err := e.Parse(args, 1)
 	if err != nil {
 		return err
 	}
 	c, err := contract.Builtin(pos[0])
 	if err != nil {
-		return usageError{err.Error()}
+		return UsageError{err.Error()}
 	}
-	if e.json {
-		return e.printJSON("warrant.contracts.show/v1", contractShown{c.Name(), c.Description(), c.Executable(), c.Digest(), c.Usage(), c.Canonical()})
+	if e.JSON {
+		return e.PrintJSON("warrant.contracts.show/v1", contractShown{c.Name(), c.Description(), c.Executable(), c.Digest(), c.Usage(), c.Canonical()})
 	}
-	fmt.Fprintf(e.stdout, "%s: %s\nexecutable  %s\ndigest      sha256:%s\n\n%s\n", c.Name(), c.Description(), c.Executable(), c.Digest(),
+	fmt.Fprintf(e.Stdout, "%s: %s\nexecutable  %s\ndigest      sha256:%s\n\n%s\n", c.Name(), c.Description(), c.Executable(), c.Digest(),
 		strings.TrimRight(c.Usage(), "\n"))
 	return nil
 }

@@ -1,4 +1,13 @@
-// Package cli is the broker command's user interface (docs/architecture.md §3.2):
+// Package cli is the broker command's user interface (docs/architecture.md §3.2)
+// and the thin client `broker` (cmd/broker): it links only what a round
+// trip to the daemon needs. The commands that need the broker itself or
+// read the state directory (serve, probe, mcp, receipts, output, caches,
+// toolchains, status without a handle, and run's embedded broker) have
+// their bodies in broker/clid, which brokerd runs through Run with its
+// Local; the thin client hands such an invocation to brokerd beside it
+// (handoff.go: execve, never a $PATH search; none there is
+// SANDBOX_UNAVAILABLE). The command table, usage and help are this
+// package's, for both.
 // `serve` runs the daemon; `run` submits one action and waits for it;
 // `status`, `wait` and `cancel` follow an action, `output` shows what its
 // receipt retained of its output (or, with --from, what the broker
@@ -20,11 +29,40 @@
 // with its schema name, from a view struct of this package or broker/view
 // (never a wire or journal struct); listings take --limit and --after and
 // say when they are truncated (json.go).
+// `approvals` lists the pending requests (approvals.go), and with --all
+// those decided or expired lately, in text and JSON alike; with --watch
+// it follows the queue (watch.go): it lists the pending requests every
+// 300 ms (the operator socket has no wait for a request not yet made),
+// prints each new one's card, and notes in one line each one decided
+// elsewhere or expired. On a terminal, put in key mode (tty.go) and
+// restored on every way out (q, Ctrl-C, a signal), one key decides the
+// head of the queue (watch_keys.go): y or Enter one use, a number and
+// Enter that many (as the run prompt bounds them), n a denial with a
+// reason, s skips, c offers the library contract that covers it and the
+// earlier requests of its executable and, on y, enables it (20 uses, 8
+// hours), which settles the request. Keys are decoded first (an escape
+// sequence is one ignored key) and are case-exact; a key answers only the
+// question shown when it was read, and the first 0.5 s of a question
+// about another request, or of an offer, takes none; typing ahead is
+// flushed at each new question, and a head that leaves mid-question is
+// noted and the next one asked with its card. The watch may start before
+// the broker; one that does not answer (or answers BUSY) is said once,
+// with why, and listed again with a backoff up to 5 s. Failures are said
+// as every command says them (failure.go: failureWords, the account
+// under --debug); Ctrl-C or a signal abandons a call in flight. Off a
+// terminal the queue is only printed, and stderr says once that nothing
+// is decided there.
 // Human output is meant to be read before deciding: the approval card
-// (card.go) shows the command, what runs and where, and the limitations in
-// at most 20 lines for an ordinary command, and --full every number the
-// approval binds; the commands it prints for another terminal carry
-// --state unless the state directory is the built-in default.
+// (card.go) shows the command, what runs and where, and what limits it a
+// few words a row (policy.Brief condenses the request's limitations text;
+// a weakening keeps its words, a line it does not know is shown whole),
+// wrapped to the terminal (80 columns off one, its width read in
+// tty.go; a word cut ends its row with ↩) in at most 20 rows for an
+// ordinary command, no byte of the request as is (a name that does not
+// print as itself is quoted: plain); --debug adds the host's own account of a missing
+// limit, --full every number the approval binds and the whole text; the
+// commands it prints for another terminal carry --state unless the
+// state directory is the built-in default.
 //
 // # Messages
 //
@@ -34,8 +72,19 @@
 // sentence and one usage line, the command's synopsis from the command
 // table; -h, --help and `broker help [CMD]` print usage, what the command
 // does and its flags on stdout and exit 0. Listings (`actions`,
-// `leases`) show the shell-quoted command (view.CommandLine); `leases`
-// hides spent, expired and revoked leases unless --all.
+// `leases`, `receipts list`) show the shell-quoted command
+// (view.CommandLine); `leases` hides spent, expired and revoked leases
+// unless --all, and says of a usable one the broker would never match
+// (granted under another policy or environment) that it will not match
+// and why, in its state column as in JSON (view.LeaseOf). A follower
+// whose stream breaks says why in words (FollowBroke); an INTERNAL
+// refusal is said plainly (plainly), its message, the system's own
+// account, under --debug; `run --json` carries the same sentence as the
+// text (saidPlainly), the account going to stderr under --debug only.
+// `probe` beside a broker serving the state directory runs no probe: it
+// shows that broker's stored report and when it was made, exits 0 only
+// when that is verified, and refuses --launcher (servedReport);
+// `receipts prune` refuses there in a sentence (serving).
 //
 // # broker run
 //
@@ -60,7 +109,7 @@
 // unknown here, the sentence saying why and to ask `broker status`; a
 // submit that never reached the daemon is IO_FAILED, 125. Brokers are
 // opened under the state lock, taken before anything the directory's
-// brokers share is made (open.go).
+// brokers share is made (broker/clid open.go).
 // Its exit status is the target's, or one of the codes in run.go
 // (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
 // signal, timeout, cancel and refusal stay distinct. Usage errors and
@@ -83,8 +132,9 @@
 // (denied, reason "requester cancelled"), nothing runs, CANCELLED, exit
 // 130. The terminal is read by poll, so a decision made elsewhere leaves
 // nothing half-read. Without a terminal `run` prints the approve command
-// and waits the same way; interrupted, it exits 130 and the request,
-// left without its requester, expires. An interrupt abandons the call in
+// and waits the same way; interrupted, it exits 130 and the request stays
+// pending until decided or its TTL (30 minutes), so the next run of the
+// same command finds it. An interrupt abandons the call in
 // flight at once, so a stopped broker does not hold the run. A decision
 // the run sends itself (--approve's grant, or the prompt's y or n) that
 // goes unanswered (interrupted, or past the reply timeout) ends the run
@@ -105,7 +155,7 @@
 // checkpoints kept outside the state directory (docs/receipts.md).
 // `receipts checkpoint` prints the newest checkpoint to keep or publish,
 // once the log verifies. `serve --witness DIR` copies every checkpoint to
-// a file in DIR (broker/witness.go); `status` reports it.
+// a file in DIR (broker/internal/witness); `status` reports it.
 //
 // Exit status of the other commands: 0 success, 1 refused or failed (the
 // code and sentence are printed), 2 usage error; `receipts verify` exits 3

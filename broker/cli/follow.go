@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"warrant/broker/client"
@@ -26,8 +28,8 @@ const followTries = 3
 // interrupt cancels the action and keeps following it: cancel is not
 // abandon. If following fails for good, the end is learnt by waiting
 // instead, and the rest is left to `broker output --from`.
-func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
-	pr := &printer{out: e.stdout, errw: e.stderr, handle: handle, prog: prog, lineStart: [2]bool{true, true}}
+func (e *Env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
+	pr := &printer{out: e.Stdout, errw: e.Stderr, handle: handle, prog: prog, lineStart: [2]bool{true, true}}
 	// A cancel that cannot reach the broker (stopped, or not answering)
 	// stops the following at once; waitEnd then says the outcome is
 	// unknown here.
@@ -56,12 +58,27 @@ func (e *env) follow(ctx context.Context, cl *client.Client, handle string, prog
 	}
 	if _, refused := err.(*wire.Error); err != nil && !refused {
 		prog.clear()
-		fmt.Fprintf(e.stderr, "warrant: live output of %s stopped (%v) at byte %d of stdout and %d of stderr; waiting for its end. "+
-			"`broker output %s --stream stdout --from %d` prints the rest while the broker holds it\n", handle, err, pr.at[0], pr.at[1], handle, pr.at[0])
+		fmt.Fprintf(e.Stderr, "warrant: live output of %s stopped (%s) at byte %d of stdout and %d of stderr; waiting for its end. "+
+			"`broker output %s --stream stdout --from %d` prints the rest while the broker holds it\n", handle, FollowBroke(err), pr.at[0], pr.at[1], handle, pr.at[0])
+		e.PrintCause(err)
 		st, err = e.waitEnd(ctx, cl, handle)
 	}
 	prog.clear()
 	return st, pr.printed, err
+}
+
+// FollowBroke says in plain words why a Follow that was not refused
+// ended (client.Agent.Follow's error); the error itself is for --debug.
+func FollowBroke(err error) string {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("the broker sent nothing for %s: it is stopped or overloaded", client.FollowSilence)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "the broker closed the connection"
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
+		return "no broker answers any more"
+	}
+	return "the connection to the broker failed"
 }
 
 // printer writes a followed action's chunks to stdout and stderr, each

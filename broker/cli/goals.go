@@ -17,11 +17,11 @@ import (
 // docs/goals.md); create fills in a missing workspace with --workspace
 // (default: the current directory). verify exits 0 only when the verdict
 // it made is VERIFIED_DONE, and 1 otherwise, so a script can gate on it.
-func runGoals(e *env, args []string) error {
-	workspace := e.fs.String("workspace", "", "create: the workspace, when the document names none (default: the current directory)")
-	title := e.fs.String("title", "", "create: the title, when the document has none")
-	pf := e.pageFlags()
-	pos, err := e.parseRange(args, 1, 4)
+func runGoals(e *Env, args []string) error {
+	workspace := e.Flags.String("workspace", "", "create: the workspace, when the document names none (default: the current directory)")
+	title := e.Flags.String("title", "", "create: the title, when the document has none")
+	pf := e.PageFlags()
+	pos, err := e.ParseRange(args, 1, 4)
 	if err != nil {
 		return err
 	}
@@ -29,18 +29,18 @@ func runGoals(e *env, args []string) error {
 	arity := map[string]int{"create": 1, "show": 1, "verify": 1, "revise": 2, "pause": 1, "resume": 1, "cancel": 1, "attest": 3, "list": 0}
 	n, ok := arity[verb]
 	if !ok {
-		return usageError{fmt.Sprintf("unknown goals command %q", verb)}
+		return UsageError{fmt.Sprintf("unknown goals command %q", verb)}
 	}
 	if verb == "revise" && len(rest) == 1 {
 		n = 1 // a new revision that keeps the document
 	}
-	if verb != "list" && pf.given(e) {
-		return usageError{"--limit and --after page goals list only"}
+	if verb != "list" && pf.Given(e) {
+		return UsageError{"--limit and --after page goals list only"}
 	}
 	if len(rest) != n {
-		return usageError{fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
+		return UsageError{fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
 	}
-	cl, err := e.dial()
+	cl, err := e.Dial()
 	if err != nil {
 		return err
 	}
@@ -90,13 +90,13 @@ func runGoals(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		err = e.printJSON("warrant.goals."+verb+"/v1", goalOf(v))
+	if e.JSON {
+		err = e.PrintJSON("warrant.goals."+verb+"/v1", goalOf(v))
 	} else {
-		v.Write(e.stdout)
+		v.Write(e.Stdout)
 	}
 	if err == nil && verb == "verify" && v.Status != goals.StatusDone {
-		return exitStatus(exitFailed)
+		return ExitStatus(ExitFailed)
 	}
 	return err
 }
@@ -109,11 +109,11 @@ func readGoalFile(path, workspace string) (string, error) {
 		return "", fmt.Errorf("read the goal document: %w", err)
 	}
 	if len(b) > wire.MaxGoalJSON {
-		return "", usageError{fmt.Sprintf("%s is %d bytes; a goal document is at most %d", path, len(b), wire.MaxGoalJSON)}
+		return "", UsageError{fmt.Sprintf("%s is %d bytes; a goal document is at most %d", path, len(b), wire.MaxGoalJSON)}
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return "", usageError{fmt.Sprintf("%s is not a JSON object: %v", path, err)}
+		return "", UsageError{fmt.Sprintf("%s is not a JSON object: %v", path, err)}
 	}
 	if _, ok := doc["workspace"]; ok || workspace == "-" {
 		return string(b), nil
@@ -177,8 +177,8 @@ type goalEntry struct {
 
 // listGoals lists the goals, paged by --limit and --after (the cursor is
 // a goal id) over what the broker answers: at most wire.MaxList goals.
-func (e *env) listGoals(cl *client.Client, pf pageFlags) error {
-	if err := pf.check(0); err != nil {
+func (e *Env) listGoals(cl *client.Client, pf PageFlags) error {
+	if err := pf.Check(0); err != nil {
 		return err
 	}
 	l, err := cl.ListGoals()
@@ -189,7 +189,7 @@ func (e *env) listGoals(cl *client.Client, pf pageFlags) error {
 	for _, g := range l.Goals {
 		all = append(all, goalEntry{g.Goal, g.Revision, g.State.String()})
 	}
-	page, err := pageOf(all, pf, func(g goalEntry) string { return g.Goal })
+	page, err := PageOf(all, pf, func(g goalEntry) string { return g.Goal })
 	if err != nil {
 		return err
 	}
@@ -199,15 +199,15 @@ func (e *env) listGoals(cl *client.Client, pf pageFlags) error {
 	if capped {
 		page.Truncated = true
 	}
-	if e.json {
-		return e.printJSON("warrant.goals.list/v1", page)
+	if e.JSON {
+		return e.PrintJSON("warrant.goals.list/v1", page)
 	}
 	if capped {
-		defer fmt.Fprintf(e.stderr, "broker goals list: the broker lists at most %d goals; more may exist beyond these\n", wire.MaxList)
+		defer fmt.Fprintf(e.Stderr, "broker goals list: the broker lists at most %d goals; more may exist beyond these\n", wire.MaxList)
 	}
 	for _, r := range page.Items {
-		fmt.Fprintf(e.stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)
+		fmt.Fprintf(e.Stdout, "%s  revision %d  %s\n", r.Goal, r.Revision, r.State)
 	}
-	e.writeMore("goals list", page.NextAfter)
+	e.WriteMore("goals list", page.NextAfter)
 	return nil
 }

@@ -10,16 +10,16 @@ import (
 	"warrant/wire"
 )
 
-// printJSON prints v as the top-level object of schema under the JSON
+// PrintJSON prints v as the top-level object of schema under the JSON
 // convention (docs/json.md, broker/view.Document): every `--json` output
 // goes through here, with a schema name of its own and a schema file in
 // docs/schemas.
-func (e *env) printJSON(schema string, v any) error {
+func (e *Env) PrintJSON(schema string, v any) error {
 	doc, err := view.Document(schema, v)
 	if err != nil {
 		return err
 	}
-	_, err = e.stdout.Write(doc)
+	_, err = e.Stdout.Write(doc)
 	return err
 }
 
@@ -28,49 +28,49 @@ func (e *env) printJSON(schema string, v any) error {
 // at a time.
 const defaultLimit = 100
 
-// pageFlags are --limit and --after of a listing.
-type pageFlags struct {
+// PageFlags are --limit and --after of a listing.
+type PageFlags struct {
 	limit *uint
 	after *string
 }
 
-// pageFlags declares --limit and --after; max is the largest page (0: no
+// PageFlags declares --limit and --after; max is the largest page (0: no
 // bound).
-func (e *env) pageFlags() pageFlags {
-	return pageFlags{
-		limit: e.fs.Uint("limit", defaultLimit, "list at most N entries"),
-		after: e.fs.String("after", "", "list from after this cursor (the next_after of the previous page)"),
+func (e *Env) PageFlags() PageFlags {
+	return PageFlags{
+		limit: e.Flags.Uint("limit", defaultLimit, "list at most N entries"),
+		after: e.Flags.String("after", "", "list from after this cursor (the next_after of the previous page)"),
 	}
 }
 
 // check validates the flags against a listing whose pages hold at most
 // max entries (0: any number).
-func (p pageFlags) check(max int) error {
+func (p PageFlags) Check(max int) error {
 	if *p.limit < 1 || (max > 0 && *p.limit > uint(max)) {
 		if max > 0 {
-			return usageError{fmt.Sprintf("--limit must be from 1 to %d", max)}
+			return UsageError{fmt.Sprintf("--limit must be from 1 to %d", max)}
 		}
-		return usageError{"--limit must be at least 1"}
+		return UsageError{"--limit must be at least 1"}
 	}
 	return nil
 }
 
-// given reports whether --limit or --after was on the command line.
-func (p pageFlags) given(e *env) bool {
+// Given reports whether --limit or --after was on the command line.
+func (p PageFlags) Given(e *Env) bool {
 	set := false
-	e.fs.Visit(func(f *flag.Flag) { set = set || f.Name == "limit" || f.Name == "after" })
+	e.Flags.Visit(func(f *flag.Flag) { set = set || f.Name == "limit" || f.Name == "after" })
 	return set
 }
 
 // wire is the operator socket's request for the page.
-func (p pageFlags) wire(kind wire.ListKind, unknownOnly bool) wire.List {
+func (p PageFlags) wire(kind wire.ListKind, unknownOnly bool) wire.List {
 	return wire.List{Kind: kind, UnknownOnly: unknownOnly, Limit: uint32(*p.limit), After: *p.after}
 }
 
-// writeMore tells a person how to list the rest of a truncated listing.
-func (e *env) writeMore(command string, next *string) {
+// WriteMore tells a person how to list the rest of a truncated listing.
+func (e *Env) WriteMore(command string, next *string) {
 	if next != nil {
-		fmt.Fprintf(e.stdout, "(more follow: broker %s --after %s)\n", command, strconv.Quote(*next))
+		fmt.Fprintf(e.Stdout, "(more follow: broker %s --after %s)\n", command, strconv.Quote(*next))
 	}
 }
 
@@ -88,15 +88,15 @@ func listing[W, V any](entries []W, truncated bool, of func(*W) V, cursor func(V
 	return l
 }
 
-// pageOf is the page pf asks for of a listing read whole (items in its
+// PageOf is the page pf asks for of a listing read whole (items in its
 // order), each item named by cursor: the entries after the one named
 // --after (which must be there), at most --limit of them.
-func pageOf[T any](items []T, pf pageFlags, cursor func(T) string) (view.List[T], error) {
+func PageOf[T any](items []T, pf PageFlags, cursor func(T) string) (view.List[T], error) {
 	start := 0
 	if *pf.after != "" {
 		i := slices.IndexFunc(items, func(v T) bool { return cursor(v) == *pf.after })
 		if i < 0 {
-			return view.List[T]{}, usageError{fmt.Sprintf("--after %q names no entry of the listing: pass the next_after of the previous page", *pf.after)}
+			return view.List[T]{}, UsageError{fmt.Sprintf("--after %q names no entry of the listing: pass the next_after of the previous page", *pf.after)}
 		}
 		start = i + 1
 	}

@@ -77,16 +77,3 @@ func TestTimeLayout(t *testing.T) {
 		t.Error("the zero time is not null")
 	}
 }
-
-// wantSchema requires that out validates against the schema file of
-// docs/schemas.
-func wantSchema(t *testing.T, file, out string) {
-	t.Helper()
-	schemas, err := jsonschema.Load("../../docs/schemas")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schemas.Validate(file, []byte(out)); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}

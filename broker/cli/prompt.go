@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"warrant/broker/client"
 	"warrant/wire"
 )
@@ -63,10 +61,10 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, quit <-cha
 // here (n, an empty line or Ctrl-D) or elsewhere, expired, or withdrawn
 // because the run was interrupted (Ctrl-C: denied as "requester
 // cancelled", CANCELLED). What it prints is what the broker answered.
-func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalView) error {
+func (e *Env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalView) error {
 	id := v.ID
-	e.writeCard(e.stderr, v)
-	fmt.Fprint(e.stderr, "Approve exactly this command? y for one run, a number for that many [y/N] ")
+	e.writeCardRows(e.Stderr, v) // the question is the card's last row
+	fmt.Fprint(e.Stderr, "Approve exactly this command? y for one run, a number for that many [y/N] ")
 	quit := make(chan struct{})
 	stop := sync.OnceFunc(func() { close(quit) })
 	defer stop()
@@ -82,13 +80,13 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 	var d decision
 	select {
 	case d = <-decided:
-		fmt.Fprintln(e.stderr) // the question stays unanswered: end its line
+		fmt.Fprintln(e.Stderr) // the question stays unanswered: end its line
 	case a := <-answered:
 		if a.err != nil {
 			return a.err
 		}
 		if a.eof {
-			fmt.Fprintln(e.stderr) // Ctrl-D ends no line of its own
+			fmt.Fprintln(e.Stderr) // Ctrl-D ends no line of its own
 		}
 		var lease *wire.LeaseView
 		var err error
@@ -123,7 +121,7 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 			return err // still pending, and this answer was refused (an inactive goal, …)
 		}
 	case <-ctx.Done():
-		fmt.Fprintln(e.stderr)
+		fmt.Fprintln(e.Stderr)
 		if err := cl.Deny(id, reasonCancelled); err != nil {
 			return wire.Errorf(wire.CodeCancelled, "interrupted at the prompt; withdrawing approval request %s failed: %v", id, err)
 		}
@@ -141,10 +139,10 @@ func (e *env) prompt(ctx context.Context, cl *client.Client, v *wire.ApprovalVie
 
 // decided says what became of a request that is no longer pending and
 // returns nil if it was approved.
-func (e *env) decided(st *wire.ApprovalState, by string) error {
+func (e *Env) decided(st *wire.ApprovalState, by string) error {
 	switch st.State {
 	case wire.RequestApproved:
-		fmt.Fprintf(e.stderr, "warrant: approval request %s was approved %s: lease %s\n", st.RequestID, by, st.LeaseID)
+		fmt.Fprintf(e.Stderr, "warrant: approval request %s was approved %s: lease %s\n", st.RequestID, by, st.LeaseID)
 		return nil
 	case wire.RequestDenied:
 		return wire.Errorf(wire.CodeApprovalDenied, "approval request %s was denied %s (%s)", st.RequestID, by, st.Reason)
@@ -183,12 +181,12 @@ func readAnswer(f *os.File, quit <-chan struct{}) answer {
 			return answer{err: errors.New("the prompt was closed")}
 		default:
 		}
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 100)
-		if errors.Is(err, unix.EINTR) || err == nil && n == 0 {
-			continue
-		}
+		ready, err := readable(fd, 100*time.Millisecond)
 		if err != nil {
 			return answer{err: fmt.Errorf("read the answer: %w", err)}
+		}
+		if !ready {
+			continue
 		}
 		var line [256]byte
 		k, err := f.Read(line[:])

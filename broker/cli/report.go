@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,26 +53,61 @@ func exitCode(r *view.Ending) int {
 // again, and the summary says what was printed beside what the receipt
 // retains; otherwise the streams' text is printed and the summary says
 // what the text shows. A refusal is headed by what is wrong rather than
-// by its outcome's name, and --debug adds the system's own account of it.
-func (e *env) report(r view.Ending, printed *[2]view.Printed) error {
-	if e.json {
-		if err := e.printJSON("warrant.run/v1", r.Action()); err != nil {
+// by its outcome's name. Its sentence is the same in text and JSON
+// (saidPlainly); --debug adds the system's own account of it on stderr,
+// in either mode, never into the object (docs/json.md).
+func (e *Env) report(r view.Ending, printed *[2]view.Printed) error {
+	a := r.Action()
+	saidPlainly(&a, &r)
+	if e.JSON {
+		if err := e.PrintJSON("warrant.run/v1", a); err != nil {
 			return err
 		}
-		return exitStatus(exitCode(&r))
+		e.printEndingAccount(&r)
+		return ExitStatus(exitCode(&r))
 	}
-	a := r.Action()
 	if res := r.Result(); res != nil && printed == nil {
-		fmt.Fprint(e.stdout, res.Stdout.Text)
-		fmt.Fprint(e.stderr, res.Stderr.Text)
+		fmt.Fprint(e.Stdout, res.Stdout.Text)
+		fmt.Fprint(e.Stderr, res.Stderr.Text)
 	}
-	fmt.Fprintln(e.stderr, "warrant: "+headline(&a, printed))
+	fmt.Fprintln(e.Stderr, "warrant: "+headline(&a, printed))
+	e.printEndingAccount(&r)
+	return ExitStatus(exitCode(&r))
+}
+
+// saidPlainly puts a's error in words a person and a program read alike:
+// an INTERNAL refusal's by a plain sentence (plainly), a failure of this
+// client's own, uncoded, by what failed rather than the system calls of
+// its chain (systemWords).
+func saidPlainly(a *view.Action, r *view.Ending) {
+	if a.Error == nil {
+		return
+	}
+	said := *a.Error
+	said.Message = plainly(said.Code, said.Message)
+	if uncoded(r) {
+		said.Message = systemWords(r.Err)
+	}
+	a.Error = &said
+}
+
+// uncoded reports whether r ended in a failure of this client's own, an
+// error chain with no wire code.
+func uncoded(r *view.Ending) bool {
+	var we *wire.Error
+	return r.Result() == nil && r.Err != nil && !errors.As(r.Err, &we)
+}
+
+// printEndingAccount prints, under --debug only, the system's own
+// account of the refusal r ended in (saidPlainly says it): the result's
+// detail, or the reply's or the chain of this client's error
+// (printAccount).
+func (e *Env) printEndingAccount(r *view.Ending) {
 	if res := r.Result(); res != nil && res.Error != nil {
 		e.printDetail(res.Error)
-	} else if we := r.WireErr(); we != nil {
-		e.printDetail(we)
+	} else if r.Err != nil {
+		e.printAccount(r.Err)
 	}
-	return exitStatus(exitCode(&r))
 }
 
 // headline is the summary line of `broker run` (view.Action.Summary, or

@@ -32,17 +32,30 @@ const (
 	exitCancelled   = 130 // cancelled_reaped, as an interrupted shell command
 )
 
-// exitStatus is an error that only carries the status Main returns.
-type exitStatus int
+// ExitStatus is an error that only carries the status Main returns.
+type ExitStatus int
 
-func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+func (s ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // runOptions are the flags of `broker run`.
 type runOptions struct {
 	workspace, cwd, profile, session, goal, step string
 	callID                                       string
 	approve                                      bool
-	embedded                                     brokerOptions // for the embedded broker
+	embedded                                     BrokerOptions // for the embedded broker
+}
+
+// connect dials the daemon on the state directory (DialFor); when none
+// answers, brokerd opens an embedded broker there (Local.Embed), to which
+// the thin client hands the run. stop closes that broker.
+func (e *Env) connect(ctx context.Context, o BrokerOptions) (cl *client.Client, stop func(), err error) {
+	if cl, err := e.DialFor(o); cl != nil || err != nil {
+		return cl, func() {}, err
+	}
+	if e.local == nil {
+		return nil, nil, e.handOff()
+	}
+	return e.local.Embed(ctx, e, o)
 }
 
 // runAbout is what `broker run --help` says beyond the synopsis and the
@@ -64,35 +77,35 @@ var runAbout = func() string {
 	return b.String()
 }()
 
-func runRun(e *env, args []string) error {
+func runRun(e *Env, args []string) error {
 	var o runOptions
-	e.fs.StringVar(&o.workspace, "workspace", "", "the workspace root `DIR` (default: the current directory)")
-	e.fs.StringVar(&o.cwd, "cwd", ".", "the working directory `DIR`, relative to the workspace")
-	e.fs.StringVar(&o.profile, "profile", "short", "the `PROFILE`: short, standard or long (see above)")
-	e.fs.StringVar(&o.session, "session", "", "the agent `SESSION`")
-	e.fs.StringVar(&o.goal, "goal", "", "the `GOAL` (default: the default goal)")
-	e.fs.StringVar(&o.step, "step", "", "the goal's `STEP` this action belongs to (its dependencies must be VERIFIED_DONE)")
-	e.fs.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same `ID` again in the session never starts a second run")
-	e.fs.StringVar(&o.embedded.launcher, "launcher", "", "the launcher `PATH`, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
-	e.brokerFlags(&o.embedded)
-	e.fs.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
-	e.fs.BoolVar(&e.full, "full", false, "show the approval card with every identity number")
+	e.Flags.StringVar(&o.workspace, "workspace", "", "the workspace root `DIR` (default: the current directory)")
+	e.Flags.StringVar(&o.cwd, "cwd", ".", "the working directory `DIR`, relative to the workspace")
+	e.Flags.StringVar(&o.profile, "profile", "short", "the `PROFILE`: short, standard or long (see above)")
+	e.Flags.StringVar(&o.session, "session", "", "the agent `SESSION`")
+	e.Flags.StringVar(&o.goal, "goal", "", "the `GOAL` (default: the default goal)")
+	e.Flags.StringVar(&o.step, "step", "", "the goal's `STEP` this action belongs to (its dependencies must be VERIFIED_DONE)")
+	e.Flags.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same `ID` again in the session never starts a second run")
+	e.Flags.StringVar(&o.embedded.Launcher, "launcher", "", "the launcher `PATH`, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
+	e.BrokerFlags(&o.embedded)
+	e.Flags.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
+	e.Flags.BoolVar(&e.full, "full", false, "show the approval card with every identity number")
 	own := args
 	dash := slices.Index(args, "--")
 	if dash >= 0 {
 		own = args[:dash]
 	}
-	e.json = slices.ContainsFunc(own, func(a string) bool { return a == "--json" || a == "-json" || a == "--json=true" })
-	if _, err := e.parse(own, 0); err != nil {
+	e.JSON = slices.ContainsFunc(own, func(a string) bool { return a == "--json" || a == "-json" || a == "--json=true" })
+	if _, err := e.Parse(own, 0); err != nil {
 		return e.notRun(err)
 	}
 	if dash < 0 || dash == len(args)-1 {
-		return e.notRun(usageError{"put the command after --, as in: broker run -- make test"})
+		return e.notRun(UsageError{"put the command after --, as in: broker run -- make test"})
 	}
 	argv := args[dash+1:]
 	profile, err := wire.ParseEnum[wire.Profile](o.profile)
 	if err != nil {
-		return e.notRun(usageError{fmt.Sprintf("--profile must be short, standard or long, not %q (broker run --help shows their limits)", o.profile)})
+		return e.notRun(UsageError{fmt.Sprintf("--profile must be short, standard or long, not %q (broker run --help shows their limits)", o.profile)})
 	}
 	if o.workspace == "" {
 		if o.workspace, err = os.Getwd(); err != nil {
@@ -107,17 +120,15 @@ func runRun(e *env, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cl, d, err := e.connect(ctx, o.embedded, nil)
+	cl, stopBroker, err := e.connect(ctx, o.embedded)
 	if err != nil {
 		return e.notRun(err)
 	}
 	defer func() {
 		cl.Close()
-		if d != nil {
-			d.stop()
-		}
+		stopBroker()
 	}()
-	prog := newProgress(e.stderr, e.json)
+	prog := newProgress(e.Stderr, e.JSON)
 	defer prog.end()
 	sub, err := e.submitApproved(ctx, cl, o.workspace, req, o.callID, o.approve, prog)
 	if err != nil {
@@ -125,7 +136,7 @@ func runRun(e *env, args []string) error {
 		return e.report(view.Ending{Err: err}, nil)
 	}
 	end := view.Ending{Handle: sub.Handle, Use: view.Use{Lease: sub.Lease, UsesLeft: sub.UsesLeft, Contract: sub.Contract}}
-	if e.json {
+	if e.JSON {
 		end.Status, end.Err = e.waitEnd(ctx, cl, sub.Handle)
 		return e.report(end, nil)
 	}
@@ -140,17 +151,17 @@ func runRun(e *env, args []string) error {
 // contract as a refusal: exit status 125 (not executed), and with --json
 // the one object, its error set. A usage error without --json prints the
 // sentence and the synopsis.
-func (e *env) notRun(err error) error {
+func (e *Env) notRun(err error) error {
 	if errors.Is(err, errHelp) {
 		return err
 	}
-	var ue usageError
+	var ue UsageError
 	if errors.As(err, &ue) {
-		if !e.json {
+		if !e.JSON {
 			e.printUsageError(ue)
-			return exitStatus(exitNotExecuted)
+			return ExitStatus(exitNotExecuted)
 		}
-		err = wire.Errorf(wire.CodeArgumentsInvalid, "%s", ue.msg)
+		err = wire.Errorf(wire.CodeArgumentsInvalid, "%s", ue.Msg)
 	}
 	var we *wire.Error
 	if !errors.As(err, &we) {
@@ -168,14 +179,14 @@ func (e *env) notRun(err error) error {
 // call id, a call that already started its action is followed, not run
 // again, and says so. While a decision is awaited off a terminal, the
 // progress line (prog) says so.
-func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (client.Submitted, error) {
+func (e *Env) submitApproved(ctx context.Context, cl *client.Client, ws string, req wire.ActionRequest, callID string, approve bool, prog *progress) (client.Submitted, error) {
 	for {
 		s, err := cl.SubmitCallContext(ctx, ws, req, callID)
 		if err != nil {
 			return s, err
 		}
-		if s.Repeat != nil && !e.json {
-			fmt.Fprintf(e.stderr, "warrant: call id %s already started action %s (%s now); it is not run again\n", callID, s.Handle, s.Repeat.State)
+		if s.Repeat != nil && !e.JSON {
+			fmt.Fprintf(e.Stderr, "warrant: call id %s already started action %s (%s now); it is not run again\n", callID, s.Handle, s.Repeat.State)
 		}
 		if s.Approval == nil {
 			return s, nil
@@ -184,15 +195,15 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 		prog.clear()
 		switch {
 		case approve:
-			if !e.json {
-				e.writeCard(e.stderr, s.Approval) // what the grant binds, for the record
+			if !e.JSON {
+				e.writeCard(e.Stderr, s.Approval) // what the grant binds, for the record
 			}
 			l, err := cl.ApproveContext(ctx, id, 1, 10*time.Minute)
 			if err != nil {
 				return s, unanswered(err, id)
 			}
-			if !e.json {
-				fmt.Fprintf(e.stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
+			if !e.JSON {
+				fmt.Fprintf(e.Stderr, "warrant: --approve granted one use: lease %s\n", l.ID)
 			}
 			approve = false // one grant per run; a second request means the identity moved
 			continue
@@ -201,8 +212,8 @@ func (e *env) submitApproved(ctx context.Context, cl *client.Client, ws string, 
 				return s, err
 			}
 		default:
-			st := stateFlag(e.state)
-			fmt.Fprintf(e.stderr, "warrant: approval required: request %s\n  to approve: broker approve %s%s\n  to deny:    broker deny %s%s\nwaiting…\n",
+			st := StateFlag(e.State)
+			fmt.Fprintf(e.Stderr, "warrant: approval required: request %s\n  to approve: broker approve %s%s\n  to deny:    broker deny %s%s\nwaiting…\n",
 				id, id, st, id, st)
 			prog.set("waiting for approval of " + id)
 			if err := e.awaitApproval(ctx, cl, id, prog); err != nil {
@@ -228,9 +239,10 @@ func unanswered(err error, id string) error {
 }
 
 // awaitApproval waits for request id to be decided elsewhere, or for an
-// interrupt: then the run stops, and the request, left without its
-// requester, expires.
-func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, prog *progress) error {
+// interrupt: then the run stops, and the request stays pending until it
+// is decided or its TTL runs out (journal.RequestTTL); the next submit of
+// the same command finds it.
+func (e *Env) awaitApproval(ctx context.Context, cl *client.Client, id string, prog *progress) error {
 	for {
 		st, err := cl.ApprovalWaitContext(ctx, id, decisionBudget)
 		switch {
@@ -258,7 +270,7 @@ func (e *env) awaitApproval(ctx context.Context, cl *client.Client, id string, p
 // request within its bound (broker/client: the client's reply timeout;
 // at once when its process is stopped), ends the wait with the outcome
 // unknown here, since the action was accepted.
-func (e *env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Status, error) {
+func (e *Env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*wire.Status, error) {
 	polls := ctx
 	for {
 		st, _, err := cl.WaitContext(polls, handle, time.Second)
@@ -283,11 +295,11 @@ func (e *env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*w
 // lost is err of an accepted action this client lost sight of, with its
 // code (IO_FAILED when it has none): its outcome is unknown here, and
 // where to learn it.
-func (e *env) lost(handle string, err error) error {
+func (e *Env) lost(handle string, err error) error {
 	code, msg := wire.CodeIOFailed, err.Error()
 	if we := (*wire.Error)(nil); errors.As(err, &we) {
 		code, msg = we.Code, strings.Replace(msg, we.Error(), we.Message, 1)
 	}
 	return wire.Errorf(code, "%s; action %s was accepted and its outcome is unknown here: `broker status %s --state %s` once the broker answers",
-		msg, handle, handle, e.state)
+		msg, handle, handle, e.State)
 }

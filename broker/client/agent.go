@@ -134,9 +134,9 @@ func (a *Agent) poll(ctx context.Context, budget time.Duration, req func(ms uint
 
 // ApprovalWait returns the state of approval request id once it is no
 // longer pending (approved, denied or expired) with the reason it ended,
-// or pending when the budget runs out first. While it waits, this
-// connection is a requester of the request: should it end while the
-// request is pending, the request expires. A denial it returns counts as
+// or pending when the budget runs out first. A request outlives the
+// connection that waits for it, until its TTL (docs/architecture.md
+// §2.3). A denial it returns counts as
 // reported, so the next submit of the same action asks anew. Like Wait,
 // a long budget is sent as polls of at most 10 s.
 func (a *Agent) ApprovalWait(id string, budget time.Duration) (*wire.ApprovalState, error) {

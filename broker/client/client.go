@@ -206,13 +206,13 @@ func (c *conn) roundTripContext(ctx context.Context, m wire.Message, budget time
 	defer c.mu.Unlock()
 	for again := true; ; again = false {
 		if ctx.Err() != nil {
-			return nil, notSent(m, "interrupted")
+			return nil, notSent(m, "interrupted", nil)
 		}
 		if err := c.connect(); err != nil {
-			return nil, notSent(m, err.Error())
+			return nil, notSent(m, fmt.Sprintf("no broker answers at %s (%s)", c.path, plainCause(err)), err)
 		}
 		if pid, stopped := peerStopped(c.c); stopped {
-			return nil, notSent(m, fmt.Sprintf("the broker (pid %d) is stopped (`kill -CONT %d` resumes it)", pid, pid))
+			return nil, notSent(m, fmt.Sprintf("the broker (pid %d) is stopped (`kill -CONT %d` resumes it)", pid, pid), nil)
 		}
 		nc := c.c
 		nc.SetDeadline(time.Now().Add(budget + c.timeout))
@@ -270,15 +270,32 @@ func exchange(nc net.Conn, t wire.MsgType, frame []byte) (_ wire.Message, sent b
 }
 
 // notSent is the IO_FAILED of a request that never reached the broker.
-func notSent(m wire.Message, why string) error {
-	return wire.Errorf(wire.CodeIOFailed, "the %s request was not sent, so nothing was submitted or changed: %s", m.Type(), why)
+func notSent(m wire.Message, why string, cause error) error {
+	return wire.Explain(wire.CodeIOFailed, cause, "the %s request was not sent, so nothing was submitted or changed: %s", m.Type(), why)
+}
+
+// plainCause is err in the user's words: a coded error's message, a
+// system call's errno, or what became of the connection; the chain is
+// the error's Detail (shown with --debug).
+func plainCause(err error) string {
+	var we *wire.Error
+	var en syscall.Errno
+	switch {
+	case errors.As(err, &we):
+		return we.Message
+	case errors.As(err, &en):
+		return en.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the broker closed the connection"
+	}
+	return "the connection failed"
 }
 
 // noAnswer is the error of a request that was sent, or began to be, and
 // got no reply (see roundTrip).
 func noAnswer(m wire.Message, nc net.Conn, sent, interrupted bool, budget, timeout time.Duration, err error) error {
 	if !sent {
-		return notSent(m, err.Error())
+		return notSent(m, plainCause(err), err)
 	}
 	why := err.Error()
 	timedOut := errors.Is(err, os.ErrDeadlineExceeded)

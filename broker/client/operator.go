@@ -40,13 +40,26 @@ func (cl *Client) approve(ctx context.Context, requestID string, uses uint32, tt
 }
 
 // EnableContract grants a library contract (m) for a workspace and
-// profile; the grant comes back as a lease naming the contract.
+// profile, or for a pending approval request's (m.Request), which the
+// grant then settles as approved; the grant comes back as a lease naming
+// the contract.
 func (cl *Client) EnableContract(m *wire.ContractEnable) (*wire.LeaseView, error) {
 	r, err := expect[*wire.LeaseGranted](cl.operator.roundTrip(m))
 	if err != nil {
 		return nil, err
 	}
 	return &r.Lease, nil
+}
+
+// ContractOffer lists the library contracts that would cover approval
+// request requestID, the one covering most of the requests a grant for it
+// would bind first; none is not an error.
+func (cl *Client) ContractOffer(requestID string) ([]wire.ContractOfferItem, error) {
+	r, err := expect[*wire.ContractOffers](cl.operator.roundTrip(&wire.ContractOffer{Request: requestID}))
+	if err != nil {
+		return nil, err
+	}
+	return r.Offers, nil
 }
 
 // Deny refuses a pending approval request.
@@ -63,6 +76,13 @@ func (cl *Client) DenyContext(ctx context.Context, requestID, reason string) err
 // Revoke ends a lease now.
 func (cl *Client) Revoke(leaseID string) error {
 	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Revoke{LeaseID: leaseID}))
+	return err
+}
+
+// RevokeContract ends a contract grant now; a lease that is not one is
+// refused and stays as it is.
+func (cl *Client) RevokeContract(grantID string) error {
+	_, err := expect[*wire.OK](cl.operator.roundTrip(&wire.Revoke{LeaseID: grantID, Contract: true}))
 	return err
 }
 

@@ -13,10 +13,11 @@ import (
 // osState is the Linux containment of one action: its cgroups, when the
 // broker has any, and the server that answers its metadata calls.
 type osState struct {
-	cg      *actionCgroup
-	meta    *metadata.Server // prepared once the launcher has its request; serving from Ready
-	metaErr error            // why there is no meta
-	scanned bool             // the last survey looked at every process in /proc (else the cgroups held none)
+	cg         *actionCgroup
+	meta       *metadata.Server // prepared once the launcher has its request; serving from Ready
+	metaErr    error            // why there is no meta
+	metaServed bool             // meta answered the target's listener: its denials are the target's
+	scanned    bool             // the last survey looked at every process in /proc (else the cgroups held none)
 }
 
 // prepareMetadata makes the server that will answer the target's metadata
@@ -47,7 +48,11 @@ func (s *supervisor) serveMetadata(fds []int) error {
 		unix.Close(fds[0])
 		return s.metaErr
 	}
-	return s.meta.Serve(fds[0])
+	if err := s.meta.Serve(fds[0]); err != nil {
+		return err
+	}
+	s.metaServed = true
+	return nil
 }
 
 // stopMetadata stops the metadata server once the action is over and
@@ -57,6 +62,9 @@ func (s *supervisor) stopMetadata() {
 		st := s.meta.Stop()
 		s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused
 		s.r.MetadataCPU, s.r.MetadataHeld = st.CPU, st.Held
+		if s.metaServed {
+			s.r.Denials = st.Denials
+		}
 		s.meta = nil
 	}
 }

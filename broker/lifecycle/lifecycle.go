@@ -103,6 +103,10 @@ type Result struct {
 	// how long answers were held back by the action's budget.
 	MetadataDone, MetadataRefused uint64
 	MetadataCPU, MetadataHeld     time.Duration
+	// Denials are the refusals the metadata server saw (Linux): the
+	// broker's own and the seccomp filter's it counted; nil where nothing
+	// watched the target.
+	Denials *wire.Denials
 }
 
 // Leftover is what was found running of an action whose outcome is

@@ -86,8 +86,9 @@ func (c *conn) approvalOut(a *asked) *approvalOut {
 		o.Argv = []string{}
 	}
 	o.Message = fmt.Sprintf("Approval required: nothing ran. A human must approve this command outside the agent; you cannot approve it. "+
-		"Tell them what you asked to run (%s) and that they can review it with `%s` and approve it with `%s`. "+
-		"Then call wait with approval_id %s.", view.CommandLine(o.Executable, o.Argv), o.ReviewCommand, o.ApproveCommand, a.id)
+		"Tell them what you asked to run (%s) and that they can review it with `%s` and approve it with `%s` "+
+		"(or see which program contract would cover it and the later commands like it: `broker contracts offer %s --state %s`). "+
+		"Then call wait with approval_id %s.", view.CommandLine(o.Executable, o.Argv), o.ReviewCommand, o.ApproveCommand, a.id, state, a.id)
 	return o
 }
 

@@ -8,7 +8,8 @@
 // # Tools
 //
 //	run      submit an action and wait up to wait_ms (capped) for its end; the
-//	         object `broker run --json` prints is its result. When a human must
+//	         object `broker run --json` prints is its result (with the lease,
+//	         uses left and contract its submit used: conn.used). When a human must
 //	         approve, it returns at once: approval_required, the request id, the
 //	         exact `broker approve` command, and the sentence that a human
 //	         approves outside the agent. With a call_id, a run repeated on
@@ -29,6 +30,10 @@
 //	         current revision (docs/goals.md)
 //	goal_verify  the broker's evidence oracle judges the goal now; its verdict
 //	         is signed into the receipt log, as every verdict is
+//
+// It serves every protocol revision the SDK does, up to 2026-07-28 (the
+// stateless model); the SDK has no tasks extension, so a run that waits
+// for a human or runs long returns and the agent calls wait.
 //
 // Each has typed input and output schemas and annotations that say what
 // it does: run, wait and cancel start or end programs, status, receipt,

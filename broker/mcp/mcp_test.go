@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -115,7 +116,7 @@ func TestRunNeedsAHumanThenWaitRuns(t *testing.T) {
 	id := out.Approval.RequestID
 	if out.Approval.ApproveCommand != "broker approve "+id+" --state "+r.state ||
 		!strings.Contains(text(res), "A human must approve this command outside the agent") ||
-		!strings.Contains(text(res), out.Approval.ApproveCommand) {
+		!strings.Contains(text(res), out.Approval.ApproveCommand) || !strings.Contains(text(res), "`broker contracts offer "+id+" --state "+r.state+"`") {
 		t.Fatalf("the result does not tell the agent what the human must do: %s", text(res))
 	}
 	if out.Approval.Executable != r.tool || !slices.Equal(out.Approval.Argv, []string{"hello", "world"}) {
@@ -130,14 +131,14 @@ func TestRunNeedsAHumanThenWaitRuns(t *testing.T) {
 		t.Fatalf("something ran before approval: %+v %v", acts, err)
 	}
 
-	if _, err := r.operator.Approve(id, 1, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	lease, err := r.operator.Approve(id, 1, time.Hour)
+	must(t, err)
 	res = s.call("wait", map[string]any{"approval_id": id}, &out)
 	if res.IsError || out.State != "terminal" || out.Result == nil || out.Result.Outcome != "exited" ||
 		*out.Result.ExitCode != 0 || out.Result.Stdout.Text != "hello world\n" || out.Result.ReceiptID == nil {
 		t.Fatalf("wait after approval: %+v %s", out, text(res))
 	}
+	usedLease(t, "wait", out.Result, lease.ID, 0, "")
 	if !strings.Contains(text(res), "exited (exit 0)") || !strings.Contains(text(res), "hello world") {
 		t.Errorf("text rendering: %s", text(res))
 	}
@@ -153,6 +154,7 @@ func TestRunNeedsAHumanThenWaitRuns(t *testing.T) {
 	if st.State != "terminal" || *st.Result.ReceiptID != *out.Result.ReceiptID {
 		t.Fatalf("status: %+v", st)
 	}
+	usedLease(t, "status", st.Result, lease.ID, 0, "")
 	acts, err := r.operator.List(wire.ListActions, false)
 	must(t, err)
 	if len(acts.Actions) != 1 || !strings.HasPrefix(acts.Actions[0].Session, "mcp-") {
@@ -405,13 +407,26 @@ func TestRunUnderContract(t *testing.T) {
 	if res := s.call("run", map[string]any{"executable": r.tool, "argv": []string{"test"}}, &out); res.IsError || out.Result == nil {
 		t.Fatalf("run under the contract: %+v %s", out, text(res))
 	}
-	a := out.Result
-	if a.Lease == nil || *a.Lease != g.ID || a.UsesLeft == nil || *a.UsesLeft != 1 || a.Contract == nil || *a.Contract != "npm-test" {
-		t.Fatalf("the result does not name the grant: %+v", a)
-	}
+	usedLease(t, "run", out.Result, g.ID, 1, "npm-test")
+	var st actionOut
+	s.call("status", map[string]any{"handle": *out.Handle}, &st)
+	usedLease(t, "status", st.Result, g.ID, 1, "npm-test")
+	s.call("wait", map[string]any{"handle": *out.Handle}, &st)
+	usedLease(t, "wait", st.Result, g.ID, 1, "npm-test")
 	out = actionOut{}
 	s.call("run", map[string]any{"executable": r.tool, "argv": []string{"test", "--", "x"}}, &out)
 	if out.Approval == nil || out.Result != nil {
 		t.Fatalf("an argv outside the grammar ran: %+v", out)
+	}
+}
+
+// usedLease requires that a (the result of the call named) names the
+// lease its submit used, the uses it had left, and the contract (none
+// for "").
+func usedLease(t *testing.T, call string, a *view.Action, lease string, left uint32, contract string) {
+	t.Helper()
+	if a == nil || a.Lease == nil || *a.Lease != lease || a.UsesLeft == nil || *a.UsesLeft != left ||
+		(a.Contract == nil) != (contract == "") || (a.Contract != nil && *a.Contract != contract) {
+		t.Fatalf("%s: the result does not name lease %s with %d use(s) left and contract %q: %+v", call, lease, left, contract, a)
 	}
 }

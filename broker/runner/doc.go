@@ -8,6 +8,11 @@
 // result (broker/evidence.go). Data flows one way, from the executor to
 // the evidence; the runner holds no reference to the broker.
 //
+// The result it reports carries what the sandbox was seen to refuse
+// (wire.Result.Denials, from the metadata server by way of the
+// lifecycle), for a started action only; the broker seals the same into
+// the receipt.
+//
 // # The launcher is pinned
 //
 // New opens the launcher binary once, at broker start, copies it into a

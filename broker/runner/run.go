@@ -65,6 +65,7 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 			result.Stdout.Text, result.Stderr.Text = "", ""
 		}
 		streams = []*receipt.Captured{outC, errC}
+		result.Denials = res.Denials
 	}
 	o := &Observation{Result: result, Run: &res, Events: events, Streams: streams}
 	if res.Ready != nil && res.Ready.Binding == wire.InPlace {

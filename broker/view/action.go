@@ -55,6 +55,14 @@ type Action struct {
 	// run: detected, not prevented. Empty when none changed or nothing
 	// was checked.
 	ProtectedChanges []ProtectedChange `json:"protected_changes"`
+	// Denials are the kinds of call the sandbox refused that may explain
+	// a failure, each with the smallest remedy (denial.go);
+	// RoutineDenials the ones programs make to probe and recover from;
+	// DenialsSeen what watched the action and how many refused calls it
+	// saw in all (null when nothing watched: it did not start).
+	Denials        []Denial     `json:"denials"`
+	RoutineDenials []Denial     `json:"routine_denials"`
+	DenialsSeen    *DenialsSeen `json:"denials_seen"`
 }
 
 // ProtectedChange is one protected path whose state changed (see
@@ -112,6 +120,7 @@ func optional[T comparable](v T) *T {
 // Action builds the object; every field comes from the broker's status.
 func (r *Ending) Action() Action {
 	out := Action{Handle: optional(r.Handle), Outcome: wire.KnownNotExecuted.String(), ProtectedChanges: []ProtectedChange{}}
+	out.Denials, out.RoutineDenials, out.DenialsSeen = denialsOf(nil)
 	if r.Lease != "" {
 		out.Lease, out.UsesLeft = &r.Lease, &r.UsesLeft
 		out.Contract = optional(r.Contract)
@@ -125,6 +134,7 @@ func (r *Ending) Action() Action {
 		for _, c := range res.ProtectedChanges {
 			out.ProtectedChanges = append(out.ProtectedChanges, ProtectedChange(c))
 		}
+		out.Denials, out.RoutineDenials, out.DenialsSeen = denialsOf(res.Denials)
 		if res.Error != nil {
 			out.Error = &Error{Code: res.Error.Code.String(), Message: res.Error.Message}
 		}
@@ -172,8 +182,8 @@ func (r *Ending) WireErr() *wire.Error {
 
 // Summary is the object in words: the outcome, the action and its
 // receipt, then what the text of each stream shows of it and what the
-// receipt retains when that is not the whole stream, then the error and
-// the protected paths that changed, a line each.
+// receipt retains when that is not the whole stream, then the error, the
+// protected paths that changed and what the sandbox refused, a line each.
 func (a *Action) Summary() string { return a.summary(nil) }
 
 // SummaryPrinted is Summary for a client that printed the streams live
@@ -220,6 +230,7 @@ func (a *Action) summary(live *[2]Printed) string {
 	for _, c := range a.ProtectedChanges {
 		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
 	}
+	writeDenials(&b, a.Denials, a.RoutineDenials, a.DenialsSeen, a.ExitCode != nil && *a.ExitCode == 0)
 	return b.String()
 }
 

@@ -1,8 +1,10 @@
 // Package view is what a person or an agent is shown of the broker's
 // records: the one object `broker run --json` prints and the MCP server's
 // run, status and wait tools return (Ending, Action, with the summary in
-// words for text shown or printed live), a receipt's readable summary
-// beside the verifier's verdict (OpenEntry, FindReceipt, WriteReceipt),
+// words for text shown or printed live; what the sandbox refused, with
+// the rule in words and the smallest remedy, in denial.go), a receipt's
+// readable summary beside the verifier's verdict (OpenEntry, FindReceipt,
+// WriteReceipt),
 // and its retained output, head and tail, for `broker output`
 // (Shown.Output, only from a receipt that verifies), a command line
 // quoted for a shell (CommandLine), the operator's objects (Approval,

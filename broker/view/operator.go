@@ -35,7 +35,9 @@ func ApprovalOf(a *wire.ApprovalView) Approval {
 }
 
 // Lease is a lease as the operator sees it, with its state at the time
-// of listing: usable, revoked, expired or used_up.
+// of listing: usable, will_not_match (usable but granted under another
+// policy or environment: WillNotMatch says which), revoked, expired or
+// used_up.
 type Lease struct {
 	ID           string `json:"id"`
 	ApprovalID   string `json:"approval_id"`
@@ -53,6 +55,10 @@ type Lease struct {
 	ArgvTruncated bool     `json:"argv_truncated"`
 	// Profile is the profile the lease's identity binds, or null.
 	Profile *string `json:"profile"`
+	// WillNotMatch says why the lease can never match on the broker that
+	// listed it ("granted under policy sha256 … (what differs), will not
+	// match"); null when it may.
+	WillNotMatch *string `json:"will_not_match"`
 }
 
 // LeaseOf is the view of l at now.
@@ -65,11 +71,13 @@ func LeaseOf(l *wire.LeaseView, now time.Time) Lease {
 		state = "expired"
 	case l.UsesLeft == 0:
 		state = "used_up"
+	case l.WillNotMatch != "":
+		state = "will_not_match"
 	}
 	return Lease{ID: l.ID, ApprovalID: l.ApprovalID, Goal: l.Goal, GoalRevision: l.GoalRevision,
 		Fingerprint: hex.EncodeToString(l.Fingerprint), Expires: UnixTime(l.ExpiresUnix), UsesLeft: l.UsesLeft,
 		Revoked: l.Revoked, State: state, Executable: l.Executable, Argv: NonNil(l.Argv), ArgvTruncated: l.ArgvTruncated,
-		Profile: optionalProfile(l.Profile)}
+		Profile: optionalProfile(l.Profile), WillNotMatch: Text(l.WillNotMatch)}
 }
 
 // ActionEntry is one action of `broker actions`; its outcome is null until

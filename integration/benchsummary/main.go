@@ -33,8 +33,10 @@ type goal struct {
 	from   []string // the metrics it is computed from, shown beside it
 }
 
-// goals are the chain's goals (issue 36). The flood's are "keep": no
-// slower than cat, and the peak RSS TestBrokerStdoutFlood asserts.
+// goals are the chain's goals (issue 36), then the denial observers'
+// (issue 35: a build with them on at most 2% slower than with them off).
+// The flood's are "keep": no slower than cat, and the peak RSS
+// TestBrokerStdoutFlood asserts.
 var goals = []goal{
 	{"RunTrue sealed p50 ÷ bwrap", "BenchmarkRunTrue/sealed-snapshot", "p50-x-bwrap", "", true, 1.0, []string{"p50-ms", "bwrap-p50-ms"}},
 	{"RunTrue sealed p95 ÷ bwrap", "BenchmarkRunTrue/sealed-snapshot", "p95-x-bwrap", "", true, 1.2, []string{"p95-ms", "bwrap-p95-ms"}},
@@ -48,6 +50,8 @@ var goals = []goal{
 	{"1 GiB text: CPU per GiB ÷ cat's", "BenchmarkStdoutThroughput/text", "cpu-s/GiB", "cat-cpu-s/GiB", true, 1.5, []string{"cpu-s/GiB", "cat-cpu-s/GiB"}},
 	{"10 GiB flood: speed ÷ cat's", "BenchmarkStdoutFlood", "x-cat", "", false, 1.0, []string{"MiB/s", "cat-MiB/s"}},
 	{"10 GiB flood: peak RSS MiB", "BenchmarkStdoutFlood", "peak-rss-MiB", "", true, 64, nil},
+	{"go build, observers on ÷ off", "BenchmarkDenialObservers/go-build", "on-x-off", "", true, 1.02, []string{"on-p50-ms", "off-p50-ms"}},
+	{"npm test, observers on ÷ off", "BenchmarkDenialObservers/npm-test", "on-x-off", "", true, 1.02, []string{"on-p50-ms", "off-p50-ms"}},
 }
 
 func main() {

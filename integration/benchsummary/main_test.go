@@ -48,7 +48,7 @@ func TestSummaryOfCapturedRun(t *testing.T) {
 		`1 GiB text: CPU per GiB ÷ cat's +5\.03 +≤ 1\.5 +no +cpu-s/GiB 2\.89, cat-cpu-s/GiB 0\.575`, // 2.890 / 0.5748
 		`10 GiB flood: speed ÷ cat's +1\.15 +≥ 1\.0 +yes`,
 		`10 GiB flood: peak RSS MiB +40\.1 +≤ 64 +yes`,
-		`2 of 11 goals met \(11 measured\)`,
+		`2 of 13 goals met \(11 measured\)`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + row).MatchString(out.String()) {
 			t.Errorf("no row %q in\n%s", row, out.String())
@@ -73,7 +73,7 @@ func TestSummaryFailureAndMissing(t *testing.T) {
 	for _, row := range []string{
 		`CLIRunTrue p50 ÷ bwrap +1\.4 +≤ 1\.5 +yes`,
 		`RunTrue sealed p50 ÷ bwrap +- +≤ 1\.0 +not measured`,
-		`1 of 11 goals met \(1 measured\)`,
+		`1 of 13 goals met \(1 measured\)`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + row).MatchString(out.String()) {
 			t.Errorf("no row %q in\n%s", row, out.String())

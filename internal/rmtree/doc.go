@@ -4,7 +4,7 @@
 // its own descriptor) before emptying it, so that a directory the target
 // made mode 0 or read-only (Go's module cache is) is removed like any
 // other. Used for the persistent caches (broker/internal/caches) and the
-// actions' private HOME and TMPDIR (broker/actiondirs.go).
+// actions' private HOME and TMPDIR (broker/internal/actiondirs).
 //
 // It removes only what the caller's uid may: an entry another user owns
 // inside a directory it cannot write stops the removal with an error

@@ -85,7 +85,7 @@
 //     seccomp_GOARCH.txt disassembles them; each binary-searches the syscall
 //     number), loaded as embedded; the SHA-256 of both goes into Ready. No
 //     cgo at run time. The argument program, first, denies ioctl TIOCSTI and
-//     TIOCLINUX compared on the command's low 32 bits, and chmod modes with
+//     TIOCLINUX compared on the command's low 32 bits, a file created with
 //     a setuid or setgid bit, fcntl F_SETLEASE and F_NOTIFY (a lease stalls
 //     every other opener of a file the target's uid owns), and socketpair
 //     other than AF_UNIX SOCK_STREAM or SOCK_SEQPACKET (type masked with
@@ -93,18 +93,33 @@
 //     Landlock mediates only from ABI 9 (handled in step 9), and sendmsg's
 //     address lies where no filter can read it. The main one kills a
 //     foreign architecture or an x32 entry, allows a Docker-like list,
-//     returns EPERM for the named denials (socket, bind, ptrace,
-//     process_vm_*, io_uring_*, bpf, perf_event_open, userfaultfd,
-//     fanotify, keyrings, every mount call, unshare, setns, kexec, modules,
-//     handles, chroot, setsid, setpgid, …), notifies the metadata calls and
-//     inotify_add_watch (step 11) and answers ENOSYS for the rest (clone3
+//     notifies the named denials (socket, bind, ptrace, process_vm_*,
+//     io_uring_*, bpf, perf_event_open, userfaultfd, fanotify, keyrings,
+//     every mount call, unshare, setns, kexec, modules, handles, chroot,
+//     setsid, setpgid, …, and clone with a namespace flag), which the
+//     broker refuses (EPERM; ENOSYS for clone, as before they were
+//     counted) and counts, and the metadata calls and inotify_add_watch,
+//     which it answers (step 11), and answers ENOSYS for the rest (clone3
 //     included, so libc falls back to clone); clone only without namespace
 //     flags, personality only PER_LINUX or a query, prlimit64 only on
-//     itself. The main program is loaded with
-//     SECCOMP_FILTER_FLAG_NEW_LISTENER.
+//     itself, seccomp only without SECCOMP_FILTER_FLAG_NEW_LISTENER (EPERM
+//     with it; prctl(PR_SET_SECCOMP) passes no flags). The main program is
+//     loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER, and no filter after it
+//     can have a listener: the newest filter's notification would win, so
+//     a target holding one could answer CONTINUE to every notified call
+//     once the broker's listener was closed (the broker crashed, was
+//     killed or restarted); EPERM wins over any notification. So only the
+//     broker ever answers a notified call, and without its answer each is
+//     ENOSYS (TestNotifiedCallsWithoutTheBroker: socket, unshare and chmod
+//     with the listener closed, and a listener of the target's own). Hence
+//     no kernel rule refuses a chmod with a setuid or setgid bit: the
+//     broker alone performs a target's chmod, refuses such a mode under
+//     its own rule (recorded; a rule here would refuse it unrecorded) and
+//     masks both bits off whatever it performs (metadata.setMode).
 //  11. Send Ready with the measured facts and the listener (SCM_RIGHTS),
 //     whose metadata calls the broker answers (why: docs/architecture.md
-//     §2.5), and close the listener.
+//     §2.5) and whose named denials it refuses and counts
+//     (broker/internal/metadata), and close the listener.
 //  12. Read one more datagram, the broker's Proceed, sent once it has
 //     checked Ready and the action's EXECUTING record is durable (one
 //     queued when the request was read was refused in step 2); then clear
@@ -154,7 +169,8 @@
 // bound by digest. Known gaps: below Landlock ABI 6 signals to processes
 // outside the action are not scoped (the policy's MinLandlockABI decides
 // whether that is acceptable; landlockabi.Floor demands ABI 6 wherever
-// the kernel has it); a directory's identity is (dev, ino, mnt_id, birth
+// the kernel has it): a target may then kill a broker of its uid, which
+// leaves every notified call ENOSYS, never performed (step 10); a directory's identity is (dev, ino, mnt_id, birth
 // time), so a cwd removed and recreated on a reused inode number is told
 // apart only where the filesystem records birth times (ext4, xfs, btrfs,
 // tmpfs do).
@@ -167,6 +183,6 @@
 // effort, all threads). The syscall package links libcap's psx without
 // calling it: build with CGO_ENABLED=0 (as the integration tests do), else
 // psx's cgo variant makes a dynamically linked program. cmd/launcher and
-// this package, seccompgen included, are 1,722 non-test, non-blank lines
+// this package, seccompgen included, are 1,754 non-test, non-blank lines
 // (the budget is 2,000).
 package linux

@@ -20,8 +20,9 @@ import (
 // installSeccomp performs step 10, last: it loads the embedded programs as
 // they are (the argument filter first, then the main filter) and returns
 // the SHA-256 of their concatenation and the main filter's notification
-// listener, which the broker answers for the metadata calls (seccompgen's
-// notified list). An architecture without generated programs is refused.
+// listener, which the broker answers for the metadata calls and the named
+// denials (seccompgen's notified and denied lists). An architecture
+// without generated programs is refused.
 func installSeccomp() (digest []byte, listener int, err error) {
 	if len(programs) == 0 {
 		return nil, -1, wire.Errorf(wire.CodeSandboxUnavailable, "no seccomp programs were generated for this architecture")

@@ -37,9 +37,9 @@
 // symlink, and gives a directory the target left read-only (Go's module
 // cache is) its owner's write and search bits back through its own
 // descriptor before emptying it (internal/rmtree, which also removes the
-// actions' private directories). Removal is the operator's, with no
-// broker running (the state lock), so no action is using a cache while
-// it goes.
+// actions' private directories). Removal is the operator's (Prune,
+// `broker caches prune`), with no broker running (the state lock), so
+// no action is using a cache while it goes.
 //
 // A program built into a cache (CARGO_TARGET_DIR) cannot be an action's
 // executable: its directory lies inside the state directory, which

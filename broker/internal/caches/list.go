@@ -106,3 +106,25 @@ func Remove(root, key string) error {
 	}
 	return nil
 }
+
+// Prune removes the caches under root last used before cutoff, or every
+// one when all, and returns those it removed; a cache that cannot be
+// removed stops it, with the ones removed so far returned. The caller
+// holds the state lock (Remove).
+func Prune(root string, cutoff time.Time, all bool) ([]Info, error) {
+	list, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	var removed []Info
+	for _, c := range list {
+		if !all && !c.LastUse.Before(cutoff) {
+			continue
+		}
+		if err := Remove(root, c.Key); err != nil {
+			return removed, fmt.Errorf("prune caches: %w", err)
+		}
+		removed = append(removed, c)
+	}
+	return removed, nil
+}

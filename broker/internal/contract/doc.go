@@ -34,8 +34,10 @@
 //   - grant.go: Grant, the lease-like envelope the broker adds at
 //     approval, and BaseFingerprint, the identity without argv and cwd
 //     that a grant binds.
-//   - library.go, library/*.json: the shipped contracts (go-test,
-//     go-vet, go-build, npm-test, npm-run, pytest, cargo, git, make).
+//   - library.go, library/*.json: the shipped contracts (go, go-test,
+//     go-vet, go-build, gofmt, npm-test, npm-run, pytest, cargo, git,
+//     make; go's branches are go-test's, go-vet's and go-build's
+//     grammars, which a test keeps equal).
 //
 // # Invariants
 //

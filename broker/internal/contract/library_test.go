@@ -6,6 +6,7 @@ import (
 	goflag "flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,25 @@ var libraryCases = map[string][]matchCase{
 		{args("test example.com/m/..."), "a Go package pattern here is"},
 		{args("vet ./..."), `expected "test"`},
 	},
+	"go": {
+		{args("test ./..."), ""},
+		{args("test -run TestX ./pkg"), ""},
+		{args("test ./pkg -run=TestX -count 2 -v"), ""},
+		{args("vet ./..."), ""},
+		{args("build ./..."), ""},
+		{args("build -o out/app ./pkg"), ""},
+		{args("test -exec /bin/sh ./..."), "flag -exec is not one this contract accepts"},
+		{args("test -toolexec x ./..."), "flag -toolexec is not one this contract accepts"},
+		{args("test ../outside"), `climbs out with ".."`},
+		{args("vet -vettool=/bin/sh ./..."), `it begins with "-"`},
+		{args("build -o ../app ."), `climbs out with ".."`},
+		{args("build -ldflags -X=main.v=1 ."), "flag -ldflags is not one"},
+		{args("build -run TestX ."), "flag -run is not one"},
+		{args("run ./cmd"), "expected one of test, vet, build"},
+		{args("generate ./..."), "expected one of test, vet, build"},
+		{args("env -w GOFLAGS=-toolexec=x"), "expected one of test, vet, build"},
+		{args("-C /tmp test"), "expected one of test, vet, build"},
+	},
 	"go-vet": {
 		{args("vet ./..."), ""},
 		{args("vet ./pkg ./pkg/sub"), ""},
@@ -67,6 +87,21 @@ var libraryCases = map[string][]matchCase{
 		{args("build -exec x ."), "flag -exec is not one"},
 		{args("build -ldflags -X=main.v=1 ."), "flag -ldflags is not one"},
 		{args("build -gcflags=all=-N ."), "flag -gcflags is not one"},
+	},
+	"gofmt": {
+		{args("-l ."), ""},
+		{args("-d -s main.go pkg"), ""},
+		{args("-l -e -s ./pkg/x.go"), ""},
+		{args("-w ."), "flag -w is not one this contract accepts"},
+		{args("-l -w main.go"), "flag -w is not one this contract accepts"},
+		{args("-r a->b ."), "flag -r is not one"},
+		{args("-cpuprofile prof ."), "flag -cpuprofile is not one"},
+		{args("-l"), "they end where it expects <path>"},
+		{args("-l ../x"), `climbs out with ".."`},
+		{args("-l /etc"), "absolute path"},
+		{args("-l link"), "symbolic link"},
+		{args("-l .git"), ".git is a protected path"},
+		{args("-l . -w"), `argument 3 "-w": <path>: it begins with "-"`},
 	},
 	"npm-test": {
 		{args("test"), ""},
@@ -281,5 +316,37 @@ func TestBuiltinUnknown(t *testing.T) {
 	}
 	if c, err := Builtin("../library/git"); err == nil || c != nil {
 		t.Fatalf("Builtin(../library/git) = %v, %v", c, err)
+	}
+}
+
+// TestLibraryGoIsTheThree: the go contract's test, vet and build
+// branches are exactly the grammars of go-test, go-vet and go-build
+// after their subcommand. The format cannot share a flag set between
+// files, so this keeps the copies from drifting apart.
+func TestLibraryGoIsTheThree(t *testing.T) {
+	grammar := func(name string) []any {
+		t.Helper()
+		b, err := library.ReadFile("library/" + name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct{ Argv []any }
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Argv
+	}
+	var branches []string
+	for _, b := range grammar("go")[0].(map[string]any)["choice"].([]any) {
+		b := b.(map[string]any)
+		sub := b["literal"].(string)
+		branches = append(branches, sub)
+		one := grammar("go-" + sub)
+		if want := []any{map[string]any{"literal": sub}}; !reflect.DeepEqual(one[:1], want) || !reflect.DeepEqual(b["then"], one[1:]) {
+			t.Errorf("go %s is not go-%s's grammar:\n%v\n%v", sub, sub, b["then"], one[1:])
+		}
+	}
+	if want := []string{"test", "vet", "build"}; !slices.Equal(branches, want) {
+		t.Fatalf("go's branches %q, want %q", branches, want)
 	}
 }

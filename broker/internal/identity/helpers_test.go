@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // protect (re)builds the fixture's protected places as the broker does
-// (broker/authority.go), around its state directory, with readPaths as
+// (broker/internal/admission/authority.go), around its state directory, with readPaths as
 // the configured read paths.
 func (f *fixture) protect(readPaths []string) {
 	f.t.Helper()

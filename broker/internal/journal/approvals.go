@@ -20,6 +20,44 @@ const (
 // Approvals lists after the pending ones.
 const recentlyEnded = 16
 
+// RequestTTL is how long an approval request waits for a decision. It
+// survives its requester (a one-shot client, an agent that restarts, a
+// second `broker run` of the command finds it and runs under its
+// decision) and a broker restart; once RequestTTL has passed since it was
+// made, still pending, it expires (expireOverdue): it can be neither
+// approved nor denied, and the next submit asks anew.
+const RequestTTL = 30 * time.Minute
+
+// overdueReason is why a request expired.
+var overdueReason = "no one decided it within " + RequestTTL.String()
+
+// Overdue reports whether a request made at created (unix seconds) and
+// still pending has outlived RequestTTL at now: it reads expired, and the
+// journal's next write transaction that looks at it expires it.
+func Overdue(created int64, now time.Time) bool {
+	return created <= liveSince(now)
+}
+
+// liveSince is the creation time (unix seconds) after which a request
+// still pending at now is within its TTL: every query for the pending
+// requests asks `created_unix > liveSince`, so that what is overdue is
+// never read as pending, whether or not a write has expired it yet.
+func liveSince(now time.Time) int64 { return now.Unix() - int64(RequestTTL/time.Second) }
+
+// expireOverdue expires, in the caller's transaction, every pending
+// request that has outlived RequestTTL at now, as of the moment it did.
+// Every transaction that reads or decides a request's state calls it
+// first.
+func (j *Journal) expireOverdue(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO approval_expiries (approval_id, reason, expired_unix)
+		SELECT id, ?, created_unix + ? FROM approval_requests
+		WHERE state = 'pending' AND expired_unix IS NULL AND created_unix <= ?`, overdueReason, int64(RequestTTL/time.Second), liveSince(now))
+	if err != nil {
+		return fmt.Errorf("expire overdue approval requests: %w", err)
+	}
+	return nil
+}
+
 // RequestApproval returns the approval request a human must decide for
 // exactly this (goal, revision, fingerprint). A pending request is reused,
 // so an agent that submits the same action again sees the same request id
@@ -36,10 +74,13 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 	var view *wire.ApprovalView
 	var denied error // committed, then reported
 	err := j.tx(ctx, func(tx *sql.Tx) error {
+		now := j.now()
+		if err := j.expireOverdue(ctx, tx, now); err != nil {
+			return err
+		}
 		var rid, state, reason string
 		err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM approval_requests
-			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied')
-			AND id NOT IN (SELECT approval_id FROM approval_expiries)
+			WHERE goal = ? AND goal_revision = ? AND fingerprint = ? AND state IN ('pending', 'denied') AND expired_unix IS NULL
 			ORDER BY created_unix DESC, rowid DESC LIMIT 1`, g.ID, g.Revision, fp).Scan(&rid, &state, &reason)
 		switch {
 		case err == nil && state == "denied":
@@ -52,7 +93,7 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			denied = wire.Errorf(wire.CodeApprovalDenied, "the operator denied approval request %s (%s); submitting again asks anew", rid, reason)
 			return nil
 		case err == nil:
-			if view, err = readApproval(ctx, tx, rid); err != nil {
+			if view, err = j.readApprovalAt(ctx, tx, rid, now); err != nil {
 				return err
 			}
 			return j.bindCall(ctx, tx, call, "", rid)
@@ -60,7 +101,7 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 			return err
 		}
 		view = &wire.ApprovalView{ID: NewID("ar-"), Goal: g.ID, GoalRevision: g.Revision, Session: session,
-			Identity: *id, Fingerprint: fp, Limitations: limitations, CreatedUnix: j.now().Unix(), State: wire.RequestPending}
+			Identity: *id, Fingerprint: fp, Limitations: limitations, CreatedUnix: now.Unix(), State: wire.RequestPending}
 		blob, err := wire.Canonical(id)
 		if err != nil {
 			return err
@@ -83,7 +124,20 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 	return view, nil
 }
 
-func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView, error) {
+// Request returns approval request id as it stands. It only reads: a
+// request past its TTL that no transaction has expired yet reads
+// expired, as it will be.
+func (j *Journal) Request(ctx context.Context, id string) (*wire.ApprovalView, error) {
+	return j.readApproval(ctx, j.db, id)
+}
+
+// readApproval reads request id as it stands now; readApprovalAt, as it
+// stands at now (a listing reads the clock once).
+func (j *Journal) readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView, error) {
+	return j.readApprovalAt(ctx, q, id, j.now())
+}
+
+func (j *Journal) readApprovalAt(ctx context.Context, q querier, id string, now time.Time) (*wire.ApprovalView, error) {
 	v := &wire.ApprovalView{ID: id}
 	var blob []byte
 	err := q.QueryRowContext(ctx, `SELECT goal, goal_revision, session, fingerprint, identity, limitations, created_unix
@@ -97,20 +151,23 @@ func readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView
 	if err := wire.DecodeCanonical(blob, &v.Identity); err != nil {
 		return nil, fmt.Errorf("decode approval request %s: %w", id, err)
 	}
-	if v.State, _, v.Reason, err = requestState(ctx, q, id); err != nil {
+	if v.State, _, v.Reason, err = j.requestStateAt(ctx, q, id, now); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
-// requestState returns the state of request id as the wire says it, the
-// state column it has in approval_requests, and the reason it ended: a
-// denial's, or why it expired (migration 5 keeps expiries beside it).
-func requestState(ctx context.Context, q querier, id string) (wire.RequestState, string, string, error) {
+// requestStateAt returns the state of request id at now as the wire
+// says it, the state column it has in approval_requests, and the reason
+// it ended: a denial's, or why it expired (migration 7 keeps expiries
+// beside it). A request pending and past its TTL is expired, as
+// expireOverdue will record.
+func (j *Journal) requestStateAt(ctx context.Context, q querier, id string, now time.Time) (wire.RequestState, string, string, error) {
 	var column, reason string
 	var expiry sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT r.state, r.reason, e.reason FROM approval_requests r
-		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.id = ?`, id).Scan(&column, &reason, &expiry)
+	var created int64
+	err := q.QueryRowContext(ctx, `SELECT r.state, r.reason, e.reason, r.created_unix FROM approval_requests r
+		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE r.id = ?`, id).Scan(&column, &reason, &expiry, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", "", wire.Errorf(wire.CodeArgumentsInvalid, "approval request %q does not exist", id)
 	}
@@ -120,6 +177,8 @@ func requestState(ctx context.Context, q querier, id string) (wire.RequestState,
 	switch {
 	case expiry.Valid:
 		return wire.RequestExpired, column, expiry.String, nil
+	case column == "pending" && Overdue(created, now):
+		return wire.RequestExpired, column, overdueReason, nil
 	case column == "pending":
 		return wire.RequestPending, column, "", nil
 	case column == "approved":
@@ -141,7 +200,12 @@ func requestState(ctx context.Context, q querier, id string) (wire.RequestState,
 func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []wire.ApprovalView, truncated bool, _ error) {
 	// One read transaction, one snapshot: a request decided or expired
 	// meanwhile is either still pending here or among the ended, never
-	// both. Read-only, it begins DEFERRED and takes no write lock.
+	// both. Read-only, it begins DEFERRED and takes no write lock; what is
+	// overdue is listed expired without being written so (liveSince), as
+	// a journal opened read-only must. The clock is read once: every
+	// request is listed as it stood at now.
+	now := j.now()
+	since := liveSince(now)
 	tx, err := j.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, false, fmt.Errorf("list approvals: %w", err)
@@ -152,7 +216,7 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 		return nil, false, fmt.Errorf("list approvals: %w", err)
 	}
 	ids, err := column[string](ctx, tx, `SELECT id FROM approval_requests WHERE state = 'pending'
-		AND id NOT IN (SELECT approval_id FROM approval_expiries) AND `+cond+` ORDER BY created_unix, rowid LIMIT ?`, append(args, limit+1)...)
+		AND expired_unix IS NULL AND created_unix > ? AND `+cond+` ORDER BY created_unix, rowid LIMIT ?`, append(append([]any{since}, args...), limit+1)...)
 	// (A contract grant's request is never pending; the ended ones below
 	// leave grants out: `broker contracts list` shows them.)
 	if err != nil {
@@ -162,10 +226,10 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 	if truncated = len(ids) > limit; truncated {
 		ids = ids[:limit]
 	} else {
-		ended, err := column[string](ctx, tx, `SELECT r.id FROM approval_requests r
-		LEFT JOIN approval_expiries e ON e.approval_id = r.id WHERE (r.state != 'pending' OR e.approval_id IS NOT NULL)
-		AND r.id NOT IN (SELECT approval_id FROM contract_grants)
-		ORDER BY COALESCE(e.expired_unix, r.decided_unix) DESC, r.rowid DESC LIMIT ?`, min(recentlyEnded, limit-len(ids)))
+		ended, err := column[string](ctx, tx, `SELECT id FROM approval_requests
+		WHERE (state != 'pending' OR expired_unix IS NOT NULL OR created_unix <= ?1) AND id NOT IN (SELECT approval_id FROM contract_grants)
+		ORDER BY COALESCE(expired_unix, decided_unix, created_unix + ?2) DESC, rowid DESC LIMIT ?3`,
+			since, int64(RequestTTL/time.Second), min(recentlyEnded, limit-len(ids)))
 		if err != nil {
 			return nil, false, fmt.Errorf("list approvals: %w", err)
 		}
@@ -173,13 +237,44 @@ func (j *Journal) Approvals(ctx context.Context, after string, limit int) (_ []w
 	}
 	out := make([]wire.ApprovalView, 0, len(ids))
 	for _, id := range ids {
-		v, err := readApproval(ctx, tx, id)
+		v, err := j.readApprovalAt(ctx, tx, id, now)
 		if err != nil {
 			return nil, false, err
 		}
 		out = append(out, *v)
 	}
 	return out, truncated, nil
+}
+
+// lookBack bounds how many of the latest requests RecentRequests reads.
+const lookBack = 512
+
+// RecentRequests gives each, newest first, the id and identity of the
+// latest lookBack approval requests in any state (a contract grant's own
+// decision left out).
+func (j *Journal) RecentRequests(ctx context.Context, each func(id string, ident *wire.CommandIdentity)) error {
+	rows, err := j.db.QueryContext(ctx, `SELECT id, identity FROM approval_requests
+		WHERE id NOT IN (SELECT approval_id FROM contract_grants) ORDER BY created_unix DESC, rowid DESC LIMIT ?`, lookBack)
+	if err != nil {
+		return fmt.Errorf("read recent approval requests: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var blob []byte
+		var ident wire.CommandIdentity
+		if err := rows.Scan(&id, &blob); err != nil {
+			return fmt.Errorf("read recent approval requests: %w", err)
+		}
+		if err := wire.DecodeCanonical(blob, &ident); err != nil {
+			return fmt.Errorf("decode approval request %s: %w", id, err)
+		}
+		each(id, &ident)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read recent approval requests: %w", err)
+	}
+	return nil
 }
 
 // Approve decides a pending request by minting a lease bound to its goal
@@ -200,20 +295,9 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 	}
 	var lease *wire.LeaseView
 	err := j.tx(ctx, func(tx *sql.Tx) error {
-		v, err := decidable(ctx, tx, requestID)
+		v, g, err := j.approvable(ctx, tx, requestID)
 		if err != nil {
 			return err
-		}
-		g, err := readGoal(ctx, tx, v.Goal)
-		if err != nil {
-			return err
-		}
-		if g.State != wire.GoalActive {
-			return wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; nothing can be approved for it", g.ID, g.State)
-		}
-		if g.Revision != v.GoalRevision {
-			return wire.Errorf(wire.CodeGoalRevisionMismatch,
-				"request %s was made under revision %d of goal %s, which is now at revision %d", v.ID, v.GoalRevision, g.ID, g.Revision)
 		}
 		now := j.now()
 		lease = &wire.LeaseView{ID: NewID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
@@ -244,7 +328,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 // now or later.
 func (j *Journal) Deny(ctx context.Context, requestID, reason string) error {
 	err := j.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := decidable(ctx, tx, requestID); err != nil {
+		if _, err := j.decidable(ctx, tx, requestID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denied', decided_unix = ?, reason = ? WHERE id = ?`,
@@ -254,9 +338,20 @@ func (j *Journal) Deny(ctx context.Context, requestID, reason string) error {
 	return wrapUnlessCoded("deny", err)
 }
 
-// decidable returns request id if it is still pending.
-func decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, error) {
-	state, _, reason, err := requestState(ctx, tx, id)
+// decidable returns request id if it is still pending, once what is
+// overdue has expired.
+func (j *Journal) decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, error) {
+	now := j.now()
+	if err := j.expireOverdue(ctx, tx, now); err != nil {
+		return nil, err
+	}
+	return j.pendingAt(ctx, tx, id, now)
+}
+
+// pendingAt returns request id if it is pending at now, what is overdue
+// having been expired as of now.
+func (j *Journal) pendingAt(ctx context.Context, tx *sql.Tx, id string, now time.Time) (*wire.ApprovalView, error) {
+	state, _, reason, err := j.requestStateAt(ctx, tx, id, now)
 	switch {
 	case err != nil:
 		return nil, err
@@ -268,64 +363,60 @@ func decidable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, 
 	case state != wire.RequestPending:
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s is already %s", id, state)
 	}
-	return readApproval(ctx, tx, id)
+	return j.readApprovalAt(ctx, tx, id, now)
 }
 
-// Expire ends request id, if it is still pending, because no one will act
-// on its decision any more (reason says why: its requester went away). It
-// can then be neither approved nor denied, and the next submit of the
-// same action asks anew. It reports whether the request expired now.
-func (j *Journal) Expire(ctx context.Context, id, reason string) (bool, error) {
-	expired := false
-	err := j.tx(ctx, func(tx *sql.Tx) error {
-		state, _, _, err := requestState(ctx, tx, id)
-		if err != nil || state != wire.RequestPending {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO approval_expiries (approval_id, reason, expired_unix) VALUES (?, ?, ?)`,
-			id, reason, j.now().Unix())
-		expired = err == nil
-		return err
-	})
-	return expired, wrapUnlessCoded("expire approval request", err)
-}
-
-// ExpirePending expires every pending request for reason and returns
-// their ids: at start, a request from before has no requester left.
-func (j *Journal) ExpirePending(ctx context.Context, reason string) ([]string, error) {
-	var ids []string
-	err := j.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if ids, err = column[string](ctx, tx, `SELECT id FROM approval_requests WHERE state = 'pending'
-			AND id NOT IN (SELECT approval_id FROM approval_expiries) ORDER BY rowid`); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO approval_expiries (approval_id, reason, expired_unix)
-			SELECT id, ?, ? FROM approval_requests WHERE state = 'pending' AND id NOT IN (SELECT approval_id FROM approval_expiries)`,
-			reason, j.now().Unix())
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("expire pending approval requests: %w", err)
+// approvable returns request id if it may be approved now: decidable,
+// and its goal active and still at the request's revision.
+func (j *Journal) approvable(ctx context.Context, tx *sql.Tx, id string) (*wire.ApprovalView, Goal, error) {
+	now := j.now()
+	if err := j.expireOverdue(ctx, tx, now); err != nil {
+		return nil, Goal{}, err
 	}
-	return ids, nil
+	return j.approvableAt(ctx, tx, id, now)
+}
+
+// approvableAt is approvable at now, what is overdue having been
+// expired as of now.
+func (j *Journal) approvableAt(ctx context.Context, tx *sql.Tx, id string, now time.Time) (*wire.ApprovalView, Goal, error) {
+	v, err := j.pendingAt(ctx, tx, id, now)
+	if err != nil {
+		return nil, Goal{}, err
+	}
+	g, err := readGoal(ctx, tx, v.Goal)
+	switch {
+	case err != nil:
+		return nil, Goal{}, err
+	case g.State != wire.GoalActive:
+		return nil, Goal{}, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; nothing can be approved for it", g.ID, g.State)
+	case g.Revision != v.GoalRevision:
+		return nil, Goal{}, wire.Errorf(wire.CodeGoalRevisionMismatch,
+			"request %s was made under revision %d of goal %s, which is now at revision %d", v.ID, v.GoalRevision, g.ID, g.Revision)
+	}
+	return v, g, nil
 }
 
 // Decision returns the state of request id, the reason it ended and,
-// once approved, its lease, for its requester. A denial it returns counts
-// as reported to the requester and is marked so: the next submit of the
-// same action asks anew.
+// once approved, its lease (the contract grant that covers it, when one
+// settled it), for its requester. A denial it returns counts as reported
+// to the requester and is marked so: the next submit of the same action
+// asks anew.
 func (j *Journal) Decision(ctx context.Context, id string) (*wire.ApprovalState, error) {
 	d := &wire.ApprovalState{RequestID: id}
 	err := j.tx(ctx, func(tx *sql.Tx) error {
 		var column string
-		var err error
-		if d.State, column, d.Reason, err = requestState(ctx, tx, id); err != nil {
+		now := j.now()
+		err := j.expireOverdue(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		if d.State, column, d.Reason, err = j.requestStateAt(ctx, tx, id, now); err != nil {
 			return err
 		}
 		switch column {
 		case "approved":
-			return tx.QueryRowContext(ctx, `SELECT id FROM leases WHERE approval_id = ?`, id).Scan(&d.LeaseID)
+			return tx.QueryRowContext(ctx, `SELECT id FROM leases WHERE approval_id = ?
+				UNION ALL SELECT lease_id FROM approval_covers WHERE approval_id = ?`, id, id).Scan(&d.LeaseID)
 		case "denied":
 			_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'denial_reported' WHERE id = ?`, id)
 		}

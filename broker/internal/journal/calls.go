@@ -44,7 +44,7 @@ func (j *Journal) Call(ctx context.Context, c *Call) (*Bound, error) {
 	var b *Bound
 	err := j.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		b, err = readCall(ctx, tx, c)
+		b, err = j.readCall(ctx, tx, c)
 		if err != nil || b == nil || b.Denial == nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (j *Journal) Call(ctx context.Context, c *Call) (*Bound, error) {
 	return b, nil
 }
 
-func readCall(ctx context.Context, q querier, c *Call) (*Bound, error) {
+func (j *Journal) readCall(ctx context.Context, q querier, c *Call) (*Bound, error) {
 	var request []byte
 	var approval, handle sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT request, approval_id, handle FROM submit_calls WHERE session = ? AND call_id = ?`,
@@ -78,13 +78,13 @@ func readCall(ctx context.Context, q querier, c *Call) (*Bound, error) {
 	case handle.Valid:
 		return &Bound{Handle: handle.String}, nil
 	}
-	id, b := approval.String, &Bound{}
-	state, _, reason, err := requestState(ctx, q, id)
+	id, b, now := approval.String, &Bound{}, j.now()
+	state, _, reason, err := j.requestStateAt(ctx, q, id, now)
 	switch {
 	case err != nil:
 		return nil, err
 	case state == wire.RequestPending:
-		b.Pending, err = readApproval(ctx, q, id)
+		b.Pending, err = j.readApprovalAt(ctx, q, id, now)
 	case state == wire.RequestDenied:
 		b.denied = id
 		b.Denial = wire.Errorf(wire.CodeApprovalDenied, "call_id %q: the operator denied its approval request %s (%s); "+
@@ -103,7 +103,7 @@ func (j *Journal) bindCall(ctx context.Context, tx *sql.Tx, c *Call, handle, app
 	if c == nil {
 		return nil
 	}
-	b, err := readCall(ctx, tx, c)
+	b, err := j.readCall(ctx, tx, c)
 	switch {
 	case err != nil:
 		return err

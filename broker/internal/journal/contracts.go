@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,22 +25,48 @@ type ContractGrant struct {
 // with an approval request row decided at once, under the default goal:
 // a grant is not bound to a goal; each action it admits is recorded
 // under its own goal, which must be active.
+//
+// request, when not "", is the pending approval request the grant
+// settles (id is its identity, and the caller checked that the contract
+// accepts its argv): in the same transaction it must still be approvable
+// (pending, its goal active at its revision), and it is approved,
+// covered by the grant (approval_covers), which Decision then answers as
+// its lease. So are the oldest other live pending requests that admits
+// says the grant admits (admitted) and that are still approvable, up to
+// the grant's uses in all: each settled request runs once under it when
+// submitted again, so a grant never approves more than it can run. The
+// grant's Settled counts them, request included; pending is how many
+// more it admits that stay pending.
 func (j *Journal) EnableContract(ctx context.Context, name, digest string, base []byte, id *wire.CommandIdentity,
-	uses uint32, ttl time.Duration) (*wire.LeaseView, error) {
+	uses uint32, ttl time.Duration, request string, admits func(*wire.CommandIdentity) bool) (_ *wire.LeaseView, pending uint32, _ error) {
 	if uses < 1 || uses > MaxLeaseUses {
-		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "uses must be between 1 and %d, not %d", MaxLeaseUses, uses)
+		return nil, 0, wire.Errorf(wire.CodeArgumentsInvalid, "uses must be between 1 and %d, not %d", MaxLeaseUses, uses)
 	}
 	if ttl < time.Second || ttl > MaxLeaseTTL {
-		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "the grant's lifetime must be between 1s and %s, not %s", MaxLeaseTTL, ttl)
+		return nil, 0, wire.Errorf(wire.CodeArgumentsInvalid, "the grant's lifetime must be between 1s and %s, not %s", MaxLeaseTTL, ttl)
 	}
 	blob, err := wire.Canonical(id)
 	if err != nil {
-		return nil, fmt.Errorf("enable contract: %w", err)
+		return nil, 0, fmt.Errorf("enable contract: %w", err)
+	}
+	var others []candidate
+	if request != "" && admits != nil {
+		if others, err = j.admitted(ctx, request, admits); err != nil {
+			return nil, 0, fmt.Errorf("enable contract: %w", err)
+		}
 	}
 	now := j.now()
 	v := &wire.LeaseView{ID: NewID("l-"), ApprovalID: NewID("ar-"), Goal: DefaultGoal, Fingerprint: base,
 		ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses, Executable: id.Executable.Requested, Profile: id.Profile, Contract: name}
 	err = j.tx(ctx, func(tx *sql.Tx) error {
+		if request != "" {
+			if err := j.expireOverdue(ctx, tx, now); err != nil {
+				return err
+			}
+			if _, _, err := j.approvableAt(ctx, tx, request, now); err != nil {
+				return err
+			}
+		}
 		g, err := readGoal(ctx, tx, DefaultGoal)
 		if err != nil {
 			return err
@@ -57,14 +84,100 @@ func (j *Journal) EnableContract(ctx context.Context, name, digest string, base 
 			v.ID, v.ApprovalID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, base, now.Unix(), v.ExpiresUnix, uses, uses); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO contract_grants (lease_id, approval_id, contract, digest, created_unix) VALUES (?, ?, ?, ?, ?)`,
-			v.ID, v.ApprovalID, name, digest, now.Unix())
-		return err
+		if _, err = tx.ExecContext(ctx, `INSERT INTO contract_grants (lease_id, approval_id, contract, digest, created_unix) VALUES (?, ?, ?, ?, ?)`,
+			v.ID, v.ApprovalID, name, digest, now.Unix()); err != nil || request == "" {
+			return err
+		}
+		settle := []string{request}
+		pending = 0
+		for _, c := range others {
+			switch ok, err := j.stillAdmitted(ctx, tx, c, now); {
+			case err != nil:
+				return err
+			case !ok:
+			case len(settle) < int(uses):
+				settle = append(settle, c.id)
+			default:
+				pending++
+			}
+		}
+		for _, rid := range settle {
+			if _, err := tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'approved', decided_unix = ? WHERE id = ?`, now.Unix(), rid); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO approval_covers (approval_id, lease_id, created_unix) VALUES (?, ?, ?)`, rid, v.ID, now.Unix()); err != nil {
+				return err
+			}
+		}
+		v.Settled = uint32(len(settle))
+		return nil
 	})
 	if err != nil {
-		return nil, wrapUnlessCoded("enable contract", err)
+		return nil, 0, wrapUnlessCoded("enable contract", err)
 	}
-	return v, nil
+	return v, pending, nil
+}
+
+// candidate is a pending request a grant admits, with the identity
+// (canonical CBOR) it was matched as.
+type candidate struct {
+	id       string
+	identity []byte
+}
+
+// admitted lists the live pending requests other than request, oldest
+// first and at most lookBack of them, that admits says a grant admits.
+// It runs before the grant's transaction, outside any: admits may match
+// on the filesystem, and the journal's write lock is not held meanwhile.
+// What it lists is checked again in the transaction (stillAdmitted).
+func (j *Journal) admitted(ctx context.Context, request string, admits func(*wire.CommandIdentity) bool) ([]candidate, error) {
+	rows, err := j.db.QueryContext(ctx, `SELECT id, identity FROM approval_requests
+		WHERE state = 'pending' AND expired_unix IS NULL AND created_unix > ? AND id != ?
+		ORDER BY created_unix, rowid LIMIT ?`, liveSince(j.now()), request, lookBack)
+	if err != nil {
+		return nil, err
+	}
+	var read []candidate // all read before admits is asked: the single connection is free meanwhile
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.id, &c.identity); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		read = append(read, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := read[:0]
+	for _, c := range read {
+		id, err := decodeIdentity(c.identity)
+		if err != nil {
+			return nil, fmt.Errorf("approval request %s: %w", c.id, err)
+		}
+		if admits(id) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// stillAdmitted reports, in the grant's transaction (what is overdue at
+// now expired), whether candidate c may still be settled: approvable,
+// and of the identity it was matched as. A request decided, expired or
+// whose goal moved on since admitted read it is left as it is.
+func (j *Journal) stillAdmitted(ctx context.Context, tx *sql.Tx, c candidate, now time.Time) (bool, error) {
+	var we *wire.Error
+	switch _, _, err := j.approvableAt(ctx, tx, c.id, now); {
+	case errors.As(err, &we):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	var same bool
+	err := tx.QueryRowContext(ctx, `SELECT identity = ? FROM approval_requests WHERE id = ?`, c.identity, c.id).Scan(&same)
+	return same, err
 }
 
 // LiveContractGrants lists the usable contract grants of workspace ws
@@ -102,8 +215,25 @@ func UnderContract(c *ContractGrant, g Goal, fp, parse []byte) *Lease {
 		contract: c.Contract, parse: parse}
 }
 
+// RevokeContract ends contract grant id now, as Revoke ends a lease; a
+// lease that is not a contract grant is refused and stays as it is.
+func (j *Journal) RevokeContract(ctx context.Context, id string) error {
+	var grant, lease bool
+	err := j.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM contract_grants WHERE lease_id = ?), EXISTS (SELECT 1 FROM leases WHERE id = ?)`,
+		id, id).Scan(&grant, &lease)
+	switch {
+	case err != nil:
+		return fmt.Errorf("revoke contract grant: %w", err)
+	case lease && !grant:
+		return wire.Errorf(wire.CodeArgumentsInvalid, "%s is a lease, not a contract grant; nothing was revoked (`broker revoke %s` ends a lease)", id, id)
+	case !grant:
+		return wire.Errorf(wire.CodeArgumentsInvalid, "contract grant %q does not exist (`broker contracts list` shows the usable ones)", id)
+	}
+	return j.Revoke(ctx, id) // a grant stays one: the row checked is never changed
+}
+
 // ContractGrants lists contract grants, newest first, at most limit of
 // them after the grant after (see page), each with its contract's name.
 func (j *Journal) ContractGrants(ctx context.Context, after string, limit int) ([]wire.LeaseView, error) {
-	return j.leases(ctx, true, after, limit)
+	return j.listLeases(ctx, true, after, limit, nil)
 }

@@ -1,8 +1,9 @@
 // Package journal is the broker's durable record and the only package
 // that speaks SQL: the schema and its migrations, the triggers that keep
 // its invariants, goals and their documents per revision, approval
-// requests, leases, contract grants (contracts.go: a lease row, a decided
-// request and the contract's name and digest), actions and their events
+// requests (with their TTL, approvals.go), leases, contract grants
+// (contracts.go: a lease row, a decided request and the contract's name
+// and digest, and the pending request a grant settled), actions and their events
 // (and step, and a contract's parse), submit call
 // ids, the receipt log's rows and checkpoints, the index of goal
 // verdicts, and capability reports. No other package holds the database.
@@ -61,7 +62,27 @@
 //     expired request keeps state 'pending' in approval_requests, and
 //     triggers make it final: only a pending request expires, an expiry
 //     is never changed or removed, an expired request is never decided
-//     and gets no lease. requestState is the one reading of the two.
+//     and gets no lease. requestStateAt is the one reading of the two.
+//     A request expires when it is still pending RequestTTL (30 minutes)
+//     after it was made, as of that moment, and for no other reason:
+//     every write transaction that reads or decides a request's state
+//     (RequestApproval, Approve, Deny, Decision, EnableContract for a
+//     request) first expires those overdue (expireOverdue), so a
+//     decision past the TTL is refused however long the broker was down;
+//     reads (Request, Approvals, a journal opened read-only) write
+//     nothing and ask `created_unix > liveSince` of a pending request, so
+//     an overdue one reads expired before any write recorded it.
+//     approval_requests.expired_unix mirrors the expiry (migration 10, by
+//     trigger; a request is never inserted with one) only so that the
+//     live pending requests have an index of their own.
+//   - A contract grant enabled for a pending request (EnableContract)
+//     settles it in the same transaction, and the oldest other live
+//     pending requests the broker says the grant admits, up to its uses
+//     (each checked again in the transaction): each is approved and a
+//     row of approval_covers names the grant, which Decision answers as
+//     its lease; triggers keep a cover final and allow one only for an
+//     approved request, and never for one with a lease of its own (nor a
+//     lease for a covered one).
 //   - Actions found executing or running at start become unknown with
 //     their uses spent and are never re-run (RecoverInterrupted); the
 //     operator's classification is a statement (Resolve), never a result.

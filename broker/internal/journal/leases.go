@@ -75,12 +75,18 @@ func (j *Journal) Revoke(ctx context.Context, leaseID string) error {
 // Leases lists leases, newest first, at most limit of them after the
 // lease after (see page), each with the command its approval request
 // bound. Contract grants are listed by ContractGrants, not here.
-func (j *Journal) Leases(ctx context.Context, after string, limit int) ([]wire.LeaseView, error) {
-	return j.leases(ctx, false, after, limit)
+// identities, when not nil, receives the identity each listed lease's
+// approval bound, in the listing's order: from it the broker judges, once
+// the rows are closed, whether a lease can still match
+// (wire.LeaseView.WillNotMatch), work that may touch the file system and
+// must not hold the journal's only connection.
+func (j *Journal) Leases(ctx context.Context, after string, limit int, identities *[]*wire.CommandIdentity) ([]wire.LeaseView, error) {
+	return j.listLeases(ctx, false, after, limit, identities)
 }
 
-// leases lists the leases (grants false) or the contract grants (true).
-func (j *Journal) leases(ctx context.Context, grants bool, after string, limit int) ([]wire.LeaseView, error) {
+// listLeases lists the leases (grants false) or the contract grants
+// (true), as Leases and ContractGrants say.
+func (j *Journal) listLeases(ctx context.Context, grants bool, after string, limit int, identities *[]*wire.CommandIdentity) ([]wire.LeaseView, error) {
 	cond, args, err := page(ctx, j.db, "leases", "id", after, true)
 	if err != nil {
 		return nil, fmt.Errorf("list leases: %w", err)
@@ -105,9 +111,13 @@ func (j *Journal) leases(ctx context.Context, grants bool, after string, limit i
 		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob, &v.Contract); err != nil {
 			return nil, fmt.Errorf("list leases: %w", err)
 		}
-		var err error
-		if v.Executable, v.Argv, v.ArgvTruncated, v.Profile, err = listedCommand(idBlob); err != nil {
+		id, err := decodeIdentity(idBlob)
+		if err != nil {
 			return nil, fmt.Errorf("list leases: %s: %w", v.ID, err)
+		}
+		v.Executable, v.Argv, v.ArgvTruncated, v.Profile = listed(id)
+		if identities != nil {
+			*identities = append(*identities, id)
 		}
 		out = append(out, v)
 	}
@@ -120,12 +130,27 @@ func (j *Journal) leases(ctx context.Context, grants bool, after string, limit i
 // listedCommand is the command an identity binds, as a listing carries it
 // (wire.ListedArgv), and its profile.
 func listedCommand(identity []byte) (exe string, argv []string, truncated bool, p wire.Profile, err error) {
+	id, err := decodeIdentity(identity)
+	if err != nil {
+		return "", nil, false, 0, err
+	}
+	exe, argv, truncated, p = listed(id)
+	return exe, argv, truncated, p, nil
+}
+
+// listed is listedCommand of a decoded identity.
+func listed(id *wire.CommandIdentity) (exe string, argv []string, truncated bool, p wire.Profile) {
+	argv, truncated = wire.ListedArgv(id.Argv)
+	return id.Executable.Requested, argv, truncated, id.Profile
+}
+
+// decodeIdentity decodes an identity as the journal stores it.
+func decodeIdentity(identity []byte) (*wire.CommandIdentity, error) {
 	var id wire.CommandIdentity
 	if err := wire.DecodeCanonical(identity, &id); err != nil {
-		return "", nil, false, 0, fmt.Errorf("decode identity: %w", err)
+		return nil, fmt.Errorf("decode identity: %w", err)
 	}
-	argv, truncated = wire.ListedArgv(id.Argv)
-	return id.Executable.Requested, argv, truncated, id.Profile, nil
+	return &id, nil
 }
 
 // leaseUsable re-checks, inside the checkpoint transaction, everything

@@ -19,7 +19,7 @@ func TestListingsCarryTheCommand(t *testing.T) {
 	if l.UsesLeft() != 2 {
 		t.Errorf("after one checkpoint of three uses, UsesLeft %d", l.UsesLeft())
 	}
-	leases, err := j.Leases(ctx, "", 10)
+	leases, err := j.Leases(ctx, "", 10, nil)
 	must(t, err)
 	if len(leases) != 1 || leases[0].Executable != "true" || !slices.Equal(leases[0].Argv, []string{"x"}) || leases[0].UsesLeft != 2 {
 		t.Errorf("leases: %+v", leases)

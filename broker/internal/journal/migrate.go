@@ -157,7 +157,7 @@ CREATE TABLE action_origins (
 CREATE TRIGGER action_origins_final BEFORE UPDATE ON action_origins
 	BEGIN SELECT RAISE(ABORT, 'an action''s origin is never changed'); END;
 `,
-	// 5: witness reports (broker/witness.go): where `serve --witness`
+	// 5: witness reports (broker/internal/witness): where `serve --witness`
 	// copies checkpoints, and whether its last write failed. The last row
 	// is the current state.
 	`
@@ -192,8 +192,8 @@ CREATE TRIGGER submit_calls_bound BEFORE UPDATE ON submit_calls
 CREATE TRIGGER submit_calls_kept BEFORE DELETE ON submit_calls
 	BEGIN SELECT RAISE(ABORT, 'call ids are never forgotten'); END;
 `,
-	// 7: approval requests that expired while pending (Expire): their
-	// requester went away. SQLite cannot change the CHECK of
+	// 7: approval requests that expired while pending (their requester
+	// went away, then; since 10, their TTL passed). SQLite cannot change the CHECK of
 	// approval_requests.state, and rebuilding that table would mean
 	// dropping it under the leases and actions that reference it, so an
 	// expiry is a row of its own; an expired request keeps state
@@ -261,6 +261,48 @@ CREATE TABLE contract_grants (
 CREATE TRIGGER contract_grants_final BEFORE UPDATE ON contract_grants
 	BEGIN SELECT RAISE(ABORT, 'a contract grant is never changed'); END;
 ALTER TABLE actions ADD COLUMN contract BLOB;  -- the parse (canonical CBOR) of an action a contract grant admitted
+`,
+	// 10: a pending request lives until RequestTTL (approvals.go), not
+	// only while its requester is connected, and may be settled by a
+	// contract grant. Each request's expiry is mirrored in
+	// approval_requests.expired_unix (by trigger, never written
+	// otherwise), so that the live pending requests have an index of
+	// their own and the sweep of those past their TTL does not read every
+	// request that ever expired. approval_covers names the contract grant
+	// that settled a request as approved (EnableContract with a request):
+	// its requester's lease. A request is approved either way, never both:
+	// by a lease of its own or by a cover.
+	`
+ALTER TABLE approval_requests ADD COLUMN expired_unix INTEGER;
+UPDATE approval_requests SET expired_unix = (SELECT e.expired_unix FROM approval_expiries e WHERE e.approval_id = approval_requests.id)
+	WHERE id IN (SELECT approval_id FROM approval_expiries);
+CREATE TRIGGER approval_expiries_mirrored AFTER INSERT ON approval_expiries
+	BEGIN UPDATE approval_requests SET expired_unix = NEW.expired_unix WHERE id = NEW.approval_id; END;
+CREATE TRIGGER approval_requests_expiry_mirror BEFORE UPDATE OF expired_unix ON approval_requests
+	WHEN NEW.expired_unix IS NOT (SELECT expired_unix FROM approval_expiries WHERE approval_id = NEW.id)
+	BEGIN SELECT RAISE(ABORT, 'expired_unix mirrors approval_expiries'); END;
+CREATE TRIGGER approval_requests_born_unexpired BEFORE INSERT ON approval_requests
+	WHEN NEW.expired_unix IS NOT NULL
+	BEGIN SELECT RAISE(ABORT, 'expired_unix mirrors approval_expiries'); END;
+CREATE INDEX approval_requests_live ON approval_requests (created_unix) WHERE state = 'pending' AND expired_unix IS NULL;
+CREATE TABLE approval_covers (
+	approval_id  TEXT PRIMARY KEY REFERENCES approval_requests(id),
+	lease_id     TEXT NOT NULL REFERENCES contract_grants(lease_id),
+	created_unix INTEGER NOT NULL
+);
+CREATE TRIGGER approval_covers_final BEFORE UPDATE ON approval_covers
+	BEGIN SELECT RAISE(ABORT, 'a request''s cover is never changed'); END;
+CREATE TRIGGER approval_covers_kept BEFORE DELETE ON approval_covers
+	BEGIN SELECT RAISE(ABORT, 'a request''s cover is never removed'); END;
+CREATE TRIGGER approval_covers_approved BEFORE INSERT ON approval_covers
+	WHEN (SELECT state FROM approval_requests WHERE id = NEW.approval_id) IS NOT 'approved'
+	BEGIN SELECT RAISE(ABORT, 'only an approved request is covered'); END;
+CREATE TRIGGER approval_covers_not_leased BEFORE INSERT ON approval_covers
+	WHEN EXISTS (SELECT 1 FROM leases WHERE approval_id = NEW.approval_id)
+	BEGIN SELECT RAISE(ABORT, 'a request a lease was granted for is not covered'); END;
+CREATE TRIGGER leases_not_for_covered BEFORE INSERT ON leases
+	WHEN EXISTS (SELECT 1 FROM approval_covers WHERE approval_id = NEW.approval_id)
+	BEGIN SELECT RAISE(ABORT, 'a covered request is granted no lease'); END;
 `,
 }
 

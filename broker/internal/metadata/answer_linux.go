@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/wire"
 )
 
 // call is one decoded metadata call: the object it names and what to do
@@ -18,7 +20,7 @@ type call struct {
 	dirfd  int32   // the caller's directory descriptor, AT_FDCWD, or the object itself when path is nil
 	path   *string // nil: the object is dirfd
 	follow bool    // a trailing symlink is followed
-	apply  func(s *Server, obj int, st *unix.Stat_t) unix.Errno
+	apply  func(s *Server, c *caller, obj int, st *unix.Stat_t) unix.Errno
 }
 
 // caller is one notification's process, read through /proc.
@@ -28,22 +30,78 @@ type caller struct {
 	pidfd *os.File // the caller's thread, for pidfd_getfd (inotify_linux.go)
 	root  *os.File // its root directory, in its mount namespace (view_linux.go)
 	val   *int64   // the call's result once performed (inotify_add_watch's watch descriptor)
+	// rule is the broker's rule that refused the call (refuse), and object
+	// what it named: the path of the object as the broker resolved it, or
+	// as the caller gave it where it was refused before it was resolved.
+	rule   wire.DenialRule
+	object string
+}
+
+// refuse answers the call by one of the broker's rules (the first one
+// that refused it is recorded): EROFS for a read-only object, as the
+// kernel answers, otherwise EPERM.
+func (c *caller) refuse(rule wire.DenialRule) unix.Errno {
+	if c.rule == 0 {
+		c.rule = rule
+	}
+	if rule == wire.RuleReadOnly {
+		return unix.EROFS
+	}
+	return unix.EPERM
+}
+
+// denial is the record of a call the broker refused by one of its rules,
+// or nil.
+func (c *caller) denial(nr int32) *wire.Denial {
+	if c.rule == 0 {
+		return nil
+	}
+	effect := wire.EffectMetadata
+	if nr == sysInotifyAddWatch {
+		effect = wire.EffectWatch
+	}
+	return &wire.Denial{Effect: effect, Call: callName(nr), Object: c.object, Rule: c.rule, Source: wire.SourceBroker}
 }
 
 // answer decides one notification and returns the errno for its caller
-// (0: done, and the call returns *val).
-func (s *Server) answer(n *notif, val *int64) unix.Errno {
+// (0: done, and the call returns *val), and the record of a refusal by
+// a rule (nil for a call performed, or failed as the kernel would fail
+// it). A call the filter notifies only to have it refused and counted is
+// answered from its registers (counted).
+func (s *Server) answer(n *notif, val *int64) (unix.Errno, *wire.Denial) {
+	if errno, d, ok := counted(&n.Data); ok {
+		return errno, d
+	}
 	c := &caller{pid: int(n.Pid), val: val}
 	defer c.close()
+	errno := s.decide(c, n)
+	if c.rule == wire.RuleCallerUnreadable && !idValid(s.listener, n.ID) {
+		return unix.ESRCH, nil // the caller died mid-call: no one was refused
+	}
+	return errno, c.denial(n.Data.Nr)
+}
+
+// decide is answer for a metadata call or watch.
+func (s *Server) decide(c *caller, n *notif) unix.Errno {
 	cl, errno := decode(c, &n.Data)
 	if errno != 0 {
 		return errno
+	}
+	if cl.path != nil {
+		c.object = *cl.path
 	}
 	obj, errno := c.open(cl)
 	if errno != 0 {
 		return errno
 	}
 	defer unix.Close(obj)
+	defer func() { // a refusal names the object by its path, as the kernel names it
+		if c.rule != 0 {
+			if p, err := fdPath(obj); err == nil {
+				c.object = p
+			}
+		}
+	}()
 	if errno := c.openRoot(); errno != 0 {
 		return errno
 	}
@@ -53,8 +111,11 @@ func (s *Server) answer(n *notif, val *int64) unix.Errno {
 		return unix.ESRCH
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(obj, &st); err != nil || !actable(&st) {
+	if err := unix.Fstat(obj, &st); err != nil {
 		return unix.EPERM
+	}
+	if !actable(&st) {
+		return c.refuse(wire.RuleSpecialFile)
 	}
 	target := obj
 	if !nameless(cl, obj, &st) {
@@ -66,9 +127,9 @@ func (s *Server) answer(n *notif, val *int64) unix.Errno {
 		target = v
 	}
 	if st.Uid != uint32(s.uid) {
-		return unix.EPERM
+		return c.refuse(wire.RuleNotOwner)
 	}
-	return cl.apply(s, target, &st)
+	return cl.apply(s, c, target, &st)
 }
 
 // nameless reports whether a descriptor call names a regular file with
@@ -103,7 +164,7 @@ func (c *caller) read(addr uint64, n int) ([]byte, unix.Errno) {
 	if c.mem == nil {
 		f, err := os.Open(fmt.Sprintf("/proc/%d/mem", c.pid))
 		if err != nil {
-			return nil, unix.EPERM // not ours to read (it made itself non-dumpable, or it is gone)
+			return nil, c.refuse(wire.RuleCallerUnreadable) // it made itself non-dumpable, or it is gone
 		}
 		c.mem = f
 	}
@@ -147,7 +208,7 @@ func (c *caller) open(cl *call) (int, unix.Errno) {
 			// (fchmodat with AT_SYMLINK_NOFOLLOW before fchmodat2): that
 			// is the caller's descriptor N, not one of ours.
 			if !cl.follow {
-				return -1, unix.EPERM
+				return -1, c.refuse(wire.RuleOutsideScope)
 			}
 			cl = &call{dirfd: n, apply: cl.apply}
 		}
@@ -165,7 +226,7 @@ func (c *caller) open(cl *call) (int, unix.Errno) {
 		if err == unix.ENOENT && cl.dirfd != unix.AT_FDCWD {
 			return -1, unix.EBADF
 		}
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleCallerUnreadable)
 	}
 	if cl.path == nil {
 		return dir, 0
@@ -177,14 +238,31 @@ func (c *caller) open(cl *call) (int, unix.Errno) {
 	}
 	// The caller's /proc/self is not ours: magic links are refused, so a
 	// path through them is never resolved in the broker's place.
-	fd, err := unix.Openat2(dir, *cl.path, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(dir, *cl.path, &how)
+	if err == unix.ELOOP && !throughMagicLink(dir, *cl.path, how) {
+		return -1, unix.ELOOP // a loop of symlinks, as the caller's own call would meet
+	}
 	if err != nil {
 		if errno, ok := err.(unix.Errno); ok && errno != unix.ELOOP {
 			return -1, errno
 		}
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleOutsideScope) // through a magic link
 	}
 	return fd, 0
+}
+
+// throughMagicLink reports whether the ELOOP resolving path met was a
+// magic link, not a loop of symlinks: the same lookup that may follow
+// magic links then ends otherwise. Its result is only looked at (an
+// O_PATH descriptor, closed at once), never acted on.
+func throughMagicLink(dir int, path string, how unix.OpenHow) bool {
+	how.Resolve &^= unix.RESOLVE_NO_MAGICLINKS
+	fd, err := unix.Openat2(dir, path, &how)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err != unix.ELOOP
 }
 
 // procFD reports whether p names one of the caller's descriptors through
@@ -215,31 +293,41 @@ func (c *caller) procFD(p string) (int32, bool) {
 // and owned by the caller's uid; none changes an object on a read-only
 // mount there.
 
-func chmodOp(mode uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
-	return func(_ *Server, obj int, st *unix.Stat_t) unix.Errno {
+// chmodOp never sets a setuid or setgid bit: the mode asking for one is
+// refused (and recorded), and setMode masks the bits off besides.
+func chmodOp(mode uint32) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
+	return func(_ *Server, c *caller, obj int, st *unix.Stat_t) unix.Errno {
 		switch {
 		case readOnly(obj):
-			return unix.EROFS
+			return c.refuse(wire.RuleReadOnly)
 		case mode&(unix.S_ISUID|unix.S_ISGID) != 0:
-			return unix.EPERM
+			return c.refuse(wire.RuleSetID)
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 			return unix.EOPNOTSUPP // as the kernel answers fchmodat2(AT_SYMLINK_NOFOLLOW) on a link
 		}
-		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, procFD(obj), mode&0o7777, 0))
+		return setMode(obj, mode)
 	}
 }
 
-func chownOp(uid, gid uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
-	return func(s *Server, obj int, _ *unix.Stat_t) unix.Errno {
+// setMode changes obj's mode to mode without a setuid or setgid bit. The
+// broker is the only one who performs a target's chmod (the launcher's
+// filter notifies every chmod call, and no listener but the broker's can
+// exist), so this is the last line: chmodOp refuses such a mode first.
+func setMode(obj int, mode uint32) unix.Errno {
+	return errnoOf(unix.Fchmodat(unix.AT_FDCWD, procFD(obj), mode&0o7777&^(unix.S_ISUID|unix.S_ISGID), 0))
+}
+
+func chownOp(uid, gid uint32) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
+	return func(s *Server, c *caller, obj int, _ *unix.Stat_t) unix.Errno {
 		const keep = ^uint32(0)
 		if readOnly(obj) {
-			return unix.EROFS
+			return c.refuse(wire.RuleReadOnly)
 		}
 		if uid != keep && uid != uint32(s.uid) {
-			return unix.EPERM
+			return c.refuse(wire.RuleForeignOwner)
 		}
 		if gid != keep && gid != uint32(s.gid) && !slices.Contains(s.groups, int(gid)) {
-			return unix.EPERM
+			return c.refuse(wire.RuleForeignOwner)
 		}
 		return errnoOf(unix.Fchownat(obj, "", int(int32(uid)), int(int32(gid)), unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW))
 	}
@@ -252,38 +340,47 @@ func xattrAllowed(name string) bool {
 	return strings.HasPrefix(name, "user.") || name == "system.posix_acl_access" || name == "system.posix_acl_default"
 }
 
-func setxattrOp(name string, value []byte, flags int) func(*Server, int, *unix.Stat_t) unix.Errno {
-	return func(_ *Server, obj int, st *unix.Stat_t) unix.Errno {
-		if !xattrAllowed(name) || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return unix.EPERM
-		}
-		if readOnly(obj) {
-			return unix.EROFS
+func setxattrOp(name string, value []byte, flags int) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
+	return func(_ *Server, c *caller, obj int, st *unix.Stat_t) unix.Errno {
+		if errno := xattrCheck(c, name, obj, st); errno != 0 {
+			return errno
 		}
 		return errnoOf(unix.Setxattr(procFD(obj), name, value, flags))
 	}
 }
 
-func removexattrOp(name string) func(*Server, int, *unix.Stat_t) unix.Errno {
-	return func(_ *Server, obj int, st *unix.Stat_t) unix.Errno {
-		if !xattrAllowed(name) || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return unix.EPERM
-		}
-		if readOnly(obj) {
-			return unix.EROFS
+// xattrCheck refuses a name outside the allowed namespaces and an object
+// on a read-only mount; a symlink's user attributes are EPERM, as the
+// kernel answers.
+func xattrCheck(c *caller, name string, obj int, st *unix.Stat_t) unix.Errno {
+	switch {
+	case !xattrAllowed(name):
+		return c.refuse(wire.RuleXattrNamespace)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return unix.EPERM
+	case readOnly(obj):
+		return c.refuse(wire.RuleReadOnly)
+	}
+	return 0
+}
+
+func removexattrOp(name string) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
+	return func(_ *Server, c *caller, obj int, st *unix.Stat_t) unix.Errno {
+		if errno := xattrCheck(c, name, obj, st); errno != 0 {
+			return errno
 		}
 		return errnoOf(unix.Removexattr(procFD(obj), name))
 	}
 }
 
 // timesOp sets the access and modification times (nil: both now).
-func timesOp(ts []unix.Timespec) func(*Server, int, *unix.Stat_t) unix.Errno {
+func timesOp(ts []unix.Timespec) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
 	if ts == nil {
 		ts = []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 	}
-	return func(_ *Server, obj int, _ *unix.Stat_t) unix.Errno {
+	return func(_ *Server, c *caller, obj int, _ *unix.Stat_t) unix.Errno {
 		if readOnly(obj) {
-			return unix.EROFS
+			return c.refuse(wire.RuleReadOnly)
 		}
 		return errnoOf(unix.UtimesNanoAt(obj, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW))
 	}

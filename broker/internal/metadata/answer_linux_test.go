@@ -130,3 +130,77 @@ func TestPreparedPolicyPathIsItsPin(t *testing.T) {
 	checkBeneath(t, s, map[string]bool{filepath.Join(kept, "f"): true, kept: true,
 		filepath.Join(swapped, "f"): false, swapped: false, filepath.Join(swapped+".approved", "f"): false})
 }
+
+// TestChmodNeverSetsSetID: a mode with a setuid or setgid bit is refused
+// under its rule and changes nothing; setMode, which performs every chmod
+// the broker makes, masks both bits off even were it asked for them.
+func TestChmodNeverSetsSetID(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := unix.Open(f, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(obj)
+	var st unix.Stat_t
+	if err := unix.Fstat(obj, &st); err != nil {
+		t.Fatal(err)
+	}
+	c := &caller{}
+	if errno := chmodOp(0o4755)(nil, c, obj, &st); errno != unix.EPERM || c.rule != wire.RuleSetID {
+		t.Errorf("chmod 4755: %v under %s, want EPERM under setid-bit", errno, c.rule)
+	}
+	if m := lstat(t, f).Mode & 0o7777; m != 0o644 {
+		t.Errorf("the refused chmod left mode %o, want 0644", m)
+	}
+	if errno := setMode(obj, 0o6755); errno != 0 {
+		t.Fatal(errno)
+	}
+	if m := lstat(t, f).Mode & 0o7777; m != 0o755 {
+		t.Errorf("setMode(6755) left mode %o, want 0755", m)
+	}
+}
+
+// TestOpenSymlinkLoop: a loop of symlinks is answered ELOOP, as the
+// caller's own call would be, and is no refusal; a path through a magic
+// link (here to /proc/self/cwd, which would be the broker's) is refused
+// as outside the writable scope.
+func TestOpenSymlinkLoop(t *testing.T) {
+	dir := t.TempDir()
+	for name, to := range map[string]string{"loop": "loop", "magic": "/proc/self/cwd"} {
+		if err := os.Symlink(to, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	for p, want := range map[string]struct {
+		errno unix.Errno
+		rule  wire.DenialRule
+	}{"loop": {unix.ELOOP, 0}, "magic": {unix.EPERM, wire.RuleOutsideScope}} {
+		c := &caller{pid: os.Getpid()}
+		fd, errno := c.open(&call{dirfd: int32(dfd), path: &p, follow: true})
+		if errno == 0 {
+			unix.Close(fd)
+		}
+		if errno != want.errno || c.rule != want.rule {
+			t.Errorf("%s: %v under %q, want %v under %q", p, errno, c.rule, want.errno, want.rule)
+		}
+	}
+}
+
+// A watch the broker cannot add for want of a kernel feature is refused
+// under its own rule, not as an unreadable caller.
+func TestPidfdRule(t *testing.T) {
+	for err, want := range map[unix.Errno]wire.DenialRule{unix.EINVAL: wire.RuleKernelUnsupported,
+		unix.ENOSYS: wire.RuleKernelUnsupported, unix.EPERM: wire.RuleCallerUnreadable, unix.ESRCH: wire.RuleCallerUnreadable} {
+		if got := pidfdRule(err); got != want {
+			t.Errorf("%v: %s, want %s", err, got, want)
+		}
+	}
+}

@@ -98,7 +98,7 @@ func decode(c *caller, d *seccompData) (*call, unix.Errno) {
 			if cl.path, errno = c.pathArg(a[1]); errno == 0 {
 				errno = c.openThread()
 			}
-			cl.apply = inotifyOp(c, ifd, mask)
+			cl.apply = inotifyOp(ifd, mask)
 		}
 	default:
 		return nil, unix.EPERM

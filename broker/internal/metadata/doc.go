@@ -1,7 +1,9 @@
 // Package metadata answers a target's metadata calls — chmod, chown,
 // extended attributes and times, which Landlock does not govern — so that
 // the writable scope is the only thing a target can change, by any call;
-// and its inotify watches, so that it watches nothing else.
+// and its inotify watches, so that it watches nothing else; and it
+// refuses and counts the calls the launcher's filter denies by name. It
+// records every refusal (docs/json.md, Denials).
 //
 // # Mechanism
 //
@@ -57,7 +59,11 @@
 // so it applies the owner's rules itself: the object must be owned by the
 // broker's uid (the target's uid), for a watch too (a root broker would
 // otherwise watch what the target may not read); chmod never sets setuid
-// or setgid (the argument filter refuses those bits before the broker is
+// or setgid (a mode with one is refused under its rule, and setMode,
+// which performs every chmod, masks both off besides: the broker is the
+// only one who performs a target's chmod, so the launcher's filter has no
+// rule of its own for it, which would refuse unrecorded; a file created
+// with one is refused by the argument filter before the broker is
 // asked); chown may only set the caller's own uid and one of its groups;
 // extended attributes are only the user.* namespace and POSIX ACLs, never
 // security.* (file capabilities) or trusted.*. Setting times requires
@@ -68,11 +74,49 @@
 // on the host may open the device. Nothing is changed on a read-only
 // mount or file system (EROFS).
 //
+// # Refused calls, counted
+//
+// The filter notifies every call it refuses by name too (socket, bind,
+// ptrace, process_vm_*, io_uring_*, mount calls, unshare, setns, clone
+// with a namespace flag, bpf, perf_event_open, keys, modules, kexec,
+// setsid, setpgid, …: seccompgen's denied list), so that a run can say
+// what its sandbox refused (counted_linux_amd64.go). The broker answers
+// each from its registers alone with the errno the filter gave before
+// it counted them (EPERM; ENOSYS for clone), reads nothing of the caller
+// and does nothing; the record names what the registers carry (a
+// socket's family, type and protocol, namespace flags, a ptrace
+// request), source "filter-count", and a socket's family by name apart
+// ("other" for one not named here), which its class is counted under. A
+// test reads the launcher's disassembled program and requires every
+// notified call to be one the broker knows, by the same name; another
+// (TestClassesAreBounded) that the classes these tables allow fit
+// wire.MaxDenialCounts, so that the exact count of every class is kept
+// whatever objects a target chooses.
+//
+// Every refusal by one of the rules above is recorded too, source
+// "broker", under the rule (wire.DenialRule: outside the writable scope,
+// not the owner, a setuid or setgid bit, an attribute namespace, another
+// owner, a device node or FIFO, a read-only mount, a caller the broker
+// could not read, a watch this kernel cannot support: Linux before 6.9,
+// without thread pidfds) and the object's path as the broker resolved it
+// (as the caller gave it, where it was refused before it was resolved).
+// An error the call itself met (ENOENT, EBADF, EINVAL, ELOOP of a loop of
+// symlinks, …) is no refusal, and answered as the kernel would; nor is a
+// caller that died mid-call (its notification no longer valid when the
+// broker could not read it).
+// Both go into one bounded record per action (broker/internal/denial),
+// which Stop returns; the receipt and the result carry it.
+//
 // # Budget
 //
-// Every answer costs the broker CPU time (about 20 µs a call) that no
-// limit of the action counts. Each action may have Burst (100,000) calls
-// answered at once, then Rate (10,000) a second; past that the server
+// Every answer costs the broker CPU time (about 20 µs a metadata call,
+// 3 to 4 a counted refusal) that no limit of the action counts. The
+// listener asks for synchronous wake-ups (Linux 6.6's
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, notify_unsafe_linux.go): caller and
+// server switch on one CPU; waking the caller on another one cost the
+// server about 19 µs a counted refusal on a 2-CPU virtual machine. Each
+// action may have Burst (100,000) calls answered at once, then Rate
+// (10,000) a second; past that the server
 // holds the next answer back until the rate allows it (budget_linux.go):
 // the caller waits in the kernel, and no call fails for it. The server's
 // loop has its OS thread to itself, whose CPU time is the action's
@@ -82,7 +126,13 @@
 // # Failure
 //
 // A broker that is gone, or a listener that was never handed over, leaves
-// every such call failing (ENOSYS): closed. Reading the caller's memory
+// every such call failing (ENOSYS): closed, since no other listener can
+// answer it (the launcher's filter refuses seccomp with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER). The answers of one action are
+// serial, on the server's one thread: one that blocks in the kernel (a
+// lookup on a hung network file system, where the caller's own lookup
+// would block too) stalls that action's other notified calls, counted
+// refusals included, and its Stop, never another action's. Reading the caller's memory
 // fails, for a broker without CAP_SYS_PTRACE, where the caller made itself
 // non-dumpable; the call is then refused, as is a watch wherever
 // pidfd_getfd, which needs the same access, is refused (Yama's

@@ -4,6 +4,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/wire"
 )
 
 // inotify_add_watch is answered like the metadata calls: the object is
@@ -17,10 +19,23 @@ import (
 func (c *caller) openThread() unix.Errno {
 	fd, err := unix.PidfdOpen(c.pid, unix.PIDFD_THREAD)
 	if err != nil {
-		return unix.EPERM // no thread pidfds (Linux < 6.9), or the caller is gone
+		return c.refuse(pidfdRule(err))
 	}
 	c.pidfd = os.NewFile(uintptr(fd), "pidfd")
 	return 0
+}
+
+// pidfdRule is the rule that refuses a watch when pidfd_open or
+// pidfd_getfd failed with err: a kernel without thread pidfds (Linux
+// before 6.9, which takes PIDFD_THREAD for an unknown flag: EINVAL) or
+// without the call (ENOSYS) cannot support a watch at all; otherwise the
+// caller was not the broker's to reach (or it is gone: answer records
+// nothing then).
+func pidfdRule(err error) wire.DenialRule {
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return wire.RuleKernelUnsupported
+	}
+	return wire.RuleCallerUnreadable
 }
 
 // inotifyFD returns a duplicate of the caller's descriptor fd, which must
@@ -31,14 +46,14 @@ func (c *caller) openThread() unix.Errno {
 // refused.
 func (c *caller) inotifyFD(fd int32) (int, unix.Errno) {
 	if c.pidfd == nil {
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleCallerUnreadable)
 	}
 	dup, err := unix.PidfdGetfd(int(c.pidfd.Fd()), int(fd), 0)
 	if err != nil {
 		if err == unix.EBADF {
 			return -1, unix.EBADF
 		}
-		return -1, unix.EPERM
+		return -1, c.refuse(pidfdRule(err))
 	}
 	var buf [32]byte
 	n, err := unix.Readlink(procFD(dup), buf[:])
@@ -53,8 +68,8 @@ func (c *caller) inotifyFD(fd int32) (int, unix.Errno) {
 // instance fd and returns the watch descriptor in *c.val. IN_DONT_FOLLOW
 // was honoured when the object was opened; the object is named through
 // its magic link, which must be followed to reach it.
-func inotifyOp(c *caller, fd int32, mask uint32) func(*Server, int, *unix.Stat_t) unix.Errno {
-	return func(_ *Server, obj int, _ *unix.Stat_t) unix.Errno {
+func inotifyOp(fd int32, mask uint32) func(*Server, *caller, int, *unix.Stat_t) unix.Errno {
+	return func(_ *Server, c *caller, obj int, _ *unix.Stat_t) unix.Errno {
 		in, errno := c.inotifyFD(fd)
 		if errno != 0 {
 			return errno

@@ -10,16 +10,20 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/internal/denial"
 	"warrant/internal/retry"
 	"warrant/wire"
 )
 
-// Stats counts what one action's metadata calls came to.
+// Stats counts what one action's notified calls came to.
 type Stats struct {
-	Done    uint64        // performed beneath the writable scope
+	Done    uint64        // metadata calls and watches performed beneath the writable scope
 	Refused uint64        // answered with an error without being performed
 	CPU     time.Duration // the serving thread's CPU time, user and system
 	Held    time.Duration // answers held back by the budget (budget_linux.go)
+	// Denials are the refusals by a rule: the broker's own, and the
+	// filter's it counted (counted_linux_amd64.go).
+	Denials *wire.Denials
 }
 
 // root is one directory of the writable scope, held open, and the path
@@ -40,6 +44,7 @@ type Server struct {
 	groups   []int
 	done_    atomic.Uint64
 	refused  atomic.Uint64
+	denials  *denial.Log
 	cpu      time.Duration // set by loop as it ends
 	held     time.Duration // loop's alone while it runs
 }
@@ -70,7 +75,8 @@ func checkListener(fd int) error {
 // out, so nothing beneath it can be changed. Serve starts answering;
 // Stop releases the server, whether it served or not.
 func Prepare(workspace int, own []string, policy []wire.PathPin) (*Server, error) {
-	s := &Server{listener: -1, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid()}
+	s := &Server{listener: -1, done: make(chan struct{}), uid: os.Geteuid(), gid: os.Getegid(),
+		denials: denial.New(wire.SourceBroker, wire.SourceFilterCount)}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("metadata: stop pipe: %w", err)
@@ -116,6 +122,7 @@ func (s *Server) Serve(listener int) error {
 		return err
 	}
 	s.listener = listener
+	syncWakeUp(listener)
 	go s.loop()
 	return nil
 }
@@ -145,7 +152,7 @@ func (s *Server) Stop() Stats {
 	for _, r := range s.roots {
 		unix.Close(r.fd)
 	}
-	return Stats{Done: s.done_.Load(), Refused: s.refused.Load(), CPU: s.cpu, Held: s.held}
+	return Stats{Done: s.done_.Load(), Refused: s.refused.Load(), CPU: s.cpu, Held: s.held, Denials: s.denials.Denials()}
 }
 
 // loop waits for notifications or the stop signal. It ends early when the
@@ -183,13 +190,18 @@ func (s *Server) loop() {
 		}
 		s.held += b.hold()
 		var val int64
-		errno := s.answer(&n, &val)
-		if errno == 0 {
+		errno, d := s.answer(&n, &val)
+		switch {
+		case d != nil && d.Source == wire.SourceFilterCount: // not a metadata call
+		case errno == 0:
 			s.done_.Add(1)
-		} else {
+		default:
 			s.refused.Add(1)
 		}
 		send(s.listener, n.ID, val, errno) // ENOENT: the caller died meanwhile
+		if d != nil {
+			s.denials.Add(*d, time.Now())
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/wire"
 )
 
 // What the broker acts on. The object a call names is resolved from the
@@ -34,7 +36,7 @@ func actable(st *unix.Stat_t) bool {
 func (c *caller) openRoot() unix.Errno {
 	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root", c.pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return unix.EPERM // not ours to inspect, or gone
+		return c.refuse(wire.RuleCallerUnreadable) // not ours to inspect, or gone
 	}
 	c.root = os.NewFile(uintptr(fd), "root")
 	return 0
@@ -47,7 +49,7 @@ func (c *caller) openRoot() unix.Errno {
 func (s *Server) inView(c *caller, obj int) (int, unix.Errno) {
 	b, p, err := s.beneathAt(obj)
 	if err != nil {
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleOutsideScope)
 	}
 	var want unix.Stat_t
 	err = unix.Fstat(b, &want)
@@ -58,12 +60,12 @@ func (s *Server) inView(c *caller, obj int) (int, unix.Errno) {
 	fd, err := unix.Openat2(int(c.root.Fd()), p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleOutsideScope) // not the same path in the caller's view
 	}
 	var got unix.Stat_t
 	if unix.Fstat(fd, &got) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
 		unix.Close(fd)
-		return -1, unix.EPERM
+		return -1, c.refuse(wire.RuleOutsideScope)
 	}
 	return fd, 0
 }

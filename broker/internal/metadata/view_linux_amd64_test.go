@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/wire"
 )
 
 // viewChildEnv names the workspace for TestHelperViewChild, the caller
@@ -99,7 +101,7 @@ func TestServerActsInTheCallersView(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitErr := cmd.Wait()
-	s.Stop()
+	st := s.Stop()
 	if waitErr != nil {
 		t.Fatalf("the caller: %v\n%s\n%s", waitErr, stdout.String(), stderr.String())
 	}
@@ -128,6 +130,32 @@ func TestServerActsInTheCallersView(t *testing.T) {
 	}
 	if st := lstat(t, filepath.Join(ws, "rw", "f")); st.Mode&0o7777 != 0o640 {
 		t.Errorf("rw/f reads back as mode %o, want 0640 (the server did not serve)", st.Mode&0o7777)
+	}
+	// Each refusal is recorded under its rule, its call (x/sys's Chmod is
+	// fchmodat) and the path the server resolved: the three names of ro/f
+	// are one object.
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Denial{
+		{Effect: wire.EffectMetadata, Call: "fchmodat", Object: real + "/ro/f", Rule: wire.RuleReadOnly, Source: wire.SourceBroker, Count: 3},
+		{Effect: wire.EffectMetadata, Call: "utimensat", Object: real + "/ro/f", Rule: wire.RuleReadOnly, Source: wire.SourceBroker, Count: 1},
+		{Effect: wire.EffectMetadata, Call: "fchmodat", Object: real + "/fifo", Rule: wire.RuleSpecialFile, Source: wire.SourceBroker, Count: 1},
+		{Effect: wire.EffectMetadata, Call: "fchmodat", Object: real + "/dev", Rule: wire.RuleSpecialFile, Source: wire.SourceBroker, Count: 1},
+	}
+	d := st.Denials
+	if d == nil || d.Total != 6 || len(d.Records) != len(want) || d.Validate() != nil {
+		t.Fatalf("the server's record: %+v, want %+v", d, want)
+	}
+	for i, r := range d.Records {
+		r.FirstUnixNs = 0
+		if r != want[i] {
+			t.Errorf("record %d: %+v, want %+v", i, r, want[i])
+		}
+	}
+	if st.Done != 1 || st.Refused != 6 {
+		t.Errorf("counted %d performed and %d refused, want 1 and 6", st.Done, st.Refused)
 	}
 }
 

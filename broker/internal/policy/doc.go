@@ -3,7 +3,9 @@
 // secrets, the operator's configured read paths, the devices, the
 // Landlock floor) and the per-executable
 // grant of the program's own directory; and the limitations text the
-// operator's approval card prints beside the identity.
+// operator's approval card prints beside the identity (limitations.go:
+// Limitations, one sentence a line, and Brief, the short card's rows,
+// which knows a line only when it would write it word for word).
 //
 // # Decisions
 //

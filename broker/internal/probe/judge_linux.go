@@ -85,7 +85,7 @@ func (h *probeHost) judge(run lifecycle.Result, out string) []Check {
 			checks = append(checks, c)
 		}
 	}
-	return checks
+	return append(checks, h.denialChecks(run)...)
 }
 
 // launchCheck is the chain itself: the launcher confined and executed the

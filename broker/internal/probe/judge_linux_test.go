@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"warrant/broker/lifecycle"
+	"warrant/wire"
 )
 
 func must(t *testing.T, err error) {
@@ -48,5 +49,42 @@ func TestProbeJudgesOnTheHost(t *testing.T) {
 	}
 	if c := verdict["signal/target"]; c.Observed != "not attempted" {
 		t.Errorf("a missing line is %q", c.Observed)
+	}
+}
+
+// TestProbeJudgesTheRecordOfRefusals: the record checks pass only when
+// the run's record holds the attackers' counted sockets and the broker's
+// refusal of the metadata write outside, under its resolved path.
+func TestProbeJudgesTheRecordOfRefusals(t *testing.T) {
+	h, err := newProbeHost(filepath.Join(t.TempDir(), "probe"))
+	must(t, err)
+	defer h.close()
+	victim, err := filepath.EvalSymlinks(filepath.Join(h.outside, "meta"))
+	must(t, err)
+	full := &wire.Denials{Sources: []string{"broker", "filter-count"}, Total: 3, Records: []wire.Denial{
+		{Effect: wire.EffectSocket, Call: "socket", Object: "AF_INET SOCK_STREAM", Rule: wire.RuleNoNetwork,
+			Source: wire.SourceFilterCount, Count: 2},
+		{Effect: wire.EffectMetadata, Call: "chmod", Object: victim, Rule: wire.RuleOutsideScope, Source: wire.SourceBroker, Count: 1},
+	}}
+	oneSocket := &wire.Denials{Sources: full.Sources, Total: 2, Records: []wire.Denial{full.Records[0], full.Records[1]}}
+	oneSocket.Records[0].Count = 1
+	otherPath := &wire.Denials{Sources: full.Sources, Total: 3, Records: []wire.Denial{full.Records[0], full.Records[1]}}
+	otherPath.Records[1].Object = "/elsewhere/meta"
+	for name, c := range map[string]struct {
+		d             *wire.Denials
+		socket, write bool
+	}{
+		"both recorded":         {full, true, true},
+		"nothing watched":       {nil, false, false},
+		"one attacker's socket": {oneSocket, false, true},
+		"another path":          {otherPath, true, false},
+	} {
+		verdict := map[string]bool{}
+		for _, ch := range h.denialChecks(lifecycle.Result{Denials: c.d}) {
+			verdict[ch.Name] = ch.Pass
+		}
+		if verdict[RecordSocket] != c.socket || verdict[RecordMetadata] != c.write {
+			t.Errorf("%s: %v, want socket %v write %v", name, verdict, c.socket, c.write)
+		}
 	}
 }

@@ -174,6 +174,8 @@ func hints(r *Report) []string {
 			add("the seccomp filter did not hold: rebuild the launcher from this source (`make build`)")
 		case "metadata_outside", "metadata_workspace":
 			add("the target's metadata calls (chmod, chown, xattrs, times) were not answered beneath the workspace alone: the launcher must hand its seccomp listener to the broker; rebuild both from this source (`make build`)")
+		case "denial_record_socket", "denial_record_metadata":
+			add("the broker did not record what the sandbox refused: the launcher must hand its seccomp listener to the broker; rebuild both from this source (`make build`)")
 		case "protected_write":
 			add("a protected path was written through its read-only bind: the launcher's mount namespace did not hold; rebuild both from this source (`make build`)")
 		case "leaked_fd":

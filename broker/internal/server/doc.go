@@ -19,20 +19,14 @@
 // lock the operator out; BUSY only when every connection is in a
 // request, which the handlers bound (a wait's budget is capped); a
 // malformed or truncated frame gets one ARGUMENTS_INVALID reply and the
-// connection is closed; a panicking handler is answered with INTERNAL and
-// the daemon keeps serving. The sockets' directory is 0700 and each
+// connection is closed; a panicking handler, and an answer (or stream
+// frame) that fails validation, is logged and answered with INTERNAL, and
+// the daemon keeps serving (the connection too: it is still in step). The sockets' directory is 0700 and each
 // socket 0600. A same-uid peer that opens connections faster than others
 // send requests can still push out a connection idle between requests
 // (never one in a request); broker/client reconnects when it finds the
 // notice pending before a request, and a request sent as the notice came
 // is answered BUSY by it, never handled.
-//
-// A handler learns the connection its request arrived on (ConnOf) and may
-// watch it (conn.go): while a watch is in force the connection is not
-// closed for being idle (a frame that begins must still complete within
-// the idle timeout), and the watch is told once the connection ends,
-// whether the peer went away or the server shut down. The broker watches
-// the requesters of pending approval requests this way.
 //
 // # Socket activation
 //

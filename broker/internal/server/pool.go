@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"sync"
 	"time"
 
@@ -20,7 +21,7 @@ type pool struct {
 
 // conn is one served connection and whether it waits for a request.
 type conn struct {
-	pc      *Conn
+	nc      *net.UnixConn
 	p       *pool
 	waiting bool      // between requests (or reading one): may be evicted
 	since   time.Time // when it began waiting
@@ -52,14 +53,13 @@ func (p *pool) admit(ch wire.Channel) bool {
 }
 
 // evictIdlest closes the connection that has waited longest for its next
-// request, with a BUSY notice, and reports whether there was one. A
-// watched connection (Conn.Watch) is never evicted: a handler relies on
-// it staying open. Its goroutine frees its slot on the way out.
+// request, with a BUSY notice, and reports whether there was one. Its
+// goroutine frees its slot on the way out.
 func (p *pool) evictIdlest(ch wire.Channel) bool {
 	p.mu.Lock()
 	var oldest *conn
 	for sc := range p.conns {
-		if sc.waiting && !sc.evicted && !sc.pc.watched() && (oldest == nil || sc.since.Before(oldest.since)) {
+		if sc.waiting && !sc.evicted && (oldest == nil || sc.since.Before(oldest.since)) {
 			oldest = sc
 		}
 	}
@@ -70,12 +70,12 @@ func (p *pool) evictIdlest(ch wire.Channel) bool {
 	if oldest == nil {
 		return false
 	}
-	refuse(oldest.pc.nc, wire.Errorf(wire.CodeBusy, "this idle connection to the %s socket was closed to make room for a new one (%d at most); connect again", ch, cap(p.slots)))
+	refuse(oldest.nc, wire.Errorf(wire.CodeBusy, "this idle connection to the %s socket was closed to make room for a new one (%d at most); connect again", ch, cap(p.slots)))
 	return true
 }
 
-func (p *pool) add(pc *Conn) *conn {
-	sc := &conn{pc: pc, p: p}
+func (p *pool) add(nc *net.UnixConn) *conn {
+	sc := &conn{nc: nc, p: p}
 	p.mu.Lock()
 	p.conns[sc] = struct{}{}
 	p.mu.Unlock()
@@ -87,7 +87,7 @@ func (p *pool) remove(sc *conn) {
 	p.mu.Lock()
 	delete(p.conns, sc)
 	p.mu.Unlock()
-	sc.pc.nc.Close()
+	sc.nc.Close()
 	<-p.slots
 }
 
@@ -95,7 +95,7 @@ func (p *pool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for sc := range p.conns {
-		sc.pc.nc.Close()
+		sc.nc.Close()
 	}
 }
 

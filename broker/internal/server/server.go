@@ -39,13 +39,13 @@ type Options struct {
 // SO_PEERCRED (LOCAL_PEERCRED on macOS) against this process's uid,
 // limited in number per socket, and must complete each frame within
 // IdleTimeout. A new connection to a full socket takes the place of the
-// connection that has been idle longest (waiting for its next request,
-// and not watched by a handler: see Conn): that one is sent a BUSY notice
-// and closed, and a request it may have been sending is never handled.
-// Only when every connection is in a request, or watched, is the new one
-// refused with BUSY. A malformed frame is answered with ARGUMENTS_INVALID
+// connection that has been idle longest (waiting for its next request):
+// that one is sent a BUSY notice and closed, and a request it may have
+// been sending is never handled. Only when every connection is in a
+// request is the new one refused with BUSY. A malformed frame is answered with ARGUMENTS_INVALID
 // and the connection is closed, since the stream is out of step. A panic
-// in a handler is answered with INTERNAL; the daemon keeps running.
+// in a handler, and an answer that fails validation (write), are logged
+// and answered with INTERNAL; the daemon keeps running.
 func Serve(ctx context.Context, o Options) error {
 	agentPath, operatorPath := o.AgentPath, o.OperatorPath
 	passed, err := activated(agentPath, operatorPath)
@@ -123,11 +123,10 @@ func (s *server) accept(ctx context.Context, l *net.UnixListener, ch wire.Channe
 			continue
 		}
 		if !p.admit(ch) {
-			refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open, each in a request or watched; try again", ch, s.o.MaxConns))
+			refuse(c, wire.Errorf(wire.CodeBusy, "the %s socket has %d connections open, each in a request; try again", ch, s.o.MaxConns))
 			continue
 		}
-		pc := &Conn{nc: c, idle: s.o.IdleTimeout}
-		sc := p.add(pc)
+		sc := p.add(c)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -145,20 +144,21 @@ func refuse(c net.Conn, e *wire.Error) {
 }
 
 func (s *server) serveConn(ctx context.Context, sc *conn, ch wire.Channel, h Handler) {
-	pc := sc.pc
-	c := pc.nc
+	c := sc.nc
 	if uid, err := peerUID(c); err != nil || uid != uint32(os.Getuid()) {
 		s.o.Logf("refused a %s connection from uid %d (%v)", ch, uid, err)
 		refuse(c, wire.Errorf(wire.CodeArgumentsInvalid, "only uid %d may use this socket", os.Getuid()))
 		return
 	}
-	defer func() { pc.end(ctx.Err() != nil) }()
-	r := &countingReader{r: c, began: pc.frameBegan}
+	// The next frame must begin, and one that began must complete, within
+	// the idle timeout.
+	deadline := func() { c.SetReadDeadline(time.Now().Add(s.o.IdleTimeout)) }
+	r := &countingReader{r: c, began: deadline}
 	for {
 		if !sc.idle() {
 			return // evicted
 		}
-		pc.awaitFrame()
+		deadline()
 		r.n = 0
 		m, err := wire.ReadFrame(r, wire.MaxAgentFrame, ch)
 		if !sc.busy() {
@@ -174,25 +174,51 @@ func (s *server) serveConn(ctx context.Context, sc *conn, ch wire.Channel, h Han
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		ctx := context.WithValue(ctx, connKey{}, pc)
 		var reply wire.Message
+		answered := false // a stream frame was answered INTERNAL in its place: that ended the request
 		if sh, ok := s.o.Streams[m.Type()]; ok {
 			reply = s.call(ctx, func(ctx context.Context, m wire.Message) wire.Message {
-				return sh(ctx, m, func(f wire.Message) error { return s.write(c, f) })
+				return sh(ctx, m, func(f wire.Message) error {
+					err := s.write(c, m, f)
+					answered = answered || errors.Is(err, errAnswered)
+					return err
+				})
 			}, m)
 		} else {
 			reply = s.call(ctx, h, m)
 		}
-		if err := s.write(c, reply); err != nil {
+		if answered {
+			continue
+		}
+		if err := s.write(c, m, reply); err != nil && !errors.Is(err, errAnswered) {
 			return
 		}
 	}
 }
 
-// write sends one frame, which must be taken within the idle timeout.
-func (s *server) write(c net.Conn, m wire.Message) error {
+// errAnswered is write's error when the message it was given failed
+// validation and the peer was answered INTERNAL in its place: the
+// request has its answer, and the connection is still in step.
+var errAnswered = errors.New("an invalid answer was replaced by INTERNAL")
+
+// write sends one frame answering req, which must be taken within the
+// idle timeout. A message that fails validation is the broker's defect:
+// it is logged, and INTERNAL goes in its place (errAnswered), so the
+// peer learns the request failed instead of seeing the connection close.
+func (s *server) write(c net.Conn, req, m wire.Message) error {
+	frame, err := wire.EncodeFrame(m)
+	if err != nil {
+		s.o.Logf("the answer to %s is invalid, INTERNAL sent instead: %v", req.Type(), err)
+		if frame, err = wire.EncodeFrame(wire.Errorf(wire.CodeInternal, "the broker failed internally answering %s", req.Type())); err != nil {
+			return err
+		}
+		err = errAnswered
+	}
 	c.SetWriteDeadline(time.Now().Add(s.o.IdleTimeout))
-	return wire.WriteFrame(c, m)
+	if _, werr := c.Write(frame); werr != nil {
+		return fmt.Errorf("write frame: %w", werr)
+	}
+	return err
 }
 
 // call runs one handler, turning a panic into an INTERNAL reply.

@@ -18,7 +18,8 @@ import (
 // stay denied). SysV IPC is left out: it is external IPC here. The
 // metadata calls and inotify_add_watch are not here: they are notified.
 // socketpair is here, and the argument program keeps it to AF_UNIX
-// stream and seqpacket pairs (socketPairTypes).
+// stream and seqpacket pairs (socketPairTypes). seccomp is allowed only
+// without a listener (compilePolicy).
 const allowed = `accept accept4 access alarm arch_prctl brk cachestat capget capset chdir clock_getres
 clock_gettime clock_nanosleep close close_range connect copy_file_range creat dup dup2
 dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait eventfd
@@ -41,7 +42,7 @@ restart_syscall rmdir rseq rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueue
 rt_sigreturn rt_sigsuspend rt_sigtimedwait rt_tgsigqueueinfo sched_getaffinity
 sched_getattr sched_getparam sched_get_priority_max sched_get_priority_min
 sched_getscheduler sched_rr_get_interval sched_setaffinity sched_setattr sched_setparam
-sched_setscheduler sched_yield seccomp select sendfile sendmmsg sendmsg sendto
+sched_setscheduler sched_yield select sendfile sendmmsg sendmsg sendto
 set_mempolicy setfsgid setfsuid setgid setgroups setitimer setpriority setregid
 setresgid setresuid setreuid setrlimit set_robust_list setsockopt set_thread_area
 set_tid_address setuid shutdown sigaltstack signalfd signalfd4 socketpair splice stat statfs statx
@@ -50,13 +51,19 @@ timer_delete timer_getoverrun timer_gettime timer_settime timerfd_create timerfd
 timerfd_settime times tkill truncate umask uname unlink unlinkat vfork wait4 waitid
 write writev`
 
-// denied are refused with EPERM by name, so that a target (and a test) can
-// tell a deliberate denial from an unknown system call (ENOSYS). clone3 is
+// denied are refused by name, so that a target (and a test) can tell a
+// deliberate denial from an unknown system call (ENOSYS): the filter
+// notifies each one, and the broker answers EPERM without doing anything
+// and counts it by call (and a socket's by family), so that a run can say
+// what its sandbox refused (broker/internal/metadata, "filter-count").
+// Without the broker's listener the kernel answers ENOSYS: still refused
+// (no other listener can exist: seccomp with one is EPERM). clone3 is
 // deliberately absent from both lists: ENOSYS makes libc fall back to
-// clone, whose flags the filter can inspect. bind is denied because the
-// only sockets a target can make are socketpair(AF_UNIX) ends, which need
-// no name, and binding one to an abstract name would squat it. fanotify
-// would watch what lies outside the readable scope.
+// clone, whose flags the filter can inspect (and which libc tries at
+// every thread and process it starts, so it is not counted). bind is
+// denied because the only sockets a target can make are socketpair(AF_UNIX)
+// ends, which need no name, and binding one to an abstract name would
+// squat it. fanotify would watch what lies outside the readable scope.
 const denied = `socket ptrace process_vm_readv process_vm_writev io_uring_setup
 io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl add_key
 request_key mount umount2 pivot_root move_mount open_tree fsopen fsconfig fsmount fspick
@@ -71,19 +78,16 @@ clock_settime clock_adjtime adjtimex lookup_dcookie bind fanotify_init fanotify_
 // added only beneath the writable scope. The kernel
 // stops the caller and asks the broker over the filter's listener; the
 // broker emulates the call on a descriptor it resolved beneath the
-// writable scope, or answers EPERM (broker/internal/metadata). The
-// broker never lets the kernel continue such a call itself. Without a
-// listener the kernel answers ENOSYS, so a launcher that did not hand
-// one over fails closed. Calls added to this family by newer kernels
-// (setxattrat, removexattrat) are in neither list: ENOSYS.
+// writable scope, or answers EPERM (broker/internal/metadata), a chmod
+// with a setuid or setgid bit included. The broker never lets the kernel
+// continue such a call itself, and no one else can hold a listener.
+// Without the broker's the kernel answers ENOSYS, so a launcher that did
+// not hand it over, or a broker that is gone, fails closed. Calls
+// added to this family by newer kernels (setxattrat, removexattrat) are
+// in neither list: ENOSYS.
 const notified = `chmod fchmod fchmodat fchmodat2 chown fchown fchownat lchown setxattr
 lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat utimensat
 inotify_add_watch`
-
-// modeArg is the argument that holds the mode of each chmod call: the
-// argument filter refuses setuid and setgid bits there before the broker
-// is asked.
-var modeArg = map[string]uint{"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 
 // deniedIoctls are compared on the command's low 32 bits: terminal
 // injection, and the inode attributes (flags such as immutable, project
@@ -141,7 +145,7 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
 var (
-	actDeny   = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	actDeny   = seccomp.ActErrno.SetReturnCode(int16(unix.EPERM)) // the argument program's refusals
 	actAbsent = seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 )
 
@@ -149,9 +153,10 @@ var (
 // architecture, in load order, and libseccomp's pseudo-code of each. The
 // kernel runs both and the strictest verdict wins (EPERM over a
 // notification over allow), which expresses "allow ioctl unless its
-// command's low 32 bits are TIOCSTI or TIOCLINUX" and "notify chmod
-// unless the mode has a setuid or setgid bit": libseccomp drops
-// conditional rules beside an unconditional one for the same call.
+// command's low 32 bits are TIOCSTI or TIOCLINUX" and "allow openat
+// unless it creates a setuid file": libseccomp drops conditional rules
+// beside an unconditional one for the same call. The argument program's
+// refusals are the kernel's own, uncounted.
 func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	args, err := newFilter(seccomp.ActAllow)
 	if err != nil {
@@ -191,17 +196,6 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			}
 		}
 	}
-	for _, name := range strings.Fields(notified) {
-		arg, ok := modeArg[name]
-		if !ok {
-			continue
-		}
-		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
-			if err := addRule(args, name, actDeny, cond(arg, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
 	for _, c := range createMode {
 		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
 			setid := cond(uint(c.mode), seccomp.CompareMaskedEqual, bit, bit)
@@ -229,13 +223,19 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			return nil, nil, err
 		}
 	}
-	for _, name := range strings.Fields(denied) {
-		if err := addRule(main, name, actDeny); err != nil {
+	for _, name := range strings.Fields(denied + " " + notified) {
+		if err := addRule(main, name, seccomp.ActNotify); err != nil {
 			return nil, nil, err
 		}
 	}
-	for _, name := range strings.Fields(notified) {
-		if err := addRule(main, name, seccomp.ActNotify); err != nil {
+	// clone with a namespace flag is notified too, flag by flag, and the
+	// broker answers ENOSYS, as the filter's default did before it was
+	// counted; without one it is allowed (below).
+	for bit := uint64(1); bit <= namespaceFlags; bit <<= 1 {
+		if bit&namespaceFlags == 0 {
+			continue
+		}
+		if err := addRule(main, "clone", seccomp.ActNotify, cond(0, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -247,11 +247,24 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 		{"personality", cond(0, seccomp.CompareEqual, personality.Linux)},
 		{"personality", cond(0, seccomp.CompareEqual, personality.Query)},
 		{"prlimit64", cond(0, seccomp.CompareEqual, 0)}, // only its own limits
+		{"seccomp", cond(1, seccomp.CompareMaskedEqual, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, 0)},
 	}
 	for _, r := range conditional {
 		if err := addRule(main, r.name, seccomp.ActAllow, r.c); err != nil {
 			return nil, nil, err
 		}
+	}
+	// A filter of the target's own may be added, never with a listener:
+	// the newest filter's notification wins, so once the broker's listener
+	// is closed (the broker crashed, was killed or restarted) a target
+	// holding one could answer CONTINUE to every call notified here.
+	// EPERM wins over any notification: only the broker ever answers one,
+	// and without it each is ENOSYS. prctl(PR_SET_SECCOMP) passes no flags.
+	// The rule is here, not in the argument program, which is loaded
+	// before this one is loaded with its own listener.
+	if err := addRule(main, "seccomp", actDeny, cond(1, seccomp.CompareMaskedEqual,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)); err != nil {
+		return nil, nil, err
 	}
 	for _, f := range []*seccomp.ScmpFilter{args, main} {
 		p, err := export(f.ExportBPF)

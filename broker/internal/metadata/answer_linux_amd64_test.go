@@ -1,0 +1,82 @@
+package metadata
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dyingChildEnv makes the test binary TestHelperDyingChild.
+const dyingChildEnv = "WARRANT_METADATA_DYING_CHILD"
+
+// TestCallerGoneIsNoRefusal: a caller that dies while its chmod waits for
+// the broker (killed, or its pid gone) is no refusal: the answer records
+// nothing, where reading its memory failing would otherwise read as
+// "caller-unreadable".
+func TestCallerGoneIsNoRefusal(t *testing.T) {
+	parent, child, err := socketpair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDyingChild$")
+	cmd.Env = append(os.Environ(), dyingChildEnv+"=1")
+	cmd.Dir, cmd.ExtraFiles = t.TempDir(), []*os.File{child}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Close()
+	defer cmd.Process.Kill()
+	listener, err := recvFD(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{listener: listener}
+	defer unix.Close(listener)
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 10_000); n != 1 || err != nil {
+		t.Fatalf("no notification from the caller: %v", err)
+	}
+	var n notif
+	if err := recv(listener, &n); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	var val int64
+	errno, d := s.answer(&n, &val)
+	if d != nil || errno == 0 {
+		t.Fatalf("a caller gone mid-call: %v, recorded %+v; want an error and no record", errno, d)
+	}
+}
+
+// TestHelperDyingChild is the caller of TestCallerGoneIsNoRefusal: it
+// sends the listener of a filter that notifies fchmodat on descriptor 3
+// and makes a chmod, which waits until it is killed.
+func TestHelperDyingChild(t *testing.T) {
+	if os.Getenv(dyingChildEnv) == "" {
+		t.Skip("skip: the helper process of TestCallerGoneIsNoRefusal")
+	}
+	os.Exit(dyingChild())
+}
+
+func dyingChild() int {
+	runtime.LockOSThread() // the filter is this thread's
+	listener, err := notifyFilter([]uint32{unix.SYS_FCHMODAT})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "filter:", err)
+		return 1
+	}
+	if err := unix.Sendmsg(3, []byte{0}, unix.UnixRights(listener), nil, 0); err != nil {
+		return 1
+	}
+	unix.Close(listener)
+	unix.Chmod("x", 0o600)
+	time.Sleep(time.Minute)
+	return 0
+}

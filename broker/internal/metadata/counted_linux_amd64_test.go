@@ -1,0 +1,159 @@
+package metadata
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/broker/internal/denial"
+	"warrant/wire"
+)
+
+// TestEveryNotifiedCallIsKnown reads the launcher's main program, as
+// libseccomp disassembled it, and requires the broker to know exactly the
+// calls it notifies: each one has a name here, and each is either a
+// counted refusal or a metadata call or watch that decode takes.
+func TestEveryNotifiedCallIsKnown(t *testing.T) {
+	text, err := os.ReadFile("../../../launcher/linux/seccomp_amd64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, main, ok := strings.Cut(string(text), "\n## main:")
+	if !ok {
+		t.Fatal("no main program in seccomp_amd64.txt")
+	}
+	block := regexp.MustCompile(`# filter for syscall "([a-z0-9_]+)" \((\d+)\)`)
+	notified := map[int32]string{}
+	locs := block.FindAllStringSubmatchIndex(main, -1)
+	for i, l := range locs {
+		end := len(main)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		if strings.Contains(main[l[1]:end], "action 0x7fc00000") { // SECCOMP_RET_USER_NOTIF
+			nr, _ := strconv.Atoi(main[l[4]:l[5]])
+			notified[int32(nr)] = main[l[2]:l[3]]
+		}
+	}
+	if len(notified) < 50 {
+		t.Fatalf("found %d notified calls; is the disassembly's format still the one parsed here?", len(notified))
+	}
+	for nr, name := range notified {
+		if got := callName(nr); got != name {
+			t.Errorf("syscall %d: named %q here, %q by libseccomp", nr, got, name)
+		}
+		if _, ok := refusedCalls[nr]; ok {
+			continue
+		}
+		if _, errno := decode(&caller{}, &seccompData{Nr: nr, Arch: unix.AUDIT_ARCH_X86_64}); errno == unix.EPERM {
+			t.Errorf("%s is notified but neither counted nor decoded", name)
+		}
+	}
+	for nr, name := range syscallNames {
+		if _, ok := notified[nr]; !ok {
+			t.Errorf("%s is named here but the filter does not notify it", name)
+		}
+	}
+}
+
+func TestCountedObjects(t *testing.T) {
+	for _, c := range []struct {
+		nr     int32
+		args   [6]uint64
+		errno  unix.Errno
+		effect wire.DenialEffect
+		rule   wire.DenialRule
+		object string
+	}{
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, unix.EPERM, wire.EffectSocket, wire.RuleNoNetwork, "AF_INET SOCK_STREAM"},
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP}, unix.EPERM, wire.EffectSocket, wire.RuleNoNetwork, "AF_INET6 SOCK_DGRAM IPPROTO_UDP"},
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_NONBLOCK}, unix.EPERM, wire.EffectSocket, wire.RuleHostSocket, "AF_UNIX SOCK_STREAM"},
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}, unix.EPERM, wire.EffectSocket, wire.RuleInterfaceList, "AF_NETLINK SOCK_RAW NETLINK_ROUTE"},
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT}, unix.EPERM, wire.EffectSocket, wire.RuleNetlink, "AF_NETLINK SOCK_RAW NETLINK_AUDIT"},
+		{unix.SYS_SOCKET, [6]uint64{unix.AF_PACKET, unix.SOCK_RAW, 0x300}, unix.EPERM, wire.EffectSocket, wire.RuleNoNetwork, "AF_PACKET SOCK_RAW protocol 768"},
+		{unix.SYS_SOCKET, [6]uint64{99, 14}, unix.EPERM, wire.EffectSocket, wire.RuleNoNetwork, "family 99 type 14"},
+		{unix.SYS_SOCKET, [6]uint64{1<<32 | unix.AF_INET, unix.SOCK_STREAM}, unix.EPERM, wire.EffectSocket, wire.RuleNoNetwork, "AF_INET SOCK_STREAM"},
+		{unix.SYS_CLONE, [6]uint64{unix.CLONE_NEWUSER | unix.CLONE_NEWNS | uint64(unix.SIGCHLD)}, unix.ENOSYS, wire.EffectNamespace, wire.RuleNoNamespace, "CLONE_NEWNS|CLONE_NEWUSER"},
+		{unix.SYS_UNSHARE, [6]uint64{unix.CLONE_NEWUSER | unix.CLONE_FILES}, unix.EPERM, wire.EffectNamespace, wire.RuleNoNamespace, "CLONE_NEWUSER|0x400"},
+		{unix.SYS_SETNS, [6]uint64{3, 0}, unix.EPERM, wire.EffectNamespace, wire.RuleNoNamespace, "0x0"},
+		{unix.SYS_PTRACE, [6]uint64{unix.PTRACE_ATTACH, 1}, unix.EPERM, wire.EffectPtrace, wire.RuleNoPtrace, "PTRACE_ATTACH"},
+		{unix.SYS_PROCESS_VM_READV, [6]uint64{4242}, unix.EPERM, wire.EffectPtrace, wire.RuleNoPtrace, "pid 4242"},
+		{unix.SYS_MOUNT, [6]uint64{}, unix.EPERM, wire.EffectMount, wire.RuleNoMount, ""},
+		{unix.SYS_SETSID, [6]uint64{}, unix.EPERM, wire.EffectSession, wire.RuleNoSession, ""},
+		{unix.SYS_IO_URING_SETUP, [6]uint64{}, unix.EPERM, wire.EffectIOUring, wire.RuleNoIOUring, ""},
+		{unix.SYS_BPF, [6]uint64{}, unix.EPERM, wire.EffectKernel, wire.RuleKernelSurface, ""},
+	} {
+		errno, d, ok := counted(&seccompData{Nr: c.nr, Arch: unix.AUDIT_ARCH_X86_64, Args: c.args})
+		family := ""
+		if c.nr == unix.SYS_SOCKET {
+			family, _, _ = strings.Cut(c.object, " ")
+			if family == "family" {
+				family = "other"
+			}
+		}
+		if !ok || errno != c.errno || d.Effect != c.effect || d.Rule != c.rule || d.Object != c.object ||
+			d.Family != family || d.Source != wire.SourceFilterCount || d.Call != callName(c.nr) {
+			t.Errorf("%s%v: %v %+v %v; want %v, %s %s %q %q", callName(c.nr), c.args, errno, d, ok, c.errno, c.effect, c.rule, c.object, family)
+		}
+	}
+	if _, _, ok := counted(&seccompData{Nr: unix.SYS_CHMOD, Arch: unix.AUDIT_ARCH_X86_64}); ok {
+		t.Error("chmod was taken for a counted refusal")
+	}
+}
+
+// TestClassesAreBounded: the classes the server counts refusals under
+// (call, socket family, rule, source) come from closed tables, so a
+// target cannot make more of them than wire.MaxDenialCounts, whatever
+// objects it chooses: one a counted call (a socket's per family, two for
+// netlink's rules, and "other"), and at most one per rule for each call
+// the broker answers.
+func TestClassesAreBounded(t *testing.T) {
+	rules := 0
+	for r := wire.DenialRule(1); r.String() != fmt.Sprintf("invalid(%d)", r); r++ {
+		rules++
+	}
+	answered := len(syscallNames) - len(refusedCalls)
+	n := len(refusedCalls) - 1 + len(families) + 2 + answered*rules
+	t.Logf("at most %d classes", n)
+	if answered < 19 || rules < 20 || n > wire.MaxDenialCounts {
+		t.Fatalf("%d classes at most (%d answered calls, %d rules), past wire.MaxDenialCounts %d", n, answered, rules, wire.MaxDenialCounts)
+	}
+}
+
+// TestFloodHidesNoRefusal: 200 sockets of distinct families fill the
+// records with samples; the ptrace after them is counted exactly under
+// its own class, and each family past the named ones under "other".
+func TestFloodHidesNoRefusal(t *testing.T) {
+	l := denial.New(wire.SourceFilterCount)
+	for f := range uint64(200) {
+		_, d, _ := counted(&seccompData{Nr: unix.SYS_SOCKET, Arch: unix.AUDIT_ARCH_X86_64, Args: [6]uint64{f, unix.SOCK_STREAM}})
+		l.Add(*d, time.Now())
+	}
+	_, d, _ := counted(&seccompData{Nr: unix.SYS_PTRACE, Arch: unix.AUDIT_ARCH_X86_64, Args: [6]uint64{unix.PTRACE_ATTACH, 1}})
+	l.Add(*d, time.Now())
+	got := l.Denials()
+	if err := got.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var ptrace, other, sum uint64
+	for _, c := range got.Counts {
+		switch {
+		case c.Call == "ptrace" && c.Rule == wire.RuleNoPtrace:
+			ptrace += c.Count
+		case c.Family == "other":
+			other += c.Count
+		}
+		sum += c.Count
+	}
+	if len(got.Records) != wire.MaxDenials || got.Total != 201 || sum != 201 || ptrace != 1 ||
+		other != 200-uint64(len(families)) || len(got.Counts) > len(families)+3 {
+		t.Fatalf("%d records, total %d, %d classes summing to %d: ptrace %d, other %d", len(got.Records), got.Total,
+			len(got.Counts), sum, ptrace, other)
+	}
+}

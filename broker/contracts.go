@@ -106,7 +106,7 @@ func (b *Broker) enableForRequest(ctx context.Context, c *contract.Contract, m *
 	}
 	admits := func(e *wire.CommandIdentity) bool {
 		eb, err := contract.BaseFingerprint(e)
-		return err == nil && sameDir(e.Workspace, id.Workspace) && bytes.Equal(eb, base) && matchIn(ws, c, e) == nil
+		return err == nil && e.Workspace.Same(id.Workspace) && bytes.Equal(eb, base) && matchIn(ws, c, e) == nil
 	}
 	l, _, err := b.j.EnableContract(ctx, c.Name(), c.Digest(), base, id, m.Uses, time.Duration(m.TTLSeconds)*time.Second, v.ID, admits)
 	if err == nil {

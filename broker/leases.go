@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,8 +57,7 @@ func (b *Broker) judge(id *wire.CommandIdentity, made policies) string {
 	}
 	var said []string
 	if len(inPolicy) > 0 {
-		digest := hex.EncodeToString(id.PolicyDigest)
-		said = append(said, fmt.Sprintf("policy sha256 %s… (%s)", digest[:min(12, len(digest))], strings.Join(inPolicy, "; ")))
+		said = append(said, fmt.Sprintf("policy sha256 %s (%s)", short(id.PolicyDigest), strings.Join(inPolicy, "; ")))
 	}
 	if len(inEnv) > 0 {
 		said = append(said, fmt.Sprintf("another environment (%s)", strings.Join(inEnv, "; ")))
@@ -213,8 +211,9 @@ func envChanges(id *wire.CommandIdentity, env []wire.EnvVar) []string {
 		now[kv.Name] = kv.Value
 	}
 	var added, gone, changed []string
+	cached := caches.Names()
 	for _, kv := range id.Env {
-		if slices.Contains(caches.Names(), kv.Name) || (id.Toolchain != nil && slices.Contains(id.Toolchain.Vars, kv.Name)) {
+		if slices.Contains(cached, kv.Name) || (id.Toolchain != nil && slices.Contains(id.Toolchain.Vars, kv.Name)) {
 			continue
 		}
 		v, ok := now[kv.Name]

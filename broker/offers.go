@@ -59,7 +59,7 @@ func (b *Broker) contractOffers(ctx context.Context, id string) (*wire.ContractO
 	same := []*wire.CommandIdentity{req}
 	seen := map[string]bool{coverLine(req): true}
 	err = b.j.RecentRequests(ctx, func(rid string, e *wire.CommandIdentity) {
-		if line := coverLine(e); rid != id && !seen[line] && sameDir(e.Workspace, req.Workspace) {
+		if line := coverLine(e); rid != id && !seen[line] && e.Workspace.Same(req.Workspace) {
 			if eb, berr := contract.BaseFingerprint(e); berr == nil && slices.Equal(eb, base) {
 				seen[line] = true
 				same = append(same, e)
@@ -140,12 +140,6 @@ func cut(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// sameDir reports whether a and b are the same directory: device, inode
-// and mount.
-func sameDir(a, b wire.DirIdentity) bool {
-	return a.Dev == b.Dev && a.Ino == b.Ino && a.MntID == b.MntID
-}
-
 // errAnotherDir is why a directory a request named is refused: it is not
 // the one it was.
 var errAnotherDir = errors.New("it is another directory now")
@@ -159,7 +153,7 @@ func openRequestWorkspace(v *wire.ApprovalView) (*os.File, error) {
 	ws, err := identity.OpenWorkspace(p)
 	if err == nil {
 		var now wire.DirIdentity
-		if now, err = fsid.Dir(int(ws.Fd()), p); err == nil && !sameDir(now, v.Identity.Workspace) {
+		if now, err = fsid.Dir(int(ws.Fd()), p); err == nil && !now.Same(v.Identity.Workspace) {
 			err = errAnotherDir
 		}
 		if err != nil {
@@ -183,7 +177,7 @@ func matchIn(ws *os.File, c *contract.Contract, id *wire.CommandIdentity) error 
 	if err == nil {
 		defer dir.Close()
 		var now wire.DirIdentity
-		if now, err = fsid.Dir(int(dir.Fd()), id.Cwd.Path); err == nil && !sameDir(now, id.Cwd) {
+		if now, err = fsid.Dir(int(dir.Fd()), id.Cwd.Path); err == nil && !now.Same(id.Cwd) {
 			err = errAnotherDir
 		}
 	}

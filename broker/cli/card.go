@@ -90,7 +90,7 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 		if e.full { // on the short card its variables are on the environment row
 			shown.Vars = plainAll(tc.Vars)
 		}
-		r.line("toolchain", ToolchainLine(shown)) // toolchains.go
+		r.line("toolchain", ToolchainLine(shown)) // options.go
 	}
 	r.line("where", fmt.Sprintf("profile %s, cwd %s in %s", id.Profile, strconv.Quote(id.Cwd.Path), plain(id.Workspace.Path)))
 	if !e.full {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"warrant/broker/client"
 	"warrant/broker/view"
 	"warrant/wire"
 )
@@ -185,23 +186,25 @@ func checkTerms(uses uint, ttl time.Duration) error {
 	return nil
 }
 
-func runRevoke(e *Env, args []string) error { return revoke(e, args, "warrant.revoke/v1", "lease_id") }
+func runRevoke(e *Env, args []string) error {
+	return revoke(e, args, (*client.Client).Revoke, "warrant.revoke/v1", "lease_id", "")
+}
 
-// revoke ends the lease (or contract grant) args name now; its --json
-// object is schema's, the id under key.
-func revoke(e *Env, args []string, schema, key string) error {
+// revoke ends now, by do, the lease or contract grant args name; its
+// --json object is schema's, the id under key; the text calls it what.
+func revoke(e *Env, args []string, do func(*client.Client, string) error, schema, key, what string) error {
 	cl, pos, err := e.connectArgs(args, 1)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	if err := cl.Revoke(pos[0]); err != nil {
+	if err := do(cl, pos[0]); err != nil {
 		return err
 	}
 	if e.JSON {
 		return e.PrintJSON(schema, map[string]string{key: pos[0]})
 	}
-	fmt.Fprintf(e.Stdout, "Revoked %s.\n", pos[0])
+	fmt.Fprintf(e.Stdout, "Revoked %s%s.\n", what, pos[0])
 	return nil
 }
 

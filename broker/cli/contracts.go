@@ -308,19 +308,7 @@ func contractsOffer(e *Env, args []string) error {
 // contractsRevoke ends a contract grant now; a plain lease's id is
 // refused (`broker revoke` ends a lease).
 func contractsRevoke(e *Env, args []string) error {
-	cl, pos, err := e.connectArgs(args, 1)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := cl.RevokeContract(pos[0]); err != nil {
-		return err
-	}
-	if e.JSON {
-		return e.PrintJSON("warrant.contracts.revoke/v1", map[string]string{"grant_id": pos[0]})
-	}
-	fmt.Fprintf(e.Stdout, "Revoked contract grant %s.\n", pos[0])
-	return nil
+	return revoke(e, args, (*client.Client).RevokeContract, "warrant.contracts.revoke/v1", "grant_id", "contract grant ")
 }
 
 // contractShown is one contract in full: its grammar as the card shows

@@ -452,8 +452,14 @@ func TestWatchNotesQuoteWhatDoesNotPrint(t *testing.T) {
 	denied := a
 	denied.State, denied.Reason = wire.RequestDenied, "no\x1b[2J"
 	r.list([]wire.ApprovalView{request("ar-b", "b")}, denied)
-	if strings.ContainsAny(r.out.String(), "\x1b\a\x07") {
-		t.Fatalf("a raw escape reached the screen:\n%q", r.out)
+	out := r.out.String()
+	if strings.ContainsAny(out, "\x1b\a") {
+		t.Fatalf("a raw escape reached the screen:\n%q", out)
+	}
+	for _, want := range []string{`echo\x1b[2J`, `echo \x1b[31m`, `no\x1b[2J`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the notes do not say %s:\n%q", want, out)
+		}
 	}
 }
 

@@ -119,7 +119,7 @@ func readGitConfig(file string) ([]byte, error) {
 	if len(b) > protect.MaxConfig {
 		return nil, fmt.Errorf("the git config %s is larger than %d bytes", file, protect.MaxConfig)
 	}
-	return append([]byte{}, b...), nil
+	return b, nil
 }
 
 // WriteGitConfig writes g as home/.gitconfig, new, 0600: its user.name

@@ -184,10 +184,11 @@ func (j *Journal) Actions(ctx context.Context, unknownOnly bool, after string, l
 			&idBlob, &resBlob); err != nil {
 			return nil, fmt.Errorf("list actions: %w", err)
 		}
-		var err error
-		if _, v.Argv, v.ArgvTruncated, _, err = listedCommand(idBlob); err != nil {
+		id, err := decodeIdentity(idBlob)
+		if err != nil {
 			return nil, fmt.Errorf("list actions: %s: %w", v.Handle, err)
 		}
+		v.Argv, v.ArgvTruncated = wire.ListedArgv(id.Argv)
 		if resBlob != nil {
 			var r wire.Result
 			if err := wire.DecodeCanonical(resBlob, &r); err != nil {

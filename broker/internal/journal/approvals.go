@@ -128,15 +128,11 @@ func (j *Journal) RequestApproval(ctx context.Context, g Goal, session string, i
 // request past its TTL that no transaction has expired yet reads
 // expired, as it will be.
 func (j *Journal) Request(ctx context.Context, id string) (*wire.ApprovalView, error) {
-	return j.readApproval(ctx, j.db, id)
+	return j.readApprovalAt(ctx, j.db, id, j.now())
 }
 
-// readApproval reads request id as it stands now; readApprovalAt, as it
-// stands at now (a listing reads the clock once).
-func (j *Journal) readApproval(ctx context.Context, q querier, id string) (*wire.ApprovalView, error) {
-	return j.readApprovalAt(ctx, q, id, j.now())
-}
-
+// readApprovalAt reads request id as it stands at now (a listing reads
+// the clock once).
 func (j *Journal) readApprovalAt(ctx context.Context, q querier, id string, now time.Time) (*wire.ApprovalView, error) {
 	v := &wire.ApprovalView{ID: id}
 	var blob []byte
@@ -307,11 +303,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 				return err
 			}
 		}
-		ws := v.Identity.Workspace
-		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
-			fingerprint, created_unix, expires_unix, uses_granted, uses_left)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM approval_requests WHERE id = ?`,
-			lease.ID, v.ID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, lease.Fingerprint, now.Unix(), lease.ExpiresUnix, uses, uses, v.ID); err != nil {
+		if err := insertLease(ctx, tx, lease, v.Identity.Workspace, now, uses); err != nil {
 			return err
 		}
 		j.crashPoint("approve:in-tx")
@@ -322,6 +314,15 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 		return nil, wrapUnlessCoded("approve", err)
 	}
 	return lease, nil
+}
+
+// insertLease records lease l (its id, request, goal and revision,
+// fingerprint and expiry) bound to workspace ws, granted at now with uses.
+func insertLease(ctx context.Context, tx *sql.Tx, l *wire.LeaseView, ws wire.DirIdentity, now time.Time, uses uint32) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
+		fingerprint, created_unix, expires_unix, uses_granted, uses_left) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.ID, l.ApprovalID, l.Goal, l.GoalRevision, ws.Dev, ws.Ino, ws.MntID, l.Fingerprint, now.Unix(), l.ExpiresUnix, uses, uses)
+	return err
 }
 
 // Deny decides a pending request by refusing it. No lease exists for it,

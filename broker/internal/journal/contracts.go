@@ -78,10 +78,7 @@ func (j *Journal) EnableContract(ctx context.Context, name, digest string, base 
 			v.ApprovalID, g.ID, g.Revision, base, blob, now.Unix(), now.Unix(), "contract "+name+" enabled by the operator"); err != nil {
 			return err
 		}
-		ws := id.Workspace
-		if _, err := tx.ExecContext(ctx, `INSERT INTO leases (id, approval_id, goal, goal_revision, workspace_dev, workspace_ino, workspace_mnt,
-			fingerprint, created_unix, expires_unix, uses_granted, uses_left) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			v.ID, v.ApprovalID, g.ID, g.Revision, ws.Dev, ws.Ino, ws.MntID, base, now.Unix(), v.ExpiresUnix, uses, uses); err != nil {
+		if err := insertLease(ctx, tx, v, id.Workspace, now, uses); err != nil {
 			return err
 		}
 		if _, err = tx.ExecContext(ctx, `INSERT INTO contract_grants (lease_id, approval_id, contract, digest, created_unix) VALUES (?, ?, ?, ?, ?)`,

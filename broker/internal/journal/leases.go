@@ -127,18 +127,8 @@ func (j *Journal) listLeases(ctx context.Context, grants bool, after string, lim
 	return out, nil
 }
 
-// listedCommand is the command an identity binds, as a listing carries it
+// listed is the command an identity binds, as a listing carries it
 // (wire.ListedArgv), and its profile.
-func listedCommand(identity []byte) (exe string, argv []string, truncated bool, p wire.Profile, err error) {
-	id, err := decodeIdentity(identity)
-	if err != nil {
-		return "", nil, false, 0, err
-	}
-	exe, argv, truncated, p = listed(id)
-	return exe, argv, truncated, p, nil
-}
-
-// listed is listedCommand of a decoded identity.
 func listed(id *wire.CommandIdentity) (exe string, argv []string, truncated bool, p wire.Profile) {
 	argv, truncated = wire.ListedArgv(id.Argv)
 	return id.Executable.Requested, argv, truncated, id.Profile

@@ -74,7 +74,7 @@ func checkBeneath(t *testing.T, s *Server, want map[string]bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := s.beneath(obj)
+		b, _, err := s.beneathAt(obj)
 		unix.Close(obj)
 		if (err == nil) != inside {
 			t.Errorf("%s: beneath %v (%v), want %v", p, err == nil, err, inside)

@@ -218,15 +218,9 @@ func fdPath(fd int) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// beneath returns a descriptor of obj's object opened beneath a root of
-// the writable scope, proving it lies there, or EPERM.
-func (s *Server) beneath(obj int) (int, error) {
-	fd, _, err := s.beneathAt(obj)
-	return fd, err
-}
-
-// beneathAt is beneath, with the path (as the kernel names obj) by which
-// the object was found there.
+// beneathAt returns a descriptor of obj's object opened beneath a root
+// of the writable scope, proving it lies there, and the path (as the
+// kernel names obj) by which it was found there; or EPERM.
 func (s *Server) beneathAt(obj int) (int, string, error) {
 	p, err := fdPath(obj)
 	if err != nil {

@@ -36,14 +36,15 @@ fuzz:
 # The chain's latency benchmarks run a fixed number of times, so that each
 # p95 is read from that many samples (a one-second run gives some of them
 # a handful; RunTrueSpaced's pauses alone are 45 s of 300 runs), and the
-# 1 GiB stream three times, each time in its turn against its two
-# baselines; every other benchmark runs for go test's default second.
+# 1 GiB stream and the 1 GiB egress download three times, each time in
+# its turn against its baselines; every other benchmark runs for go
+# test's default second.
 # Their output is also kept in BENCHOUT, and the summary ends the run with
 # a table of the chain's goals (integration/benchsummary); it fails the
 # target when a benchmark failed, which tee would otherwise hide.
 LATENCY  := ^Benchmark(RunTrue|RunTrueSpaced|CLIRunTrue|RunTruePhases|LaunchTrue|LaunchProtected)$$
 LATENCYN ?= 300
-STREAM   := ^BenchmarkStdoutThroughput$$
+STREAM   := ^Benchmark(StdoutThroughput|EgressDownload)$$
 BENCHOUT ?= bin/bench.txt
 
 bench:

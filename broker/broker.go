@@ -13,6 +13,7 @@ import (
 	"warrant/broker/internal/actiondirs"
 	"warrant/broker/internal/admission"
 	"warrant/broker/internal/caches"
+	"warrant/broker/internal/egress"
 	"warrant/broker/internal/follow"
 	"warrant/broker/internal/journal"
 	"warrant/broker/internal/policy"
@@ -100,6 +101,13 @@ type Broker struct {
 	// recovered are the actions Open found in flight and made unknown.
 	recovered []string
 
+	// egress is the broker's one egress proxy, listening from the first
+	// action with an egress grant until Close.
+	egress struct {
+		sync.Mutex
+		proxy *egress.Proxy
+	}
+
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced whenever an action or approval request changes state
 	capability *probe.Report // decided at Open; submits are refused unless verified
@@ -167,6 +175,10 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if err == nil {
 		sealed, err = admission.ReadBindings(dirs.Bindings)
 	}
+	var presets map[string][]string
+	if err == nil {
+		presets, err = egress.ReadPresets(dirs.Egress)
+	}
 	var store *caches.Store
 	if err == nil {
 		store, err = caches.Open(dirs.Caches, cfg.CargoTargetCache, cfg.Now)
@@ -191,7 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	admit := &admission.Resolver{Protected: protected, Withheld: withheld, Base: base, Env: admission.ActionEnv(cfg.Environ, declared),
 		Declared: declared, Environ: cfg.Environ, Caches: store, Toolchains: admission.ToolchainHost(declared), Sealed: sealed, Git: git,
-		Logf: cfg.Logf}
+		Presets: presets, Logf: cfg.Logf}
 	b := &Broker{cfg: cfg, dirs: dirs, lock: lock, owned: owned, j: j, admit: admit, changed: make(chan struct{}), prober: prober, limiter: limits,
 		snaps: snapcache.New(64, 1<<30), seams: active, opened: cfg.Now(), adirs: actiondirs.Open(dirs.Actions, cfg.Logf)}
 	keys, err := statedir.LoadKeys(dirs)
@@ -314,12 +326,42 @@ func (b *Broker) recordSurvivors(ctx context.Context, s runner.Survivor) error {
 	})
 }
 
+// withEgress gives l, an action admitted under lease, the broker's
+// egress proxy when its identity has an egress grant: the proxy listens
+// at the first such action. A proxy that cannot listen refuses the
+// action before anything is consumed or run (SANDBOX_UNAVAILABLE).
+func (b *Broker) withEgress(l *runner.Launch, lease string) error {
+	if len(l.Resolved.Identity().Egress) == 0 {
+		return nil
+	}
+	b.egress.Lock()
+	defer b.egress.Unlock()
+	if b.egress.proxy == nil {
+		p, err := egress.Listen()
+		if err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "the action has an egress grant, and the broker's egress proxy could not listen, so it was not run: %v", err)
+		}
+		b.egress.proxy = p
+	}
+	l.Egress, l.Lease = b.egress.proxy, lease
+	return nil
+}
+
 // Close closes the journal, drops cached snapshots, closes the protected
-// places and releases the lock if Open took it.
+// places and the egress proxy, and releases the lock if Open took it.
+// The executor's actions are over by then (runner.Runner.Close).
 func (b *Broker) Close() error {
 	if b.rlog != nil {
 		b.rlog.witness.Close()
 	}
+	b.egress.Lock()
+	if b.egress.proxy != nil {
+		if err := b.egress.proxy.Close(); err != nil {
+			b.cfg.Logf("close the egress proxy: %v", err)
+		}
+		b.egress.proxy = nil
+	}
+	b.egress.Unlock()
 	b.snaps.Close()
 	b.adirs.Close()
 	b.cfg.Output.Close() // no spill outlives its broker

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"warrant/broker/internal/egress"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
@@ -99,11 +100,23 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 // prepareProbe resolves the probe program as an ordinary action would be
 // (admission.Resolver.ResolveProbe: the default policy, the broker's
 // environment plus extraEnv, no workspace cache, its scratch workspace
-// under <state>/probe), pins binding, and snapshots it.
+// under <state>/probe) with the egress grant the probe asks for, exact
+// (the egress check's: egress.Expand with no presets), pins binding,
+// and snapshots it.
 func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string, binding wire.Binding) (*runner.Launch, error) {
+	granted, err := egress.Expand(s.Request.Egress, nil)
+	if err != nil {
+		return nil, err
+	}
 	res, err := b.admit.ResolveProbe(s, extraEnv, b.dirs.Root)
 	if err != nil {
 		return nil, err
+	}
+	if len(granted) > 0 {
+		if err := res.Amend(func(id *wire.CommandIdentity) { id.Egress = granted }); err != nil {
+			res.Close()
+			return nil, err
+		}
 	}
 	if res.Identity().Binding != binding {
 		id, fp, err := res.Rebind(binding)

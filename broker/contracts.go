@@ -78,6 +78,8 @@ func (b *Broker) enableForRequest(ctx context.Context, c *contract.Contract, m *
 	}
 	id := &v.Identity
 	switch {
+	case len(id.Egress) > 0:
+		return nil, grantsNoEgress(v.ID)
 	case m.Workspace != "" && m.Workspace != id.Workspace.Path:
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "request %s is for the workspace %s, not %s; leave the workspace out, or name that one",
 			v.ID, id.Workspace.Path, m.Workspace)
@@ -264,9 +266,13 @@ func short(d []byte) string {
 // (the one expiring first) gives the Lease Checkpoint consumes a use of.
 // nil when none does: the caller asks for an exact approval. A grant
 // whose contract this broker no longer ships, or ships with another
-// digest, matches nothing.
+// digest, matches nothing; nor does any grant an identity with egress:
+// a grant carries none (grantsNoEgress).
 func (b *Broker) matchContract(ctx context.Context, g journal.Goal, r *identity.Resolved) (*journal.Lease, error) {
 	id := r.Identity()
+	if len(id.Egress) > 0 {
+		return nil, nil
+	}
 	grants, err := b.j.LiveContractGrants(ctx, id.Workspace)
 	if err != nil || len(grants) == 0 {
 		return nil, err
@@ -311,6 +317,15 @@ var protectedNames = func() map[string]bool {
 	}
 	return m
 }()
+
+// grantsNoEgress refuses to settle request rid, which asks for network
+// access, under a contract grant: a grant binds a program for any argv
+// its contract accepts and carries no egress, and network access is
+// approved for one exact command with its exact list.
+func grantsNoEgress(rid string) error {
+	return wire.Errorf(wire.CodeArgumentsInvalid, "approval request %s asks for network access (egress), which no contract grant carries; "+
+		"approve the command itself with `broker approve %s` (and --egress to grant another list)", rid, rid)
+}
 
 // protectedBeneath is the predicate contract.Match asks about a path
 // relative to the cwd (cwd, relative to the workspace): true when the

@@ -290,7 +290,9 @@
 // actions; broker/internal/caches), env (optional: the operator's declared
 // variables, NAME=VALUE lines, a regular file of the broker's uid not
 // writable by others; admission.DeclaredEnv), bindings (optional: the
-// executables sealed by default; admission.ReadBindings), lock. Every
+// executables sealed by default; admission.ReadBindings), egress
+// (optional: the operator's named egress presets, NAME = HOST:PORT, …
+// lines; egress.ReadPresets), lock. Every
 // directory 0700 (broker/internal/statedir). An action's home and tmp
 // are removed once its outcome is known and kept while it is unknown
 // (broker/internal/actiondirs); a cache only by `broker caches prune`. With

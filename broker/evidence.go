@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"warrant/broker/internal/contract"
@@ -185,7 +186,8 @@ func (b *Broker) Stamp(t time.Time) receipt.Time {
 // where the host has them; "none" throughout for an action that never
 // reached Ready), and what the lifecycle observed: sandbox facts, start,
 // end, pid, exit or signal, group gone, outcome, what the cgroups
-// counted and whether the memory limit ended it, STARTED … TERMINATED.
+// counted and whether the memory limit ended it, what a started action
+// with an egress grant connected to, STARTED … TERMINATED.
 func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner.Observation) (*receipt.Receipt, error) {
 	rc, err := b.journalledReceipt(ctx, handle, receipt.EventExecuting)
 	if err != nil {
@@ -202,6 +204,9 @@ func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner
 		}
 		if !res.Started.IsZero() {
 			rc.Denials = receipt.DenialsOf(res.Denials, b.Stamp) // nil where nothing watched
+			if res.Egress != nil {
+				rc.Egress = receipt.EgressOf(res.Egress, b.Stamp) // in place of the grant alone (journalledReceipt)
+			}
 		}
 		if obs.BoundBy != "" {
 			rc.Sandbox.BoundBy = obs.BoundBy
@@ -283,8 +288,8 @@ func usage(rc *receipt.Receipt, res *lifecycle.Result) {
 }
 
 // journalledReceipt builds a receipt of handle from the journal alone,
-// with the journalled events up to last. Outcome and limits are left for
-// the caller.
+// with the journalled events up to last, and its egress grant, if any,
+// with nothing counted. Outcome and limits are left for the caller.
 func (b *Broker) journalledReceipt(ctx context.Context, handle string, last receipt.EventType) (*receipt.Receipt, error) {
 	rec, err := b.j.Record(ctx, handle)
 	if err != nil {
@@ -295,6 +300,9 @@ func (b *Broker) journalledReceipt(ctx context.Context, handle string, last rece
 		Goal: rec.Goal, GoalRevision: &revision, Step: rec.Step, LeaseID: rec.LeaseID, ApprovalID: rec.ApprovalID,
 		Identity: receipt.IdentityOf(&rec.Identity), Fingerprint: hex.EncodeToString(rec.Fingerprint),
 		Issued: b.Stamp(b.cfg.Now())}
+	if g := rec.Identity.Egress; len(g) > 0 {
+		r.Egress = &receipt.Egress{Granted: slices.Clone(g)} // every receipt of an action with a grant says it
+	}
 	if rec.Parse != nil {
 		if r.Contract, err = contractUse(rec); err != nil {
 			return nil, err

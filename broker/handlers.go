@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"warrant/broker/client"
@@ -89,7 +90,7 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 	switch m := m.(type) {
 	case *wire.Approve:
 		var l *wire.LeaseView
-		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, pinBinding(m.Binding)); err == nil {
+		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, amendment(m)); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
 			b.notify()
 		}
@@ -127,16 +128,24 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 	return b.answer(reply, err)
 }
 
-// pinBinding is how an approval pins the executable's binding b: the
-// request's identity under b and its fingerprint; nil when b is unset.
-func pinBinding(b wire.Binding) func(*wire.CommandIdentity) ([]byte, error) {
-	if b == 0 {
+// amendment is what approval m changes of its request's identity: the
+// executable's binding it pins, the egress list it sets (none when
+// empty); the lease is for the identity so amended and its fingerprint.
+// nil when m changes nothing.
+func amendment(m *wire.Approve) journal.Amend {
+	if m.Binding == 0 && !m.SetEgress {
 		return nil
 	}
-	return func(id *wire.CommandIdentity) ([]byte, error) {
-		pinned := *id
-		pinned.Binding = b
-		return identity.Fingerprint(&pinned)
+	return func(id *wire.CommandIdentity) (*wire.CommandIdentity, []byte, error) {
+		out := *id
+		if m.Binding != 0 {
+			out.Binding = m.Binding
+		}
+		if m.SetEgress {
+			out.Egress = slices.Clone(m.Egress)
+		}
+		fp, err := identity.Fingerprint(&out)
+		return &out, fp, err
 	}
 }
 

@@ -25,13 +25,17 @@ import (
 // workspace, profile and environment: the same base
 // (contract.BaseFingerprint) — and that it accepts, newest first, each
 // line once, at most wire.MaxOfferCovers. The one covering most comes
-// first.
+// first. A request with egress is offered none: a grant carries no
+// network access (grantsNoEgress).
 func (b *Broker) contractOffers(ctx context.Context, id string) (*wire.ContractOffers, error) {
 	v, err := b.offerable(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	req := &v.Identity
+	if len(req.Egress) > 0 {
+		return &wire.ContractOffers{}, nil
+	}
 	progs := b.programsOf(req)
 	var fit []*contract.Contract
 	for _, name := range contract.Library() {

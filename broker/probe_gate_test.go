@@ -86,7 +86,7 @@ func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
 	must(t, err)
 	r := newProbedRig(t, func(c *Config) { c.Executor, c.ProbeTarget = p, []string{self, "unused"} })
 	rep := r.b.Capability()
-	if rep.State != wire.Unavailable || p.probes != 2 || !slices.Contains(rep.Failed, "launch/host@in-place") ||
+	if rep.State != wire.Unavailable || p.probes != 3 || !slices.Contains(rep.Failed, "launch/host@in-place") ||
 		!slices.Contains(rep.Failed, "ptrace/grandchild@sealed-snapshot") || len(rep.Failed) != len(rep.Checks) {
 		t.Fatalf("report %+v after %d probes", rep, p.probes)
 	}
@@ -97,7 +97,7 @@ func TestProbeFailureIsUnavailableAndRetried(t *testing.T) {
 	}
 	again, err := r.b.EnsureCapability(context.Background(), false)
 	must(t, err)
-	if p.probes != 4 || again.State != wire.Unavailable { // a battery under each binding, twice
+	if p.probes != 6 || again.State != wire.Unavailable { // a battery under each binding and the egress battery, twice
 		t.Fatalf("an unavailable report was reused: %d probes, state %s", p.probes, again.State)
 	}
 	_, err = r.cl.Submit(r.workspace, r.request())

@@ -70,13 +70,16 @@ func probeReport(t *testing.T, out string) *probe.Report {
 
 // wantChecks is every check of the battery, as "name/from@binding",
 // under each binding the broker offers, then the check of each resource
-// limit the report says this host enforces.
+// limit the report says this host enforces, then the egress checks.
 func wantChecks(limits []probe.Limit) (want []string) {
 	defer func() {
 		for _, l := range limits {
 			if l.EnforcedBy != "none" {
 				want = append(want, l.Name+"_limit/"+l.Name+"@"+probe.Bindings[0].String())
 			}
+		}
+		for _, c := range probeprog.EgressChecks {
+			want = append(want, c+"/"+probeprog.EgressProber+"@"+probe.Bindings[0].String())
 		}
 	}()
 	for _, b := range probe.Bindings {

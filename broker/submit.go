@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 
 	"warrant/broker/internal/admission"
@@ -17,9 +18,12 @@ import (
 // admission → goal active, and the step's dependencies verified when a
 // step is named (stepGate: STEP_BLOCKED) → identity (admission.Resolver)
 // → alias scan of the workspace and its cache (admission.Scan:
-// WORKSPACE_ALIASED before anything is asked) → exact lease match, else a
-// contract grant's (contracts.go), else an approval request →
-// snapshot → EXECUTING checkpoint (the lease use is consumed there) →
+// WORKSPACE_ALIASED before anything is asked) → exact lease match, else
+// one the operator granted with the other binding or another egress list
+// (matchAmended), else a contract grant's (contracts.go; never for a
+// request with egress), else an approval request → snapshot → the egress
+// proxy for an identity with egress (withEgress) → EXECUTING checkpoint
+// (the lease use is consumed there) →
 // Executor.Start, with an observer that turns what it reports into
 // evidence (evidence.go); the launcher is told to proceed, and the submit
 // answered, once the checkpoint is durable (its fsync runs while the
@@ -86,16 +90,23 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		// The operator may have pinned the other binding for exactly
 		// this action (broker approve --binding): that lease is for the
 		// identity under it.
-		other := wire.InPlace
-		if id.Binding == wire.InPlace {
-			other = wire.SealedSnapshot
-		}
-		pinned, fp, perr := r.Rebind(other)
+		pinned, fp, perr := r.Rebind(otherBinding(id.Binding))
 		if perr != nil {
 			return nil, perr
 		}
 		if lease, err = b.j.MatchLease(ctx, g, id.Workspace, fp); err == nil && lease != nil {
 			r = r.WithIdentity(pinned, fp)
+			launch.Resolved, id = r, r.Identity()
+		}
+	}
+	if err == nil && lease == nil {
+		// Or granted another egress list than the request asked for
+		// (broker approve --egress): that lease is for the identity with
+		// that list.
+		var amended *wire.CommandIdentity
+		var fp []byte
+		if lease, amended, fp, err = b.matchAmended(ctx, g, r); err == nil && lease != nil {
+			r = r.WithIdentity(amended, fp)
 			launch.Resolved, id = r, r.Identity()
 		}
 	}
@@ -120,6 +131,9 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	if err := b.snapshots(launch); err != nil {
 		return nil, err
+	}
+	if err := b.withEgress(launch, lease.ID()); err != nil {
+		return nil, err // before the checkpoint: nothing consumed
 	}
 	// The protected paths' state before the launch; the observer compares
 	// it with their state once the group is gone (protect).
@@ -165,6 +179,41 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		b.notStarted(ctx, launch.Handle, err)
 	}
 	return answer()
+}
+
+// otherBinding is the binding an approval may pin instead of b.
+func otherBinding(b wire.Binding) wire.Binding {
+	if b == wire.InPlace {
+		return wire.SealedSnapshot
+	}
+	return wire.InPlace
+}
+
+// matchAmended finds a lease the operator granted the request of r's
+// fingerprint with another egress list (journal.AmendedLeases): the
+// first whose fingerprint is that of r's identity with the list, under
+// its binding or the other one (an approval may pin both). It returns
+// the lease, that identity and its fingerprint, or no lease.
+func (b *Broker) matchAmended(ctx context.Context, g journal.Goal, r *identity.Resolved) (*journal.Lease, *wire.CommandIdentity, []byte, error) {
+	found, err := b.j.AmendedLeases(ctx, g, r.Identity().Workspace, r.Fingerprint())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, a := range found {
+		id := *r.Identity()
+		id.Egress = a.Egress
+		for _, bind := range []wire.Binding{id.Binding, otherBinding(id.Binding)} {
+			id.Binding = bind
+			fp, err := identity.Fingerprint(&id)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if bytes.Equal(fp, a.Lease.Fingerprint()) {
+				return a.Lease, &id, fp, nil
+			}
+		}
+	}
+	return nil, nil, nil, nil
 }
 
 // snapshots fills in the sealed snapshots of a sealed-snapshot launch; an

@@ -72,6 +72,11 @@
 // that watched, the exact total, the exact count of each class of call,
 // socket family, rule and source, and at most wire.MaxDenials records of
 // effect, call, object, rule, source, count and first time as samples),
+// for an action with an egress grant what it connected to through the
+// broker's proxy (Egress, egress.go: the grant, the exact counts of
+// connections, refused ones and bytes per granted entry, and at most
+// wire.MaxConnections connections with host, port, resolved address,
+// SNI, bytes each way, times and allowed or why not),
 // events and the previous entry's digest. Unobserved facts are
 // absent, not zero, and Validate refuses a receipt that claims more than
 // its outcome allows (an exit code only for exited; no process for
@@ -80,7 +85,8 @@
 // process-count figure, and a usage counter, only where a cgroup
 // enforced that limit; limitReached memory exactly when an OOM kill was
 // counted; denials only for a started action, their classes counting
-// the total, their records' counts never past their class's). Receipts made before each limit had its own enforcer carry
+// the total, their records' counts never past their class's; egress
+// connections only for a started action). Receipts made before each limit had its own enforcer carry
 // one word ("rlimit", "none", "unknown") for all of them and still
 // decode to the same bytes.
 //

@@ -115,6 +115,7 @@ type Receipt struct {
 	Protected    *Protected       `json:"protected,omitempty"`
 	Metadata     *Metadata        `json:"metadata,omitempty"`
 	Denials      *Denials         `json:"denials,omitempty"`   // what the sandbox was seen to refuse
+	Egress       *Egress          `json:"egress,omitempty"`    // an egress grant and what the action connected to through it
 	Artefacts    []ReadBack       `json:"artefacts,omitempty"` // the step's declared outputs, read back once the group was gone
 	Events       []Event          `json:"events"`
 	LogIndex     int64            `json:"logIndex"`                        // position in the receipt log, set by Chain
@@ -249,6 +250,8 @@ func (r *Receipt) Validate() error {
 		return errorf("metadata calls are counted only for a started action")
 	case r.Denials != nil && r.Start == nil:
 		return errorf("refusals are recorded only for a started action")
+	case r.Egress != nil && r.Start == nil && (r.Egress.Total > 0 || len(r.Egress.Totals) > 0 || len(r.Egress.Connections) > 0):
+		return errorf("connections are recorded only for a started action")
 	case r.Protected != nil && (r.GroupGone == nil || r.Start == nil):
 		return errorf("protected-path changes are claimed only after a started group was confirmed gone")
 	case r.Protected != nil && (r.Protected.By != ProtectedByDetect && r.Protected.By != ProtectedByMount ||
@@ -331,6 +334,11 @@ func (r *Receipt) validateShape() error {
 	if r.Denials != nil {
 		if err := r.Denials.Wire().Validate(); err != nil {
 			return errorf("%v", err)
+		}
+	}
+	if r.Egress != nil {
+		if err := r.Egress.validate(); err != nil {
+			return err
 		}
 	}
 	return r.validateUsage()

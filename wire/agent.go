@@ -17,6 +17,11 @@ type ActionRequest struct {
 	// step's dependencies are VERIFIED_DONE under the goal's current
 	// revision (STEP_BLOCKED otherwise), and its receipt names the step.
 	Step string `cbor:"step,omitempty"`
+	// Egress asks for network access: "host:port" entries
+	// (ParseEgressEntry) or the names of presets the operator defined
+	// (<state>/egress). The broker expands them into the identity's exact
+	// list, which a human approves; none asked, none granted.
+	Egress []string `cbor:"egress,omitempty"`
 }
 
 func (r *ActionRequest) validate() error {
@@ -26,7 +31,8 @@ func (r *ActionRequest) validate() error {
 		checkEnum(r.Profile),
 		checkText("goal", r.Goal, maxName),
 		checkText("session", r.Session, maxName),
-		checkText("step", r.Step, maxName))
+		checkText("step", r.Step, maxName),
+		CheckEgressAsked(r.Egress))
 }
 
 // Submit asks the broker to run one action in the workspace. CallID,

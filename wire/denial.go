@@ -93,12 +93,16 @@ const (
 	RuleKernelSurface                           // kernel surface no action is given
 	RuleLandlock                                // Landlock's file-system, network or scope rules
 	RuleKernelUnsupported                       // this kernel lacks what the broker needs to answer the call
+	RuleNotThroughProxy                         // a connect to anything but the broker's egress proxy
+	RuleNotOnLease                              // a destination the action's egress grant does not list
+	RulePrivateAddress                          // a listed name resolved to a loopback, private, link-local or metadata address
 )
 
 var denialRuleNames = []string{"", "outside-writable-scope", "not-owner", "setid-bit", "xattr-namespace",
 	"foreign-owner", "special-file", "read-only", "caller-unreadable", "no-network", "host-socket",
 	"interface-list", "netlink", "no-ptrace", "no-mount", "no-namespace", "no-io-uring", "no-session",
-	"kernel-surface", "landlock", "kernel-unsupported"}
+	"kernel-surface", "landlock", "kernel-unsupported", "not-through-proxy", "not-on-egress-lease",
+	"private-address"}
 
 func (r DenialRule) names() []string              { return denialRuleNames }
 func (r DenialRule) String() string               { return closed.String(denialRuleNames, r) }

@@ -191,6 +191,11 @@ type CommandIdentity struct {
 	// operator's user.name and user.email, read at broker start; absent
 	// when the operator has none (or none the broker accepts).
 	GitIdentity *GitIdentity `cbor:"git_identity,omitempty"`
+	// Egress is the exact list of destinations the action may reach
+	// through the broker's proxy (canonical, sorted; ParseEgressEntry);
+	// absent: no network at all. The fingerprint covers it, so a grant
+	// with egress is another lease than the same command's without.
+	Egress []string `cbor:"egress,omitempty"`
 }
 
 // MaxGitIdentity bounds each value of a GitIdentity, in bytes.
@@ -243,5 +248,6 @@ func (c *CommandIdentity) validate() error {
 		checkEnum(c.Profile),
 		checkEnv(c.Env),
 		c.Policy.validate(),
-		checkDigest("policy_digest", c.PolicyDigest))
+		checkDigest("policy_digest", c.PolicyDigest),
+		checkEgress("egress", c.Egress))
 }

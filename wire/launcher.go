@@ -37,13 +37,18 @@ type SpawnRequest struct {
 	// Protect lists the entries to bind in a private mount namespace
 	// (parents first); empty: no namespace is made.
 	Protect []ProtectBind `cbor:"protect,omitempty"`
+	// EgressPort, when set, is the port of the broker's proxy on the
+	// loopback address: the one TCP port Landlock lets the target connect
+	// to, and the port the proxy variables of Env must name
+	// (envpolicy.ProxyEnv). Absent: no network.
+	EgressPort uint16 `cbor:"egress_port,omitempty"`
 }
 
 // SpawnProtocol is the spawn protocol of this broker and launcher: one
 // SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
 // which the launcher waits for before it executes. 3 added the protected
-// binds: a launcher of 2 would ignore them.
-const SpawnProtocol = 3
+// binds: a launcher of 2 would ignore them; 4 the egress port.
+const SpawnProtocol = 4
 
 // Type implements Message.
 func (*SpawnRequest) Type() MsgType { return TypeSpawnRequest }

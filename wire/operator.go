@@ -11,6 +11,11 @@ type Approve struct {
 	// (sealed-snapshot or in-place) instead of the default the request
 	// shows; the lease is for that identity's fingerprint.
 	Binding Binding `cbor:"binding,omitzero"`
+	// Egress, when SetEgress, is the exact egress list the lease grants
+	// instead of the one the request asked for (none when empty); the
+	// lease is for that identity's fingerprint.
+	Egress    []string `cbor:"egress,omitempty"`
+	SetEgress bool     `cbor:"set_egress,omitempty"`
 }
 
 // Deny refuses a pending approval request; nothing reusable remains.
@@ -153,6 +158,13 @@ func (m *Approve) validate() error {
 	}
 	if err == nil && m.Binding != 0 && m.Binding != SealedSnapshot && m.Binding != InPlace {
 		err = fmt.Errorf("approve: binding %s cannot be pinned", m.Binding)
+	}
+	switch {
+	case err != nil:
+	case m.SetEgress:
+		err = checkEgress("egress", m.Egress)
+	case len(m.Egress) > 0:
+		err = fmt.Errorf("approve: egress without set_egress (the list replaces the request's only when set_egress says so)")
 	}
 	return err
 }

@@ -132,6 +132,9 @@ type Result struct {
 	// Denials is what the sandbox was seen to refuse (denial.go); absent
 	// when nothing watched the action (it did not start).
 	Denials *Denials `cbor:"denials,omitempty"`
+	// Egress is what an action with an egress grant connected to through
+	// the broker's proxy (egress.go); absent without a grant.
+	Egress *Egress `cbor:"egress,omitempty"`
 }
 
 // MaxProtectedChanges bounds the list a result carries; the receipt keeps
@@ -163,6 +166,9 @@ func (r *Result) validate() error {
 	}
 	if err == nil && r.Denials != nil {
 		err = r.Denials.Validate()
+	}
+	if err == nil && r.Egress != nil {
+		err = r.Egress.Validate()
 	}
 	if err == nil && (r.ExitCode != nil) != (r.Outcome == Exited) {
 		err = fmt.Errorf("result: an exit code goes with outcome exited and only with it (outcome %s)", r.Outcome)

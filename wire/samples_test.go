@@ -48,6 +48,7 @@ func sampleIdentity(interp bool) CommandIdentity {
 	}
 	if interp {
 		id.Binding = InPlace
+		id.Egress = []string{"127.0.0.1:4873", "[2001:db8::1]:443", "registry.npmjs.org:443"}
 		id.Executable = Executable{Requested: "./run.py", Chain: []string{"/home/u/project/run"},
 			File: sampleFile("/home/u/project/run.py", 0xaa), Interpreter: sampleInterpreter()}
 	}
@@ -83,6 +84,20 @@ func sampleResult() *Result {
 			After: "sha256:" + strings.Repeat("ab", 32) + " mode:0755"}}}
 }
 
+// sampleEgressResult is the result of an action with an egress grant:
+// one connection through, one refused.
+func sampleEgressResult() *Result {
+	r := sampleResult()
+	r.Egress = &Egress{Granted: []string{"127.0.0.1:4873", "registry.npmjs.org:443"}, Total: 2, Refused: 1,
+		Totals: []EgressTotal{{Entry: "registry.npmjs.org:443", Connections: 1, Up: 517, Down: 40960}},
+		Connections: []EgressConnection{
+			{Host: "registry.npmjs.org", Port: 443, Address: "104.16.1.34", SNI: "registry.npmjs.org", Up: 517, Down: 40960,
+				Start: 1700000000000000000, End: 1700000000250000000, Allowed: true},
+			{Host: "evil.example", Port: 443, Start: 1700000000300000000, End: 1700000000300000001,
+				Reason: "evil.example:443 is not on lease l-1"}}}
+	return r
+}
+
 func sampleSpawn(full bool) *SpawnRequest {
 	r := &SpawnRequest{
 		Protocol:   SpawnProtocol,
@@ -101,6 +116,7 @@ func sampleSpawn(full bool) *SpawnRequest {
 		r.Interpreter = sampleInterpreter()
 		r.Snapshots, r.Binding = true, SealedSnapshot
 		r.Protect = []ProtectBind{{Path: ".git"}, {Path: ".git/config", ReadOnly: true}, {Path: ".git/hooks", ReadOnly: true}}
+		r.EgressPort = 41234
 	}
 	return r
 }
@@ -139,6 +155,7 @@ func samples() []namedSample {
 	full.Executable = "/usr/bin/env"
 	full.Argv = []string{"a b", ";", "|", "$(rm -rf ~)", "line\nbreak", "ünïcødé", ""}
 	full.Cwd = "src/pkg"
+	full.Egress = []string{"npm", "Registry.NPMjs.org:443", "127.0.0.1:4873"}
 	return []namedSample{
 		{"submit", &Submit{Workspace: "/home/u/project", Request: sampleRequest()}},
 		{"submit-full", &Submit{Workspace: "/home/u/project", Request: full}},
@@ -162,6 +179,9 @@ func samples() []namedSample {
 		{"goal-list", &GoalList{}},
 		{"approve", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600}},
 		{"approve-binding", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, Binding: InPlace}},
+		{"approve-egress", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, SetEgress: true,
+			Egress: []string{"proxy.golang.org:443", "sum.golang.org:443"}}},
+		{"approve-egress-none", &Approve{RequestID: "apr-1", Uses: 1, TTLSeconds: 600, SetEgress: true}},
 		{"deny", &Deny{RequestID: "apr-1"}},
 		{"deny-reason", &Deny{RequestID: "apr-1", Reason: "not this argv"}},
 		{"revoke", &Revoke{LeaseID: "lease-1"}},
@@ -185,6 +205,7 @@ func samples() []namedSample {
 		{"approval-required-script", &ApprovalRequired{Request: sampleApproval(true)}},
 		{"status-running", &Status{Handle: "act-1", State: StateRunning}},
 		{"status-terminal", &Status{Handle: "act-1", State: StateTerminal, Result: sampleResult()}},
+		{"status-terminal-egress", &Status{Handle: "act-1", State: StateTerminal, Result: sampleEgressResult()}},
 		{"status-unknown", &Status{Handle: "act-2", State: StateUnknown, Result: &Result{
 			Outcome: OutcomeUnknown, Signal: 9, Error: Errorf(CodeUnknownOutcome, "the group could not be confirmed gone")}}},
 		{"wait-timeout", &WaitTimeout{Handle: "act-1", State: StateRunning}},

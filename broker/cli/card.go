@@ -28,7 +28,9 @@ import (
 // workspace or the toolchain said so, 12 digits of the digest, the
 // binding in a word), where, the environment but for the PATH and TERM
 // every action gets and the cache's variables (counted on the cache
-// row), the git identity, then what limits it, a row of a few words
+// row), the git identity, the hosts an egress grant may connect to (a
+// literal local address marked so) and what the proxy cannot promise,
+// then what limits it, a row of a few words
 // each (policy.Brief: the identity's paths and the host's facts,
 // condensed from the limitations text; a weakening keeps its words, a
 // line Brief does not know is shown whole), and the commands that
@@ -97,6 +99,10 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 		lines, cache := policy.Brief(id, v.Limitations, e.Debug)
 		r.line("environment", envLine(id, cache))
 		e.writeGitIdentity(r, id)
+		if len(id.Egress) > 0 {
+			r.line("network", "May connect to: "+policy.EgressList(id.Egress))
+			r.line("", policy.EgressLimit)
+		}
 		for _, l := range lines {
 			r.line(l.Label, plain(l.Text)) // a row names the identity's paths
 		}
@@ -113,6 +119,9 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 	uses := " [--uses" + nbsp + "N]"
 	if e.full {
 		uses += " [--ttl" + nbsp + "D] [--binding" + nbsp + "B]"
+	}
+	if e.full {
+		uses += " [--egress" + nbsp + "HOST:PORT,…|none]"
 	}
 	r.command("broker approve "+v.ID+st+uses, "")
 	r.command("broker deny "+v.ID+st+" [--reason"+nbsp+"R]", "")
@@ -183,7 +192,15 @@ func (e *Env) writeFullIdentity(r *rows, v *wire.ApprovalView) {
 		r.line("cache", plain(c)+"  (kept after the action, shared by every action of this workspace)")
 	}
 	r.line("devices", strings.Join(plainAll(id.Policy.Devices), " "))
-	r.line("network", "none")
+	if len(id.Egress) == 0 {
+		r.line("network", "none")
+	} else {
+		r.line("network", "May connect to:")
+		for _, entry := range id.Egress {
+			r.line("", policy.EgressEntry(entry))
+		}
+		r.line("", policy.EgressLimit)
+	}
 	r.line("policy", fmt.Sprintf("sha256 %s, Landlock ABI >= %d", hex.EncodeToString(id.PolicyDigest), id.Policy.MinLandlockABI))
 	r.line("fingerprint", hex.EncodeToString(v.Fingerprint))
 	r.line("binding", "approve --binding sealed-snapshot|in-place pins the other binding; <state>/bindings lists executables sealed by default")

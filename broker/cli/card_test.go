@@ -406,3 +406,49 @@ func TestRowsCountWideRunesAsTwoColumns(t *testing.T) {
 		t.Errorf("cols(a漢b) = %d, cols(é) = %d; want 4 and 1", cols("a漢b"), cols("é"))
 	}
 }
+
+// TestCardShowsEgress: a request with an egress grant has a network
+// section on its card — the exact entries, a literal local address
+// marked so, and what the proxy cannot promise, four rows here, so the
+// short card of this one (with a git identity of two rows) takes 22 —
+// and --full lists each entry on a row of its own and offers approve's
+// --egress. A request without egress has none of it.
+func TestCardShowsEgress(t *testing.T) {
+	c := cardCases()[0]
+	plain := card(c.view(), c.state, false, false)
+	for _, absent := range []string{"May connect", "--egress", "proxy"} {
+		if strings.Contains(plain, absent) {
+			t.Errorf("a card without egress says %q:\n%s", absent, plain)
+		}
+	}
+	c.id.Executable.Requested, c.id.Argv = "npm", []string{"ci"}
+	c.id.Egress = []string{"127.0.0.1:4873", "registry.npmjs.org:443"}
+	v := c.view()
+	short := card(v, c.state, false, false)
+	t.Logf("\n%s", short)
+	fits(t, short, 22)
+	for _, want := range []string{
+		"network      May connect to: 127.0.0.1:4873 (a local address), registry.npmjs.org:443",
+		"through the broker's proxy, which sees destinations, not contents: an allowed host can receive whatever the program sends it",
+	} {
+		if !strings.Contains(words(short), words(want)) {
+			t.Errorf("the card lacks %q:\n%s", want, short)
+		}
+	}
+	if strings.Contains(short, "no network") {
+		t.Errorf("a card with egress says no network:\n%s", short)
+	}
+	full := card(v, c.state, true, false)
+	for _, row := range []string{"  network      May connect to:\n", "               127.0.0.1:4873 (a local address)\n",
+		"               registry.npmjs.org:443\n"} {
+		if !strings.Contains(full, row) {
+			t.Errorf("--full lacks the row %q:\n%s", row, full)
+		}
+	}
+	if !strings.Contains(words(full), "[--binding B] [--egress HOST:PORT,…|none]") {
+		t.Errorf("--full does not offer --egress:\n%s", full)
+	}
+	if !strings.Contains(full, "Network: only TCP connections to the 2 host:port entries of its egress grant, through the broker's proxy") {
+		t.Errorf("--full lacks the limitations line on the network:\n%s", full)
+	}
+}

@@ -12,6 +12,7 @@ import (
 func TestPositionals(t *testing.T) {
 	for synopsis, want := range map[string][]string{
 		"approve ID [--uses N] [--ttl D] [--binding B] [--json]": {"ID"},
+		commands["approve"].synopsis:                             {"ID"},
 		"resolve HANDLE success|failed|stop [--note N]":          {"HANDLE", "success|failed|stop"},
 		"status [HANDLE] [--json]":                               {"HANDLE"},
 		"receipts show ID [--json]":                              {"ID"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/internal/policy"
 	"warrant/broker/view"
 	"warrant/wire"
 )
@@ -16,25 +18,33 @@ func runApprove(e *Env, args []string) error {
 	uses := e.Flags.Uint("uses", 1, "how many runs (`N`) the lease allows")
 	ttl := e.Flags.Duration("ttl", time.Hour, "how long (`D`) the lease lasts")
 	binding := e.Flags.String("binding", "", "pin the executable's `BINDING`: sealed-snapshot or in-place (default: the request's)")
+	var egress egressFlag
+	e.Flags.Var(&egress, "egress", "grant exactly these `HOST:PORT` entries (repeated, or a comma-separated list) instead of the list the request asked for; none grants no network access")
 	pos, err := e.Parse(args, 1)
 	if err != nil {
 		return err
 	}
-	var b wire.Binding
+	m := &wire.Approve{RequestID: pos[0]}
 	if *binding != "" {
-		if err := b.UnmarshalText([]byte(*binding)); err != nil || (b != wire.SealedSnapshot && b != wire.InPlace) {
+		if err := m.Binding.UnmarshalText([]byte(*binding)); err != nil || (m.Binding != wire.SealedSnapshot && m.Binding != wire.InPlace) {
 			return UsageError{"--binding must be sealed-snapshot or in-place"}
+		}
+	}
+	if m.SetEgress = egress != nil; m.SetEgress {
+		if m.Egress, err = egress.granted(); err != nil {
+			return err
 		}
 	}
 	if err := checkTerms(*uses, *ttl); err != nil {
 		return err
 	}
+	m.Uses, m.TTLSeconds = uint32(*uses), uint32(*ttl/time.Second)
 	cl, err := e.Dial()
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	l, err := cl.ApproveBinding(pos[0], uint32(*uses), *ttl, b)
+	l, err := cl.Grant(context.Background(), m)
 	if err != nil {
 		return err
 	}
@@ -45,6 +55,13 @@ func runApprove(e *Env, args []string) error {
 	}
 	fmt.Fprintf(e.Stdout, "Granted lease %s for request %s: %d use(s) until %s, goal %s revision %d.\n",
 		l.ID, l.ApprovalID, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339), l.Goal, l.GoalRevision)
+	switch {
+	case !m.SetEgress:
+	case len(m.Egress) == 0:
+		fmt.Fprintln(e.Stdout, "It grants no network access.")
+	default:
+		fmt.Fprintf(e.Stdout, "It may connect to exactly: %s.\n", policy.EgressList(m.Egress))
+	}
 	return nil
 }
 

@@ -59,7 +59,10 @@
 // wrapped to the terminal (80 columns off one, its width read in
 // tty.go; a word cut ends its row with ↩) in at most 20 rows for an
 // ordinary command, no byte of the request as is (a name that does not
-// print as itself is quoted: plain); --debug adds the host's own account of a missing
+// print as itself is quoted: plain); a request with an egress grant has
+// network rows: "May connect to:" and the exact entries, a literal local
+// address marked so, and what the broker's proxy cannot promise
+// (policy.EgressList, policy.EgressLimit); --debug adds the host's own account of a missing
 // limit, --full every number the approval binds and the whole text; the
 // commands it prints for another terminal carry --state unless the
 // state directory is the built-in default.
@@ -141,6 +144,14 @@
 // as not executed (IO_FAILED, exit 125): every submit of the run was
 // answered, so nothing of it ran, and the sentence says the request may
 // have been decided (`broker approvals` and `broker leases` show it).
+//
+// `run --egress HOST:PORT|PRESET` (repeated, or a comma-separated list)
+// asks for network access, checked here as the wire checks it
+// (wire.CheckEgressAsked); the broker expands the presets of
+// <state>/egress, and the card shows the exact list a human approves.
+// `approve --egress HOST:PORT,…` grants exactly that list instead
+// (canonical, sorted; `--egress none` grants none), a preset's name
+// refused: a lease names its hosts (egress.go).
 //
 // With --call-id ID the submit is idempotent in its session (the broker
 // package doc, "Call ids"): run again with the same ID and command, it

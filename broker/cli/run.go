@@ -41,6 +41,7 @@ func (s ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 type runOptions struct {
 	workspace, cwd, profile, session, goal, step string
 	callID                                       string
+	egress                                       egressFlag
 	approve                                      bool
 	embedded                                     BrokerOptions // for the embedded broker
 }
@@ -65,7 +66,9 @@ var runAbout = func() string {
 	b.WriteString("Submit EXECUTABLE with its arguments (literal: there is no shell) and wait for it to end, showing its\n" +
 		"redacted output. Without a daemon on the state directory, run starts an embedded broker for the run.\n" +
 		"Without a lease for exactly this command, it asks: --approve grants one use; on a terminal it shows\n" +
-		"the approval card and asks; otherwise it prints the `broker approve` command and waits.\n\n" +
+		"the approval card and asks; otherwise it prints the `broker approve` command and waits.\n" +
+		"It has no network unless --egress asks for some and the approval grants it: then it reaches exactly\n" +
+		"the approved HOST:PORT entries, through the broker's proxy.\n\n" +
 		"Profiles (--profile), fixed bundles of limits:\n")
 	for _, p := range []wire.Profile{wire.ProfileShort, wire.ProfileStandard, wire.ProfileLong} {
 		l := profile.Of(p)
@@ -86,6 +89,7 @@ func runRun(e *Env, args []string) error {
 	e.Flags.StringVar(&o.goal, "goal", "", "the `GOAL` (default: the default goal)")
 	e.Flags.StringVar(&o.step, "step", "", "the goal's `STEP` this action belongs to (its dependencies must be VERIFIED_DONE)")
 	e.Flags.StringVar(&o.callID, "call-id", "", "make the submit idempotent: the same `ID` again in the session never starts a second run")
+	e.Flags.Var(&o.egress, "egress", "ask for network access to `HOST:PORT` or a preset of <state>/egress (repeated, or a comma-separated list): the approval card lists the exact hosts")
 	e.Flags.StringVar(&o.embedded.Launcher, "launcher", "", "the launcher `PATH`, when no daemon answers (default $WARRANT_LAUNCHER or beside this binary)")
 	e.BrokerFlags(&o.embedded)
 	e.Flags.BoolVar(&o.approve, "approve", false, "grant one use through the operator channel if approval is needed")
@@ -115,8 +119,12 @@ func runRun(e *Env, args []string) error {
 	if o.workspace, err = filepath.Abs(o.workspace); err != nil {
 		return e.notRun(err)
 	}
+	asked, err := o.egress.asked()
+	if err != nil {
+		return e.notRun(err)
+	}
 	req := wire.ActionRequest{Executable: argv[0], Argv: argv[1:], Cwd: o.cwd, Profile: profile,
-		Goal: o.goal, Session: o.session, Step: o.step}
+		Goal: o.goal, Session: o.session, Step: o.step, Egress: asked}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

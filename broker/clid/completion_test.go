@@ -36,7 +36,7 @@ func TestBashCompletionCompletes(t *testing.T) {
 		{"broker receipts ve", []string{"verify"}},
 		{"broker caches ", []string{"list", "prune"}},
 		{"broker run --pro", []string{"--profile"}},
-		{"broker approve ar-1 --", []string{"--binding", "--debug", "--json", "--state", "--ttl", "--uses"}},
+		{"broker approve ar-1 --", []string{"--binding", "--debug", "--egress", "--json", "--state", "--ttl", "--uses"}},
 		{"broker receipts verify --p", []string{"--pubkey"}},
 		{"broker run --approve -- /bin/tru", []string{"/bin/true"}},
 	} {

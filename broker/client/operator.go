@@ -31,8 +31,14 @@ func (cl *Client) approve(ctx context.Context, requestID string, uses uint32, tt
 	if secs > 1<<32-1 {
 		secs = 1<<32 - 1
 	}
-	r, err := expect[*wire.LeaseGranted](cl.operator.roundTripContext(ctx, &wire.Approve{RequestID: requestID, Uses: uses,
-		TTLSeconds: uint32(secs), Binding: b}, 0))
+	return cl.Grant(ctx, &wire.Approve{RequestID: requestID, Uses: uses, TTLSeconds: uint32(secs), Binding: b})
+}
+
+// Grant sends approval m as the operator decided it (its binding pinned,
+// its egress list set) and returns the lease; ctx done gives it up, as
+// ApproveContext.
+func (cl *Client) Grant(ctx context.Context, m *wire.Approve) (*wire.LeaseView, error) {
+	r, err := expect[*wire.LeaseGranted](cl.operator.roundTripContext(ctx, m, 0))
 	if err != nil {
 		return nil, err
 	}

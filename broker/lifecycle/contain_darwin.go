@@ -25,6 +25,10 @@ func (s *supervisor) serveMetadata(fds []int) error {
 
 func (s *supervisor) stopMetadata() {}
 
+// noEgress says why no egress grant is offered on macOS: nothing answers
+// the target's connect there to bring it to the proxy and nowhere else.
+const noEgress = "egress leases are offered on Linux only: on macOS nothing confines a target's connections to the broker's proxy"
+
 // prepareMetadata prepares nothing: macOS has no metadata listener.
 func (s *supervisor) prepareMetadata() {}
 

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/internal/egress"
 	"warrant/broker/internal/metadata"
 	"warrant/wire"
 )
@@ -17,6 +18,7 @@ type osState struct {
 	meta       *metadata.Server // prepared once the launcher has its request; serving from Ready
 	metaErr    error            // why there is no meta
 	metaServed bool             // meta answered the target's listener: its denials are the target's
+	session    *egress.Session  // the action's session of the egress proxy, opened with meta
 	scanned    bool             // the last survey looked at every process in /proc (else the cgroups held none)
 }
 
@@ -34,6 +36,10 @@ func (s *supervisor) prepareMetadata() {
 		}
 	}
 	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), []string{q.Home, q.Tmp}, pins)
+	if e := &s.spec.Egress; s.meta != nil && len(e.Granted) > 0 { // Egress.check: Proxy is set
+		s.session = e.Proxy.Open(e.Lease, e.Granted, s.meta.Record)
+		s.meta.AllowEgress(s.session)
+	}
 }
 
 // serveMetadata takes the seccomp listener sent with Ready (exactly one
@@ -56,7 +62,8 @@ func (s *supervisor) serveMetadata(fds []int) error {
 }
 
 // stopMetadata stops the metadata server once the action is over and
-// records what it answered.
+// records what it answered; then, with no connect left to admit, closes
+// the action's egress session and records what it carried.
 func (s *supervisor) stopMetadata() {
 	if s.meta != nil {
 		st := s.meta.Stop()
@@ -67,7 +74,15 @@ func (s *supervisor) stopMetadata() {
 		}
 		s.meta = nil
 	}
+	if s.session != nil {
+		s.r.Egress = s.session.Close()
+		s.session = nil
+	}
 }
+
+// noEgress is empty: the broker answers every connect of the target
+// (broker/internal/metadata), so an egress grant is offered.
+const noEgress = ""
 
 // BecomeSubreaper makes this process the reaper of every orphaned
 // descendant (PR_SET_CHILD_SUBREAPER). The broker calls it once at start.

@@ -47,6 +47,20 @@
 //     round trips between target and broker; a refused resize changes
 //     nothing but their number.
 //
+// # Egress (Linux)
+//
+// An action with an egress grant (Spec.Egress) gets a session of the
+// broker's one egress proxy (broker/internal/egress), opened with the
+// metadata server that answers its calls, before the launcher's Ready:
+// the server admits the target's connects to the proxy into that
+// session, and records the proxy's refusals beside its own. At the end
+// the server is stopped first, so that no connect is admitted after, and
+// then the session is closed: Result.Egress is what it carried. A
+// request whose egress port is not the grant's proxy's, a grant without
+// a proxy, and a grant on macOS (where nothing answers connect) are
+// refused before a launcher starts (SANDBOX_UNAVAILABLE): never a run
+// without its proxy. Without a grant nothing of this happens.
+//
 // # Cgroups and resource limits (Linux)
 //
 // DetectCgroups, once per broker, makes "warrant/<scope>" in each

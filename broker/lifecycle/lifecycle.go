@@ -1,10 +1,13 @@
 package lifecycle
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"warrant/broker/internal/egress"
 	"warrant/internal/profile"
 	"warrant/receipt"
 	"warrant/wire"
@@ -36,12 +39,46 @@ type Spec struct {
 	// executes after, only once Durable returned nil. An error ends the
 	// launch with nothing run. Nil sends Proceed as soon as Ready checks.
 	Durable func() error
+	// Egress is the action's egress grant: with one, Request.EgressPort
+	// must name the proxy's port, and the action is given a session of
+	// the proxy for the metadata server to admit its connects to (Linux);
+	// anything else is refused before a launcher is started.
+	Egress Egress
 	// After, if set, is given the action's background work, each item a
 	// call that only starts it (making the next warm launcher, removing
 	// the action's cgroups), for the caller to make once it has recorded
 	// the action's end: the work then competes with no part of the
 	// action's own path. Nil makes each call at once.
 	After func(start func())
+}
+
+// Egress is an action's egress grant (wire.CommandIdentity.Egress), the
+// broker's proxy that serves it, and the lease that carries it (the
+// proxy's refusals name it).
+type Egress struct {
+	Granted []string
+	Proxy   *egress.Proxy
+	Lease   string
+}
+
+// check refuses a request whose egress port is not its grant's proxy's,
+// and a grant where this platform cannot confine connections to the
+// proxy (noEgress): never a run without its proxy, nor a proxy port
+// without a grant.
+func (e *Egress) check(port uint16) error {
+	switch {
+	case len(e.Granted) == 0 && port != 0:
+		return fmt.Errorf("the request names an egress proxy (port %d) but the action has no egress grant", port)
+	case len(e.Granted) == 0:
+		return nil
+	case noEgress != "":
+		return errors.New(noEgress)
+	case e.Proxy == nil:
+		return errors.New("the action has an egress grant but the broker has no proxy for it")
+	case port != e.Proxy.Addr().Port():
+		return fmt.Errorf("the request names port %d, not the egress proxy's %d", port, e.Proxy.Addr().Port())
+	}
+	return nil
 }
 
 // Origin identifies an action's first process (the launcher, which
@@ -107,6 +144,10 @@ type Result struct {
 	// broker's own and the seccomp filter's it counted; nil where nothing
 	// watched the target.
 	Denials *wire.Denials
+	// Egress is what an action with an egress grant asked the proxy
+	// for, once its session was closed; nil without a grant, or when no
+	// session was opened.
+	Egress *wire.Egress
 }
 
 // Leftover is what was found running of an action whose outcome is

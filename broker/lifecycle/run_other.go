@@ -28,3 +28,6 @@ func Namespaces(string) string { return "nothing is launched on this platform" }
 
 // UserNamespaces is false: nothing is launched.
 func UserNamespaces() bool { return false }
+
+// noEgress: nothing is launched on this platform.
+const noEgress = "nothing is launched on this platform"

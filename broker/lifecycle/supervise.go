@@ -56,6 +56,10 @@ func (s *supervisor) fail(o wire.Outcome, code wire.Code, format string, args ..
 
 func (s *supervisor) run() {
 	defer s.after(s.spec.Warm.refill) // the next launcher starts once this action is recorded
+	if err := s.spec.Egress.check(s.spec.Request.EgressPort); err != nil {
+		s.fail(wire.KnownNotExecuted, wire.CodeSandboxUnavailable, "egress: %v; nothing was started", err)
+		return
+	}
 	undo, err := s.setup()
 	if err != nil {
 		s.fail(wire.KnownNotExecuted, wire.CodeIOFailed, "%v", err)

@@ -36,6 +36,7 @@ type runIn struct {
 	Step       string   `json:"step,omitempty" jsonschema:"the step of this server's goal the action belongs to; it starts only when the step's dependencies are VERIFIED_DONE (else STEP_BLOCKED)"`
 	WaitMs     *int64   `json:"wait_ms,omitempty" jsonschema:"how long to wait for the end, in milliseconds (default 30000, at most 50000); the action keeps running after it"`
 	CallID     string   `json:"call_id,omitempty" jsonschema:"makes the run idempotent on this connection's session: run again with the same call_id and the same command never starts it twice, it answers the first run's action (or its pending approval); the same call_id with another command is refused"`
+	Egress     []string `json:"egress,omitempty" jsonschema:"network access to propose, which a human approves or changes: host:port entries (registry.npmjs.org:443; no wildcards) or names of presets the operator defined (npm). Without it the program has no network. The approval card shows the exact list; once approved, the program reaches exactly those hosts, through the broker's proxy (HTTPS_PROXY and the like are set), and its result lists each connection"`
 	outputFrom
 }
 
@@ -64,7 +65,7 @@ type actionOut struct {
 var runTool = tool[runIn, actionOut]{
 	name:  "run",
 	title: "Run a program under warrant",
-	description: "Runs one program in the workspace inside warrant's sandbox (no network; the workspace read-write; a private HOME and TMPDIR), " +
+	description: "Runs one program in the workspace inside warrant's sandbox (no network unless egress proposes hosts and a human approves them; the workspace read-write; a private HOME and TMPDIR), " +
 		"under a lease a human granted, and waits up to wait_ms for it to end. Returns exit code, signal, redacted and bounded stdout/stderr with exact byte counts, and the id of its signed receipt. " +
 		"If no lease covers the command yet it returns at once with state approval_required: a human must approve it outside the agent with the command shown; then call wait with the approval_id. " +
 		"wait_timeout means it is still running: call wait with the handle.",
@@ -79,6 +80,9 @@ var runTool = tool[runIn, actionOut]{
 		p["step"].MaxLength = jsonschema.Ptr(256)
 		p["profile"].Enum = []any{"short", "standard", "long"}
 		p["call_id"].MaxLength = jsonschema.Ptr(256)
+		p["egress"].Types, p["egress"].Type = nil, "array" // absent or a list, never null
+		p["egress"].MaxItems = jsonschema.Ptr(wire.MaxEgress)
+		p["egress"].Items.MinLength, p["egress"].Items.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(wire.MaxEgressEntry)
 		budgetSchema(p["wait_ms"])
 		offsetSchema(p["stdout_from"])
 		offsetSchema(p["stderr_from"])
@@ -129,8 +133,10 @@ func patchAction(s *jsonschema.Schema) {
 	for o := wire.KnownNotExecuted; o <= wire.OutcomeUnknown; o++ {
 		outcomes = append(outcomes, o.String())
 	}
-	ap := s.Properties["approval"].Properties["argv"]
-	ap.Types, ap.Type = nil, "array"
+	for _, list := range []string{"argv", "egress"} {
+		ap := s.Properties["approval"].Properties[list]
+		ap.Types, ap.Type = nil, "array"
+	}
 	res := s.Properties["result"]
 	res.Properties["outcome"].Enum = outcomes
 	res.Properties["protected_changes"].Types, res.Properties["protected_changes"].Type = nil, "array"
@@ -159,7 +165,7 @@ func (c *conn) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*ac
 		in.Argv = []string{}
 	}
 	ar := wire.ActionRequest{Executable: in.Executable, Argv: in.Argv, Cwd: in.Cwd, Profile: profile,
-		Goal: c.cfg.Goal, Session: c.session, Step: in.Step}
+		Goal: c.cfg.Goal, Session: c.session, Step: in.Step, Egress: in.Egress}
 	s, err := c.cfg.Agent.SubmitCall(c.cfg.Workspace, ar, in.CallID)
 	if err != nil {
 		return c.refused(err, start)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type approvalOut struct {
 	Argv           []string `json:"argv" jsonschema:"its arguments after argv[0]"`
 	Cwd            string   `json:"cwd" jsonschema:"relative to the workspace"`
 	Fingerprint    string   `json:"fingerprint" jsonschema:"what the approval binds, in hex"`
+	Egress         []string `json:"egress" jsonschema:"the exact host:port entries the program may connect to if the human approves as asked (presets expanded); empty: no network. The human may grant another list"`
 }
 
 // ask remembers the run that raised v.
@@ -81,9 +83,20 @@ func (c *conn) approvalOut(a *asked) *approvalOut {
 	state := view.ShellQuote(c.cfg.StateDir)
 	o := &approvalOut{RequestID: a.id, ApproveCommand: "broker approve " + a.id + " --state " + state,
 		ReviewCommand: "broker approvals --state " + state, Executable: id.Executable.File.Path, Argv: id.Argv,
-		Cwd: id.Cwd.Path, Fingerprint: hex.EncodeToString(a.view.Fingerprint)}
+		Cwd: id.Cwd.Path, Fingerprint: hex.EncodeToString(a.view.Fingerprint), Egress: id.Egress}
 	if o.Argv == nil {
 		o.Argv = []string{}
+	}
+	if o.Egress == nil {
+		o.Egress = []string{}
+	}
+	if len(o.Egress) > 0 {
+		o.Message = fmt.Sprintf("Approval required: nothing ran. A human must approve this command outside the agent; you cannot approve it. "+
+			"Tell them what you asked to run (%s) and the network access you asked for (%s), and that they can review it with `%s` "+
+			"and approve it with `%s` (or with `--egress HOST:PORT,...` to grant another list, `--egress none` for none; "+
+			"no program contract covers a command with network access). Then call wait with approval_id %s.",
+			view.CommandLine(o.Executable, o.Argv), strings.Join(o.Egress, ", "), o.ReviewCommand, o.ApproveCommand, a.id)
+		return o
 	}
 	o.Message = fmt.Sprintf("Approval required: nothing ran. A human must approve this command outside the agent; you cannot approve it. "+
 		"Tell them what you asked to run (%s) and that they can review it with `%s` and approve it with `%s` "+

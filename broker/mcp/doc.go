@@ -14,7 +14,10 @@
 //	         exact `broker approve` command, and the sentence that a human
 //	         approves outside the agent. With a call_id, a run repeated on
 //	         the same session never starts the command twice: it answers the
-//	         first run's action (or its pending approval); broker package doc
+//	         first run's action (or its pending approval); broker package doc.
+//	         With egress, the agent proposes network access (host:port
+//	         entries, preset names); approval_required shows the exact list
+//	         the human approves, who may grant another (approve --egress)
 //	wait     wait on a handle, or on an approval this connection asked for:
 //	         once approved, the same request is submitted again and runs.
 //	         With stdout_from/stderr_from (run too), it pages the redacted

@@ -10,8 +10,19 @@
 //
 // The result it reports carries what the sandbox was seen to refuse
 // (wire.Result.Denials, from the metadata server by way of the
-// lifecycle), for a started action only; the broker seals the same into
-// the receipt.
+// lifecycle) and, for an action with an egress grant, what it connected
+// to through the broker's proxy (wire.Result.Egress, from its session),
+// for a started action only; the broker seals the same into the receipt.
+//
+// # Egress
+//
+// An identity with an egress grant is launched with the broker's proxy
+// (Launch.Egress, given by the broker): its SpawnRequest names the
+// proxy's port (EgressPort, the one TCP port the launcher's Landlock
+// rules let it connect to) and its environment carries exactly
+// envpolicy.ProxyEnv of that port, which is what the launcher checks.
+// Without a grant the request is exactly what it was before egress
+// existed, whatever proxy the broker has.
 //
 // # The launcher is pinned
 //

@@ -65,7 +65,7 @@ func (r *Runner) run(l *Launch, obs Observer, cancel <-chan struct{}) {
 			result.Stdout.Text, result.Stderr.Text = "", ""
 		}
 		streams = []*receipt.Captured{outC, errC}
-		result.Denials = res.Denials
+		result.Denials, result.Egress = res.Denials, res.Egress
 	}
 	o := &Observation{Result: result, Run: &res, Events: events, Streams: streams}
 	if res.Ready != nil && res.Ready.Binding == wire.InPlace {

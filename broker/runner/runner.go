@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"warrant/broker/internal/egress"
 	"warrant/broker/internal/identity"
 	"warrant/broker/lifecycle"
+	"warrant/internal/envpolicy"
 	"warrant/internal/profile"
 	"warrant/receipt"
 	"warrant/wire"
@@ -58,6 +60,13 @@ type Launch struct {
 	// (or pins) in a private mount namespace, where this runner's
 	// launchers can make one (Runner.Protection).
 	Protect []wire.ProtectBind
+	// Egress is the broker's proxy, for an identity with an egress grant
+	// (Lease names the lease that carries it): the target is given its
+	// port and the variables that name it, and the action a session of
+	// its own. An identity with a grant and no proxy is refused, nothing
+	// run (lifecycle.Spec.Egress).
+	Egress *egress.Proxy
+	Lease  string
 }
 
 // Close releases every descriptor of l.
@@ -325,6 +334,8 @@ func (r *Runner) Cancel(handle, _ string) wire.CancelResult {
 func SpawnRequest(l *Launch) *wire.SpawnRequest {
 	id := l.Resolved.Identity()
 	env := append([]wire.EnvVar{{Name: "HOME", Value: l.Home}, {Name: "TMPDIR", Value: l.Tmp}}, id.Env...)
+	port := egressPort(l)
+	env = append(env, envpolicy.ProxyEnv(port)...)
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	return &wire.SpawnRequest{
 		Protocol:    wire.SpawnProtocol,
@@ -340,7 +351,18 @@ func SpawnRequest(l *Launch) *wire.SpawnRequest {
 		Policy:      id.Policy,
 		Home:        l.Home,
 		Tmp:         l.Tmp,
+		EgressPort:  port,
 	}
+}
+
+// egressPort is the port of the proxy an action with an egress grant
+// reaches, or 0: none without a grant, or without a proxy (which
+// lifecycle.Run then refuses).
+func egressPort(l *Launch) uint16 {
+	if l.Egress == nil || len(l.Resolved.Identity().Egress) == 0 {
+		return 0
+	}
+	return l.Egress.Addr().Port()
 }
 
 // bindingOf is the binding an identity asks for; an identity from before
@@ -373,5 +395,6 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,
 		Limits: lim, Cgroup: r.cgroups, Warm: r.warm,
 		Stdout: out, Stderr: errs, Cancel: cancel, OnEvent: onEvent, OnLaunch: onLaunch, Durable: l.Durable,
+		Egress: lifecycle.Egress{Granted: l.Resolved.Identity().Egress, Proxy: l.Egress, Lease: l.Lease},
 	}
 }

@@ -63,6 +63,10 @@ type Action struct {
 	Denials        []Denial     `json:"denials"`
 	RoutineDenials []Denial     `json:"routine_denials"`
 	DenialsSeen    *DenialsSeen `json:"denials_seen"`
+	// Egress is what an action with an egress grant connected to through
+	// the broker's proxy (egress.go); null without a grant, or when the
+	// action did not start.
+	Egress *Egress `json:"egress"`
 }
 
 // ProtectedChange is one protected path whose state changed (see
@@ -135,6 +139,7 @@ func (r *Ending) Action() Action {
 			out.ProtectedChanges = append(out.ProtectedChanges, ProtectedChange(c))
 		}
 		out.Denials, out.RoutineDenials, out.DenialsSeen = denialsOf(res.Denials)
+		out.Egress = egressOf(res.Egress)
 		if res.Error != nil {
 			out.Error = &Error{Code: res.Error.Code.String(), Message: res.Error.Message}
 		}
@@ -183,7 +188,8 @@ func (r *Ending) WireErr() *wire.Error {
 // Summary is the object in words: the outcome, the action and its
 // receipt, then what the text of each stream shows of it and what the
 // receipt retains when that is not the whole stream, then the error, the
-// protected paths that changed and what the sandbox refused, a line each.
+// protected paths that changed, what the action connected to through the
+// egress proxy and what the sandbox refused, a line each.
 func (a *Action) Summary() string { return a.summary(nil) }
 
 // SummaryPrinted is Summary for a client that printed the streams live
@@ -229,6 +235,9 @@ func (a *Action) summary(live *[2]Printed) string {
 	}
 	for _, c := range a.ProtectedChanges {
 		fmt.Fprintf(&b, "\n  protected path changed (detected, not prevented): %s: %s -> %s", c.Path, c.Before, c.After)
+	}
+	if a.Egress != nil {
+		b.WriteString("\n  " + a.Egress.line())
 	}
 	writeDenials(&b, a.Denials, a.RoutineDenials, a.DenialsSeen, a.ExitCode != nil && *a.ExitCode == 0)
 	return b.String()

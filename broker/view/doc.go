@@ -2,7 +2,8 @@
 // records: the one object `broker run --json` prints and the MCP server's
 // run, status and wait tools return (Ending, Action, with the summary in
 // words for text shown or printed live; what the sandbox refused, with
-// the rule in words and the smallest remedy, in denial.go), a receipt's
+// the rule in words and the smallest remedy, in denial.go; what an
+// action with an egress grant connected to, in egress.go), a receipt's
 // readable summary beside the verifier's verdict (OpenEntry, FindReceipt,
 // WriteReceipt),
 // and its retained output, head and tail, for `broker output`

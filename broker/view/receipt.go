@@ -202,6 +202,7 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		}
 		fmt.Fprintln(w)
 	}
+	writeReceiptEgress(w, r.Egress)
 	writeReceiptDenials(w, r.Denials)
 	writeProtected(w, r.Protected)
 	writeArtefacts(w, r)

@@ -8,8 +8,9 @@ import (
 )
 
 // A captured run (testdata/bench.txt: the latency benchmarks and the
-// 1 GiB stream of one run on a loaded machine, and a flood whose figures
-// came on a line of their own after output the benchmark wrote) gives
+// 1 GiB stream of one run on a loaded machine, a flood whose figures
+// came on a line of their own after output the benchmark wrote, and the
+// egress benchmarks of another run) gives
 // each goal's row from the figures of that run.
 func TestSummaryOfCapturedRun(t *testing.T) {
 	f, err := os.Open("testdata/bench.txt")
@@ -48,7 +49,10 @@ func TestSummaryOfCapturedRun(t *testing.T) {
 		`1 GiB text: CPU per GiB ÷ cat's +5\.03 +≤ 1\.5 +no +cpu-s/GiB 2\.89, cat-cpu-s/GiB 0\.575`, // 2.890 / 0.5748
 		`10 GiB flood: speed ÷ cat's +1\.15 +≥ 1\.0 +yes`,
 		`10 GiB flood: peak RSS MiB +40\.1 +≤ 64 +yes`,
-		`2 of 13 goals met \(11 measured\)`,
+		`egress 1 GiB http: speed ÷ curl direct +0\.661 +≥ 0\.8 +no +MiB/s 1275, direct-MiB/s 1929`,
+		`egress 1 GiB https: speed ÷ curl direct +0\.66 +≥ 0\.8 +no`,
+		`egress connect: added µs +226 +≤ 500 +yes +proxy-µs/connect 243, direct-µs/connect 17\.4`,
+		`3 of 16 goals met \(14 measured\)`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + row).MatchString(out.String()) {
 			t.Errorf("no row %q in\n%s", row, out.String())
@@ -73,7 +77,7 @@ func TestSummaryFailureAndMissing(t *testing.T) {
 	for _, row := range []string{
 		`CLIRunTrue p50 ÷ bwrap +1\.4 +≤ 1\.5 +yes`,
 		`RunTrue sealed p50 ÷ bwrap +- +≤ 1\.0 +not measured`,
-		`1 of 13 goals met \(1 measured\)`,
+		`1 of 16 goals met \(1 measured\)`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + row).MatchString(out.String()) {
 			t.Errorf("no row %q in\n%s", row, out.String())

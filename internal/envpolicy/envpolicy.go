@@ -136,15 +136,21 @@ func Build(environ []string, declared []wire.EnvVar, home, tmp string) []wire.En
 // name well-formed, unique and not Denied; PATH exactly SanitizedPath,
 // TERM exactly dumb, HOME and TMPDIR exactly the action's private
 // directories, all four present.
-func Check(env []wire.EnvVar, home, tmp string) error {
+func Check(env []wire.EnvVar, home, tmp string, egressPort uint16) error {
 	want := map[string]string{"PATH": SanitizedPath, "TERM": "dumb", "HOME": home, "TMPDIR": tmp}
+	proxy := map[string]string{}
+	for _, kv := range ProxyEnv(egressPort) {
+		want[kv.Name], proxy[kv.Name] = kv.Value, kv.Value
+	}
 	seen := make(map[string]bool, len(env))
 	for _, kv := range env {
 		if !wellFormed(kv.Name) {
 			return fmt.Errorf("environment variable %q is not a well-formed name", kv.Name)
 		}
-		if why := Denied(kv.Name); why != "" {
-			return fmt.Errorf("environment variable %s is refused: %s", kv.Name, why)
+		if _, isProxy := proxy[kv.Name]; !isProxy {
+			if why := Denied(kv.Name); why != "" {
+				return fmt.Errorf("environment variable %s is refused: %s", kv.Name, why)
+			}
 		}
 		if seen[kv.Name] {
 			return fmt.Errorf("environment variable %s appears twice", kv.Name)
@@ -161,4 +167,22 @@ func Check(env []wire.EnvVar, home, tmp string) error {
 		return fmt.Errorf("environment variable %s is missing", name)
 	}
 	return nil
+}
+
+// ProxyEnv is what tells a target with an egress grant where the broker's
+// proxy is (http://127.0.0.1:port), in each spelling common clients read:
+// curl, git, Python, Go, pip and npm; NO_PROXY empty, so that every
+// destination goes through it. None when port is 0. Check requires
+// exactly these with a port, and refuses every *_PROXY name without one.
+func ProxyEnv(port uint16) []wire.EnvVar {
+	if port == 0 {
+		return nil
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var env []wire.EnvVar
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+		"npm_config_proxy", "npm_config_https_proxy", "PIP_PROXY"} {
+		env = append(env, wire.EnvVar{Name: name, Value: url})
+	}
+	return append(env, wire.EnvVar{Name: "NO_PROXY"}, wire.EnvVar{Name: "no_proxy"})
 }

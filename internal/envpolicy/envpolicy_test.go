@@ -1,6 +1,8 @@
 package envpolicy
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +35,7 @@ func TestBuildDropsEverythingOffTheAllowlist(t *testing.T) {
 			t.Errorf("credential leaked through %s", kv.Name)
 		}
 	}
-	if err := Check(env, "/s/home", "/s/tmp"); err != nil {
+	if err := Check(env, "/s/home", "/s/tmp", 0); err != nil {
 		t.Fatalf("Check rejects what Build made: %v", err)
 	}
 }
@@ -52,7 +54,7 @@ func TestCheckRejects(t *testing.T) {
 		"TMPDIR missing":  func(e []wire.EnvVar) []wire.EnvVar { return e[:len(e)-1] },
 		"PATH twice":      func(e []wire.EnvVar) []wire.EnvVar { return append(e, wire.EnvVar{Name: "PATH", Value: "/tmp"}) },
 	} {
-		if err := Check(mutate(Build(nil, nil, "/h", "/t")), "/h", "/t"); err == nil {
+		if err := Check(mutate(Build(nil, nil, "/h", "/t")), "/h", "/t", 0); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -84,7 +86,7 @@ func TestDeclaredVariablesAreAddedAndChecked(t *testing.T) {
 	if _, ok := got["JAVA_HOME"]; ok || len(env) != 8 {
 		t.Fatalf("an undeclared variable was taken from environ: %v", got)
 	}
-	if err := Check(env, "/h", "/t"); err != nil {
+	if err := Check(env, "/h", "/t", 0); err != nil {
 		t.Fatalf("Check refuses declared variables: %v", err)
 	}
 }
@@ -106,7 +108,7 @@ func TestDeclareRefuses(t *testing.T) {
 			continue
 		}
 		env := append(Build(nil, nil, "/h", "/t"), wire.EnvVar{Name: name, Value: "v"})
-		if err := Check(env, "/h", "/t"); err == nil {
+		if err := Check(env, "/h", "/t", 0); err == nil {
 			t.Errorf("Check accepted %q", name)
 		}
 	}
@@ -117,5 +119,51 @@ func TestDeclareRefuses(t *testing.T) {
 	}
 	if err := Declare("GOROOT", "a\x00b"); err == nil {
 		t.Error("a value with a NUL was accepted")
+	}
+}
+
+// TestCheckProxyEnvironment: with an egress port, Check accepts exactly
+// ProxyEnv(port) beside the fixed four, and refuses each proxy variable
+// missing, twice, or naming anything else, and any other *_PROXY; without
+// one, it refuses every proxy variable, each alone.
+func TestCheckProxyEnvironment(t *testing.T) {
+	const port = 40123
+	base := Build(nil, nil, "/h", "/t")
+	with := func(extra ...wire.EnvVar) []wire.EnvVar { return append(slices.Clone(base), extra...) }
+	proxy := ProxyEnv(port)
+	if err := Check(with(proxy...), "/h", "/t", port); err != nil {
+		t.Fatalf("Check refuses ProxyEnv(%d): %v", port, err)
+	}
+	if len(proxy) != 11 || ProxyEnv(0) != nil {
+		t.Fatalf("ProxyEnv(%d) has %d variables, ProxyEnv(0) %v", port, len(proxy), ProxyEnv(0))
+	}
+	refused := map[string][]wire.EnvVar{
+		"no proxy variables": base,
+		"another port's":     with(ProxyEnv(port + 1)...),
+		"FTP_PROXY besides":  with(append(slices.Clone(proxy), wire.EnvVar{Name: "FTP_PROXY", Value: proxy[0].Value})...),
+		"GIT_PROXY besides":  with(append(slices.Clone(proxy), wire.EnvVar{Name: "GIT_PROXY", Value: "x"})...),
+	}
+	for i, kv := range proxy {
+		rest := slices.Delete(slices.Clone(proxy), i, i+1)
+		refused[kv.Name+" missing"] = with(rest...)
+		refused[kv.Name+" twice"] = with(append(slices.Clone(proxy), kv)...)
+		for _, v := range []string{"http://192.0.2.1:" + fmt.Sprint(port), "http://127.0.0.1:1", "", "http://user:pw@127.0.0.1:" + fmt.Sprint(port)} {
+			if v != kv.Value {
+				refused[kv.Name+"="+v] = with(append(rest, wire.EnvVar{Name: kv.Name, Value: v})...)
+			}
+		}
+	}
+	for name, env := range refused {
+		if err := Check(env, "/h", "/t", port); err == nil {
+			t.Errorf("port %d, %s: accepted", port, name)
+		}
+	}
+	if err := Check(with(proxy...), "/h", "/t", 0); err == nil {
+		t.Error("no egress port: ProxyEnv accepted")
+	}
+	for _, kv := range append(proxy, wire.EnvVar{Name: "FTP_PROXY", Value: "x"}) {
+		if err := Check(with(kv), "/h", "/t", 0); err == nil {
+			t.Errorf("no egress port: %s=%q accepted", kv.Name, kv.Value)
+		}
 	}
 }

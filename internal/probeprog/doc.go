@@ -24,6 +24,12 @@
 // memory prober touches memory a mebibyte at a time past the probe's
 // memory limit. Each prints one line if it gets past its limit.
 //
+// One more serves the egress checks (egress.go), as an action whose
+// egress grant is one local upstream of the broker's: it fetches a page
+// of the upstream through the broker's proxy, then tries the proxy for
+// another port, a connect to the upstream and to another port, a UDP
+// datagram and a DNS query. Each prints its line.
+//
 // # Threat model
 //
 // The lines are only what the target saw. The broker never trusts them

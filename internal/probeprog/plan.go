@@ -161,7 +161,7 @@ func ParsePlan(args []string) (*Plan, error) {
 		p.Canaries = strings.Split(args[8], ",")
 	}
 	switch p.Who {
-	case Target, Child, Grandchild, PidsProber, MemoryProber:
+	case Target, Child, Grandchild, PidsProber, MemoryProber, EgressProber:
 	default:
 		return nil, fmt.Errorf("parse probe plan: unknown process %q", p.Who)
 	}

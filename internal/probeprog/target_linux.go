@@ -42,6 +42,8 @@ func Main(args []string) int {
 		forkPast()
 	case MemoryProber:
 		allocPast()
+	case EgressProber:
+		egressProbe()
 	}
 	return 0
 }

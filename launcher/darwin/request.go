@@ -34,7 +34,7 @@ func admit(req *wire.SpawnRequest, nfds int) (*plan, *wire.Error) {
 		return nil, wire.Errorf(wire.CodePathInvalid,
 			"cwd %q is on another file system than the workspace", req.Cwd.Path)
 	}
-	if err := envpolicy.Check(req.Env, req.Home, req.Tmp); err != nil {
+	if err := envpolicy.Check(req.Env, req.Home, req.Tmp, req.EgressPort); err != nil {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "check environment: %v", err)
 	}
 	p := &plan{path: req.Executable.Path, argv: req.Argv}

@@ -14,7 +14,8 @@
 //     bounded recvmsg with MSG_CMSG_CLOEXEC, MSG_TRUNC and MSG_CTRUNC
 //     refused, only SCM_RIGHTS accepted, a queued second datagram refused;
 //     strict wire decoding (canonical CBOR, every string valid UTF-8 without
-//     NUL, argv non-empty); the environment checked by envpolicy.Check;
+//     NUL, argv non-empty); the environment checked by envpolicy.Check
+//     (the proxy variables exactly, only with an egress port);
 //     exactly FDCount descriptors, each fstat-checked for its role
 //     (directory, writable pipes, regular snapshot files).
 //  3. The workspace descriptor's (dev, ino, mnt_id, birth time) equal the
@@ -72,8 +73,10 @@
 //     devices or sockets, ioctl on devices and connecting to pathname
 //     sockets on the workspace (granted by its verified descriptor), HOME,
 //     TMPDIR and any extra read-write path; read+write on listed character
-//     devices; no network rule; abstract unix sockets and signals scoped
-//     (ABI 6 and later). Every policy path is opened with
+//     devices; no network rule but TCP connect to the egress port when the
+//     request has one (the broker's proxy; a second wall, as Landlock names
+//     a port, not an address; no bind); abstract unix sockets and signals
+//     scoped (ABI 6 and later). Every policy path is opened with
 //     RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its (dev, ino)
 //     is the pin the broker measured (IDENTITY_DRIFT otherwise; an /etc
 //     entry that is not its pin any more is skipped: it grants less), so a
@@ -91,19 +94,26 @@
 //     other than AF_UNIX SOCK_STREAM or SOCK_SEQPACKET (type masked with
 //     SOCK_TYPE_MASK): a datagram end may sendto any pathname socket, which
 //     Landlock mediates only from ABI 9 (handled in step 9), and sendmsg's
-//     address lies where no filter can read it. The main one kills a
+//     address lies where no filter can read it; and sendto, sendmsg and
+//     sendmmsg with MSG_FASTOPEN, which connects a TCP socket without
+//     connect (TestNetworkCallsUnderTheFilter). The main one kills a
 //     foreign architecture or an x32 entry, allows a Docker-like list,
-//     notifies the named denials (socket, bind, ptrace, process_vm_*,
-//     io_uring_*, bpf, perf_event_open, userfaultfd, fanotify, keyrings,
-//     every mount call, unshare, setns, kexec, modules, handles, chroot,
-//     setsid, setpgid, …, and clone with a namespace flag), which the
-//     broker refuses (EPERM; ENOSYS for clone, as before they were
-//     counted) and counts, and the metadata calls and inotify_add_watch,
-//     which it answers (step 11), and answers ENOSYS for the rest (clone3
-//     included, so libc falls back to clone); clone only without namespace
-//     flags, personality only PER_LINUX or a query, prlimit64 only on
-//     itself, seccomp only without SECCOMP_FILTER_FLAG_NEW_LISTENER (EPERM
-//     with it; prctl(PR_SET_SECCOMP) passes no flags). The main program is
+//     notifies the named denials (socket, bind, listen, ptrace,
+//     process_vm_*, io_uring_*, bpf, perf_event_open, userfaultfd,
+//     fanotify, keyrings, every mount call, unshare, setns, kexec, modules,
+//     handles, chroot, setsid, setpgid, …, and clone with a namespace
+//     flag), which the broker refuses (EPERM; ENOSYS for clone, as before
+//     they were counted) and counts, but for an egress lease's TCP socket,
+//     which it lets through (listen stays denied: Landlock does not see the
+//     port listen binds an unbound socket to); the metadata calls and
+//     inotify_add_watch, which it answers (step 11); and connect, which it
+//     answers too and never lets continue: EACCES without a lease, else it
+//     connects its own copy of the target's socket to its proxy, or
+//     refuses. It answers ENOSYS for the rest (clone3 included, so libc
+//     falls back to clone); clone only without namespace flags,
+//     personality only PER_LINUX or a query, prlimit64 only on itself,
+//     seccomp only without SECCOMP_FILTER_FLAG_NEW_LISTENER (EPERM with
+//     it; prctl(PR_SET_SECCOMP) passes no flags). The main program is
 //     loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER, and no filter after it
 //     can have a listener: the newest filter's notification would win, so
 //     a target holding one could answer CONTINUE to every notified call
@@ -183,6 +193,6 @@
 // effort, all threads). The syscall package links libcap's psx without
 // calling it: build with CGO_ENABLED=0 (as the integration tests do), else
 // psx's cgo variant makes a dynamically linked program. cmd/launcher and
-// this package, seccompgen included, are 1,754 non-test, non-blank lines
+// this package, seccompgen included, are 1,797 non-test, non-blank lines
 // (the budget is 2,000).
 package linux

@@ -33,8 +33,9 @@ const (
 // running ABI knows, with read+execute on the runtime paths and /etc's
 // listed entries, read+write on the workspace (by its verified
 // descriptor), HOME, TMPDIR and any extra read-write path, read+write on
-// the listed devices, no network rule and both scopes. Below the floor it
-// refuses; there is no best effort.
+// the listed devices, both scopes, and no network rule but TCP connect to
+// the egress port, if any. Below the floor it refuses; there is no best
+// effort.
 func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	abi := landlockabi.Running()
 	floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI))
@@ -72,6 +73,15 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 			if err := grantPath(ruleset, &req.Policy, p, g); err != nil {
 				return err
 			}
+		}
+	}
+	// The broker's proxy: Landlock names a port, not an address, and the
+	// broker answers every connect itself (seccomp, step 10); this is the
+	// second wall. No port may be bound.
+	if req.EgressPort != 0 {
+		rule := ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(req.EgressPort)}
+		if err := ll.LandlockAddNetPortRule(ruleset, &rule, 0); err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "grant the egress port: %v", err)
 		}
 	}
 	// Only the calling thread is confined, not every thread as go-landlock's

@@ -62,7 +62,7 @@ func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
 	if !ok {
 		return nil, nil, bad("the first message is %s, not a request", m.Type())
 	}
-	if err := envpolicy.Check(req.Env, req.Home, req.Tmp); err != nil {
+	if err := envpolicy.Check(req.Env, req.Home, req.Tmp, req.EgressPort); err != nil {
 		return nil, nil, bad("%v", err)
 	}
 	if len(fds) != req.FDCount() {

@@ -88,13 +88,6 @@ func noBrokerChild(file string) int {
 		return 1
 	}
 	unix.Close(listener) // the broker is gone
-	say := func(name string, err error) {
-		if errno, ok := err.(unix.Errno); ok {
-			fmt.Println(name, unix.ErrnoName(errno))
-		} else {
-			fmt.Println(name, "ok")
-		}
-	}
 	// A filter of the target's own that notifies what the launcher's
 	// refuses or answers.
 	own := []unix.SockFilter{

@@ -9,10 +9,11 @@
 //	calls.go        a submit's call id: the journal's Call for it (CallOf), and
 //	                what the call id already stands for (Repeated, Raced)
 //	resolver.go     Resolver: everything decided at Open that a resolution uses;
-//	                Resolve (identity.Resolve with the bindings, the git identity
-//	                and the toolchain added), ResolveProbe (the capability
-//	                probe's program), a bare name missing from the sanitized PATH
-//	                found on the broker's own (notOnPath); Plain
+//	                Resolve (identity.Resolve with the bindings, the git identity,
+//	                the toolchain and the asked egress, presets expanded, added),
+//	                ResolveProbe (the capability probe's program), a bare name
+//	                missing from the sanitized PATH found on the broker's own
+//	                (notOnPath); Plain
 //	inputs.go       an action's environment and policy (Inputs, identity.Inputs):
 //	                the default policy, the workspace's cache, the toolchain
 //	                (decide); the environment every identity starts from (ActionEnv)
@@ -32,9 +33,11 @@
 //   - Everything a Resolver adds is in the identity, so the fingerprint
 //     covers it: the environment (declared variables, the cache's and the
 //     toolchain's), the policy (the cache's path and pin, the toolchain's
-//     root), the binding, the git identity, the toolchain.
+//     root), the binding, the git identity, the toolchain, the egress
+//     list (exact entries: a preset is expanded, never kept by name).
 //   - The operator's files (<state>/env, <state>/bindings) are read once,
-//     at Open, under statedir.ReadOperatorFile's rule; a malformed line,
+//     at Open, under statedir.ReadOperatorFile's rule (<state>/egress,
+//     the presets, by egress.ReadPresets, at Open too); a malformed line,
 //     a refused name or an unsafe file stops the broker with a sentence
 //     naming the file and the line.
 //   - A call id's repeat answers what the call already stands for and

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"warrant/broker/internal/caches"
+	"warrant/broker/internal/egress"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/toolchain"
@@ -36,16 +37,26 @@ type Resolver struct {
 	// every action's HOME carries (GitIdentity), or nil.
 	Sealed map[string]bool
 	Git    *wire.GitIdentity
-	Logf   func(string, ...any)
+	// Presets are the operator's named egress lists (<state>/egress,
+	// egress.ReadPresets): a request may ask for one by name.
+	Presets map[string][]string
+	Logf    func(string, ...any)
 }
 
 // Resolve is identity.Resolve of s with what the broker adds once the
 // executable is known: the sealed snapshot where <state>/bindings lists
-// it (bindings.go), the operator's git identity (gitidentity.go) and the
-// toolchain the executable lies in (inputs.go). The fingerprint covers
-// them. A bare name the sanitized PATH does not have is refused with
-// where the broker's own PATH has it (notOnPath).
+// it (bindings.go), the operator's git identity (gitidentity.go), the
+// toolchain the executable lies in (inputs.go) and the exact egress list
+// the request asked for, its presets expanded (egress.Expand; an ask
+// that names no preset, or too many entries, is ARGUMENTS_INVALID
+// before anything is measured). The fingerprint covers them. A bare
+// name the sanitized PATH does not have is refused with where the
+// broker's own PATH has it (notOnPath).
 func (r *Resolver) Resolve(s *wire.Submit) (*identity.Resolved, error) {
+	granted, err := egress.Expand(s.Request.Egress, r.Presets)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "the network access asked for (--egress) cannot be approved as asked: %v", err)
+	}
 	var tc *wire.Toolchain
 	res, err := identity.Resolve(s, r.Protected, func(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
 		env, pol, t, err := r.decide(ws, exe) // inputs.go
@@ -61,6 +72,7 @@ func (r *Resolver) Resolve(s *wire.Submit) (*identity.Resolved, error) {
 		}
 		id.GitIdentity = r.Git
 		id.Toolchain = tc
+		id.Egress = granted
 	}); err != nil {
 		res.Close()
 		return nil, err

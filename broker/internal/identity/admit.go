@@ -75,6 +75,9 @@ func Admit(s *wire.Submit) error {
 	if err := text("session", r.Session, maxIDText); err != "" {
 		return wire.Errorf(wire.CodeArgumentsInvalid, "%s", err)
 	}
+	if err := wire.CheckEgressAsked(r.Egress); err != nil {
+		return wire.Errorf(wire.CodeArgumentsInvalid, "%v", err)
+	}
 	return nil
 }
 

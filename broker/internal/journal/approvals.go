@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"warrant/wire"
@@ -278,11 +280,11 @@ func (j *Journal) RecentRequests(ctx context.Context, each func(id string, ident
 // an expiry ttl from now, and uses. The goal must still be active and at
 // the request's revision.
 //
-// pin, when not nil, rebinds the request's identity (the operator pinned
-// another executable binding) and returns the fingerprint the lease is
-// bound to instead of the request's.
-func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration,
-	pin func(*wire.CommandIdentity) ([]byte, error)) (*wire.LeaseView, error) {
+// amend, when not nil, is what the operator changed of the request's
+// identity: the lease is bound to the fingerprint it returns instead of
+// the request's, and an egress list other than the request's is recorded
+// with the lease (migration 11), for AmendedLeases.
+func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, ttl time.Duration, amend Amend) (*wire.LeaseView, error) {
 	if uses < 1 || uses > MaxLeaseUses {
 		return nil, wire.Errorf(wire.CodeArgumentsInvalid, "uses must be between 1 and %d, not %d", MaxLeaseUses, uses)
 	}
@@ -298,13 +300,20 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 		now := j.now()
 		lease = &wire.LeaseView{ID: NewID("l-"), ApprovalID: v.ID, Goal: g.ID, GoalRevision: g.Revision,
 			Fingerprint: v.Fingerprint, ExpiresUnix: now.Add(ttl).Unix(), UsesLeft: uses, Profile: v.Identity.Profile}
-		if pin != nil {
-			if lease.Fingerprint, err = pin(&v.Identity); err != nil {
+		granted := &v.Identity
+		if amend != nil {
+			if granted, lease.Fingerprint, err = amend(&v.Identity); err != nil {
 				return err
 			}
 		}
 		if err := insertLease(ctx, tx, lease, v.Identity.Workspace, now, uses); err != nil {
 			return err
+		}
+		if !slices.Equal(granted.Egress, v.Identity.Egress) {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO lease_egress (lease_id, egress) VALUES (?, ?)`,
+				lease.ID, strings.Join(granted.Egress, " ")); err != nil {
+				return err
+			}
 		}
 		j.crashPoint("approve:in-tx")
 		_, err = tx.ExecContext(ctx, `UPDATE approval_requests SET state = 'approved', decided_unix = ? WHERE id = ?`, now.Unix(), v.ID)
@@ -315,6 +324,12 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 	}
 	return lease, nil
 }
+
+// Amend is how an approval changes the identity its request bound (the
+// operator pinned another executable binding, or set the egress list):
+// it returns the identity the lease grants and its fingerprint, and
+// leaves the request's as it is.
+type Amend func(*wire.CommandIdentity) (*wire.CommandIdentity, []byte, error)
 
 // insertLease records lease l (its id, request, goal and revision,
 // fingerprint and expiry) bound to workspace ws, granted at now with uses.

@@ -48,6 +48,11 @@
 //   - A lease matches only by byte equality of fingerprint, goal id and
 //     current revision, and workspace (dev, ino, mnt_id); there are no
 //     wildcards (MatchLease, which never returns a contract grant). A
+//     lease the operator granted another egress list than its request
+//     asked for is found by the request's fingerprint (AmendedLeases) and
+//     used by the broker only if the submit's identity with that list has
+//     the lease's fingerprint; the list is kept beside the lease
+//     (lease_egress, migration 11), never changed. A
 //     contract grant is matched by the broker (LiveContractGrants, then
 //     the contract), and its use consumed by Checkpoint as a lease's.
 //   - An action's result, its receipt link, the signed log entry and the

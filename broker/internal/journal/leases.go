@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"warrant/wire"
 )
@@ -25,6 +26,9 @@ type Lease struct {
 
 // ID is the lease id.
 func (l *Lease) ID() string { return l.id }
+
+// Fingerprint is the fingerprint the lease is bound to.
+func (l *Lease) Fingerprint() []byte { return l.fingerprint }
 
 // Contract is the name of the contract whose grant this is, "" for a
 // lease an exact approval granted.
@@ -56,6 +60,55 @@ func (j *Journal) MatchLease(ctx context.Context, g Goal, ws wire.DirIdentity, f
 		return nil, fmt.Errorf("match lease: %w", err)
 	}
 	return l, nil
+}
+
+// Amended is a lease the operator granted with another egress list than
+// its request asked for, and that list.
+type Amended struct {
+	Lease  *Lease
+	Egress []string // nil: none
+}
+
+// maxAmended bounds the leases AmendedLeases returns.
+const maxAmended = 16
+
+// AmendedLeases returns the usable leases for this goal revision and
+// workspace granted for an approved request of fingerprint fp with
+// another egress list than the request's (`broker approve --egress`),
+// expiring first first, at most maxAmended. The lease's fingerprint is
+// not fp but that of the request's identity with the list: the caller
+// rebuilds the identity it resolved with the list and uses a lease only
+// if the rebuilt fingerprint is the lease's, so that a submit uses the
+// amended lease exactly when it is the command that was approved.
+func (j *Journal) AmendedLeases(ctx context.Context, g Goal, ws wire.DirIdentity, fp []byte) ([]Amended, error) {
+	rows, err := j.db.QueryContext(ctx, `SELECT l.id, l.approval_id, l.fingerprint, e.egress FROM leases l
+		JOIN lease_egress e ON e.lease_id = l.id JOIN approval_requests a ON a.id = l.approval_id
+		WHERE l.goal = ? AND l.goal_revision = ? AND a.fingerprint = ?
+		  AND l.workspace_dev = ? AND l.workspace_ino = ? AND l.workspace_mnt = ?
+		  AND l.revoked_unix IS NULL AND l.uses_left > 0 AND l.expires_unix > ?
+		ORDER BY l.expires_unix, l.rowid LIMIT ?`,
+		g.ID, g.Revision, fp, ws.Dev, ws.Ino, ws.MntID, j.now().Unix(), maxAmended)
+	if err != nil {
+		return nil, fmt.Errorf("match amended leases: %w", err)
+	}
+	defer rows.Close()
+	var out []Amended
+	for rows.Next() {
+		l := &Lease{goal: g.ID, revision: g.Revision}
+		var egress string
+		if err := rows.Scan(&l.id, &l.approvalID, &l.fingerprint, &egress); err != nil {
+			return nil, fmt.Errorf("match amended leases: %w", err)
+		}
+		a := Amended{Lease: l}
+		if egress != "" {
+			a.Egress = strings.Split(egress, " ")
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("match amended leases: %w", err)
+	}
+	return out, nil
 }
 
 // Revoke ends a lease now. Revoking twice is an error, so the operator

@@ -304,6 +304,25 @@ CREATE TRIGGER leases_not_for_covered BEFORE INSERT ON leases
 	WHEN EXISTS (SELECT 1 FROM approval_covers WHERE approval_id = NEW.approval_id)
 	BEGIN SELECT RAISE(ABORT, 'a covered request is granted no lease'); END;
 `,
+	// 11: the egress list a lease grants when the operator set another
+	// than the one its request asked for (`broker approve --egress`): the
+	// lease's fingerprint is that of the request's identity with this
+	// list, and a submit of the request's fingerprint finds the lease by
+	// it (AmendedLeases). Written with the lease, never changed or
+	// removed; a contract grant has none.
+	`
+CREATE TABLE lease_egress (
+	lease_id TEXT PRIMARY KEY REFERENCES leases(id),
+	egress   TEXT NOT NULL              -- the canonical entries, sorted, separated by one space; '' grants none
+);
+CREATE TRIGGER lease_egress_final BEFORE UPDATE ON lease_egress
+	BEGIN SELECT RAISE(ABORT, 'a lease''s egress is never changed'); END;
+CREATE TRIGGER lease_egress_kept BEFORE DELETE ON lease_egress
+	BEGIN SELECT RAISE(ABORT, 'a lease''s egress is never removed'); END;
+CREATE TRIGGER lease_egress_not_for_grants BEFORE INSERT ON lease_egress
+	WHEN EXISTS (SELECT 1 FROM contract_grants WHERE lease_id = NEW.lease_id)
+	BEGIN SELECT RAISE(ABORT, 'a contract grant grants no egress'); END;
+`,
 }
 
 // SchemaVersion is the journal schema this broker writes.

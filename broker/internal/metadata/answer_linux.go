@@ -27,14 +27,17 @@ type call struct {
 type caller struct {
 	pid   int
 	mem   *os.File
-	pidfd *os.File // the caller's thread, for pidfd_getfd (inotify_linux.go)
+	pidfd *os.File // the caller's thread, for pidfd_getfd (pidfd_linux.go)
 	root  *os.File // its root directory, in its mount namespace (view_linux.go)
-	val   *int64   // the call's result once performed (inotify_add_watch's watch descriptor)
+	val   int64    // the call's result once performed (inotify_add_watch's watch descriptor)
 	// rule is the broker's rule that refused the call (refuse), and object
 	// what it named: the path of the object as the broker resolved it, or
-	// as the caller gave it where it was refused before it was resolved.
+	// as the caller gave it where it was refused before it was resolved;
+	// a connect's address as the caller gave it, and its family by name
+	// (familyName).
 	rule   wire.DenialRule
 	object string
+	family string
 }
 
 // refuse answers the call by one of the broker's rules (the first one
@@ -56,29 +59,69 @@ func (c *caller) denial(nr int32) *wire.Denial {
 	if c.rule == 0 {
 		return nil
 	}
-	effect := wire.EffectMetadata
-	if nr == sysInotifyAddWatch {
-		effect = wire.EffectWatch
-	}
-	return &wire.Denial{Effect: effect, Call: callName(nr), Object: c.object, Rule: c.rule, Source: wire.SourceBroker}
+	return &wire.Denial{Effect: answeredEffect(nr), Call: callName(nr), Object: c.object, Family: c.family,
+		Rule: c.rule, Source: wire.SourceBroker}
 }
 
-// answer decides one notification and returns the errno for its caller
-// (0: done, and the call returns *val), and the record of a refusal by
-// a rule (nil for a call performed, or failed as the kernel would fail
-// it). A call the filter notifies only to have it refused and counted is
-// answered from its registers (counted).
-func (s *Server) answer(n *notif, val *int64) (unix.Errno, *wire.Denial) {
+// answeredEffect is the effect of a call the broker answers itself.
+func answeredEffect(nr int32) wire.DenialEffect {
+	if nr == sysInotifyAddWatch {
+		return wire.EffectWatch
+	}
+	if nr == sysConnect {
+		return wire.EffectConnect
+	}
+	return wire.EffectMetadata
+}
+
+// answerRules are the rules by which the broker refuses the calls it
+// answers itself (and the proxy refuses a connection, Record), by their
+// effect (answeredEffect). With the calls and, for a connect alone, the
+// socket families (familyName), they make the classes of its records a
+// closed set (TestClassesAreBounded), which record holds them to.
+var answerRules = func() map[wire.DenialEffect][]wire.DenialRule {
+	metadata := []wire.DenialRule{wire.RuleOutsideScope, wire.RuleNotOwner, wire.RuleSetID, wire.RuleXattrNamespace,
+		wire.RuleForeignOwner, wire.RuleSpecialFile, wire.RuleReadOnly, wire.RuleCallerUnreadable,
+		wire.RuleKernelUnsupported}
+	return map[wire.DenialEffect][]wire.DenialRule{wire.EffectMetadata: metadata, wire.EffectWatch: metadata,
+		wire.EffectConnect: {wire.RuleNoNetwork, wire.RuleHostSocket, wire.RuleNotThroughProxy, wire.RuleNotOnLease,
+			wire.RulePrivateAddress, wire.RuleCallerUnreadable, wire.RuleKernelUnsupported}}
+}()
+
+// reply is the answer to one notification.
+type reply struct {
+	errno unix.Errno // 0: the call returns val
+	val   int64
+	cont  bool // the kernel performs the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): an egress socket() alone
+	meta  bool // a metadata call or watch, which Stats counts
+}
+
+// answer decides one notification and returns the reply for its caller,
+// and the record of a refusal by a rule (nil for a call performed, or
+// failed as the kernel would fail it). A call the filter notifies only
+// to have it refused and counted is answered from its registers
+// (counted), and so is an egress socket (egressSocket); a connect is the
+// broker's to make or refuse (egress_linux.go).
+func (s *Server) answer(n *notif) (reply, *wire.Denial) {
+	if s.egressSocket(&n.Data) {
+		return reply{cont: true}, nil
+	}
 	if errno, d, ok := counted(&n.Data); ok {
-		return errno, d
+		return reply{errno: errno}, d
 	}
-	c := &caller{pid: int(n.Pid), val: val}
+	c := &caller{pid: int(n.Pid)}
 	defer c.close()
-	errno := s.decide(c, n)
-	if c.rule == wire.RuleCallerUnreadable && !idValid(s.listener, n.ID) {
-		return unix.ESRCH, nil // the caller died mid-call: no one was refused
+	var r reply
+	if n.Data.Arch == auditArch && n.Data.Nr == sysConnect {
+		r.errno = s.connect(c, n)
+	} else {
+		r.errno, r.meta = s.decide(c, n), true
 	}
-	return errno, c.denial(n.Data.Nr)
+	if c.rule == wire.RuleCallerUnreadable && !idValid(s.listener, n.ID) {
+		return reply{errno: unix.ESRCH, meta: r.meta}, nil // the caller died mid-call: no one was refused
+	}
+	r.val = c.val
+	return r, c.denial(n.Data.Nr)
 }
 
 // decide is answer for a metadata call or watch.
@@ -412,6 +455,17 @@ func (c *caller) pathArg(addr uint64) (*string, unix.Errno) {
 		return nil, unix.ENOENT
 	}
 	return &p, 0
+}
+
+// objFD reads the descriptor of a call on the object itself (fchmod,
+// fchown, fsetxattr, fremovexattr; connect's socket), which the kernel
+// takes unsigned: one beyond an int's range is no descriptor (EBADF), and
+// never AT_FDCWD.
+func objFD(a uint64) (int32, unix.Errno) {
+	if fd := uint32(a); fd <= 1<<31-1 {
+		return int32(fd), 0
+	}
+	return 0, unix.EBADF
 }
 
 // atPath reads the path of an *at call with AT_ flags: an empty path with

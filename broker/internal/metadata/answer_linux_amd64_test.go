@@ -48,10 +48,9 @@ func TestCallerGoneIsNoRefusal(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	var val int64
-	errno, d := s.answer(&n, &val)
-	if d != nil || errno == 0 {
-		t.Fatalf("a caller gone mid-call: %v, recorded %+v; want an error and no record", errno, d)
+	r, d := s.answer(&n)
+	if d != nil || r.errno == 0 {
+		t.Fatalf("a caller gone mid-call: %v, recorded %+v; want an error and no record", r.errno, d)
 	}
 }
 

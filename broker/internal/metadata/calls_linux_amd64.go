@@ -2,6 +2,14 @@ package metadata
 
 import "golang.org/x/sys/unix"
 
+// The ABI of the launcher's programs, and its two calls the server
+// answers for egress (egress_linux.go).
+const (
+	auditArch  = unix.AUDIT_ARCH_X86_64
+	sysSocket  = unix.SYS_SOCKET
+	sysConnect = unix.SYS_CONNECT
+)
+
 // decode reads one notified call's arguments from the caller. Every call
 // of seccompgen's notified list is here; anything else the filter could
 // notify is refused.
@@ -127,14 +135,4 @@ func (c *caller) target(cl *call, a0 uint64, byFD, follow bool) (errno unix.Errn
 	cl.follow = follow
 	cl.path, errno = c.pathArg(a0)
 	return errno
-}
-
-// objFD reads the unsigned descriptor of a call on the object itself
-// (fchmod, fchown, fsetxattr, fremovexattr): one beyond an int's range is
-// no descriptor (EBADF), and never AT_FDCWD.
-func objFD(a uint64) (int32, unix.Errno) {
-	if fd := uint32(a); fd <= 1<<31-1 {
-		return int32(fd), 0
-	}
-	return 0, unix.EBADF
 }

@@ -17,6 +17,11 @@ func decode(*caller, *seccompData) (*call, unix.Errno) { return nil, unix.EPERM 
 // counted knows no call here, for the same reason.
 func counted(*seccompData) (unix.Errno, *wire.Denial, bool) { return 0, nil, false }
 
-const sysInotifyAddWatch = -1
+const (
+	sysInotifyAddWatch = -1
+	auditArch          = 0
+	sysSocket          = -1
+	sysConnect         = -1
+)
 
 func callName(nr int32) string { return fmt.Sprintf("syscall %d", nr) }

@@ -28,6 +28,7 @@ var refusedCalls = func() map[int32]refusedCall {
 	m := map[int32]refusedCall{
 		unix.SYS_SOCKET: {"socket", wire.EffectSocket, wire.RuleNoNetwork}, // the rule is the family's (socketRule)
 		unix.SYS_BIND:   {"bind", wire.EffectSocket, wire.RuleHostSocket},
+		unix.SYS_LISTEN: {"listen", wire.EffectSocket, wire.RuleNoNetwork},
 		unix.SYS_CLONE:  {"clone", wire.EffectNamespace, wire.RuleNoNamespace},
 	}
 	for rule, calls := range map[wire.DenialRule]map[wire.DenialEffect][]int32{
@@ -112,11 +113,6 @@ func flagNames(f uint64) string {
 	return strings.Join(out, "|")
 }
 
-var families = map[uint64]string{unix.AF_UNIX: "AF_UNIX", unix.AF_INET: "AF_INET", unix.AF_INET6: "AF_INET6",
-	unix.AF_NETLINK: "AF_NETLINK", unix.AF_PACKET: "AF_PACKET", unix.AF_BLUETOOTH: "AF_BLUETOOTH",
-	unix.AF_ALG: "AF_ALG", unix.AF_VSOCK: "AF_VSOCK", unix.AF_XDP: "AF_XDP", unix.AF_CAN: "AF_CAN",
-	unix.AF_TIPC: "AF_TIPC", unix.AF_RDS: "AF_RDS", unix.AF_KEY: "AF_KEY", unix.AF_SMC: "AF_SMC"}
-
 var socketTypes = []string{1: "SOCK_STREAM", 2: "SOCK_DGRAM", 3: "SOCK_RAW", 4: "SOCK_RDM", 5: "SOCK_SEQPACKET",
 	6: "SOCK_DCCP", 10: "SOCK_PACKET"}
 
@@ -190,8 +186,8 @@ var syscallNames = map[int32]string{
 	unix.SYS_SETXATTR: "setxattr", unix.SYS_LSETXATTR: "lsetxattr", unix.SYS_FSETXATTR: "fsetxattr",
 	unix.SYS_REMOVEXATTR: "removexattr", unix.SYS_LREMOVEXATTR: "lremovexattr", unix.SYS_FREMOVEXATTR: "fremovexattr",
 	unix.SYS_UTIME: "utime", unix.SYS_UTIMES: "utimes", unix.SYS_FUTIMESAT: "futimesat", unix.SYS_UTIMENSAT: "utimensat",
-	unix.SYS_INOTIFY_ADD_WATCH: "inotify_add_watch",
-	unix.SYS_SOCKET:            "socket", unix.SYS_BIND: "bind", unix.SYS_CLONE: "clone",
+	unix.SYS_INOTIFY_ADD_WATCH: "inotify_add_watch", unix.SYS_CONNECT: "connect",
+	unix.SYS_SOCKET: "socket", unix.SYS_BIND: "bind", unix.SYS_LISTEN: "listen", unix.SYS_CLONE: "clone",
 	unix.SYS_PTRACE: "ptrace", unix.SYS_PROCESS_VM_READV: "process_vm_readv", unix.SYS_PROCESS_VM_WRITEV: "process_vm_writev",
 	unix.SYS_PIDFD_GETFD: "pidfd_getfd", unix.SYS_IO_URING_SETUP: "io_uring_setup", unix.SYS_IO_URING_ENTER: "io_uring_enter",
 	unix.SYS_IO_URING_REGISTER: "io_uring_register", unix.SYS_MOUNT: "mount", unix.SYS_UMOUNT2: "umount2",

@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -17,8 +16,8 @@ import (
 
 // TestEveryNotifiedCallIsKnown reads the launcher's main program, as
 // libseccomp disassembled it, and requires the broker to know exactly the
-// calls it notifies: each one has a name here, and each is either a
-// counted refusal or a metadata call or watch that decode takes.
+// calls it notifies: each one has a name here, and each is a counted
+// refusal, connect, or a metadata call or watch that decode takes.
 func TestEveryNotifiedCallIsKnown(t *testing.T) {
 	text, err := os.ReadFile("../../../launcher/linux/seccomp_amd64.txt")
 	if err != nil {
@@ -48,7 +47,7 @@ func TestEveryNotifiedCallIsKnown(t *testing.T) {
 		if got := callName(nr); got != name {
 			t.Errorf("syscall %d: named %q here, %q by libseccomp", nr, got, name)
 		}
-		if _, ok := refusedCalls[nr]; ok {
+		if _, ok := refusedCalls[nr]; ok || nr == sysConnect {
 			continue
 		}
 		if _, errno := decode(&caller{}, &seccompData{Nr: nr, Arch: unix.AUDIT_ARCH_X86_64}); errno == unix.EPERM {
@@ -108,21 +107,60 @@ func TestCountedObjects(t *testing.T) {
 }
 
 // TestClassesAreBounded: the classes the server counts refusals under
-// (call, socket family, rule, source) come from closed tables, so a
-// target cannot make more of them than wire.MaxDenialCounts, whatever
-// objects it chooses: one a counted call (a socket's per family, two for
-// netlink's rules, and "other"), and at most one per rule for each call
-// the broker answers.
+// (effect, call, socket family, rule, source) come from closed tables,
+// so a target cannot make more of them than wire.MaxDenialCounts,
+// whatever objects it chooses: one a counted call (a socket's per
+// family, two for netlink's rules, and "other"), and for each call the
+// broker answers one per rule answerRules allows its effect, per family
+// (named, "other" or none) for connect's. record refuses a class outside
+// these; the proxy's refusals (Record) are connect's.
 func TestClassesAreBounded(t *testing.T) {
-	rules := 0
-	for r := wire.DenialRule(1); r.String() != fmt.Sprintf("invalid(%d)", r); r++ {
-		rules++
+	n := len(refusedCalls) - 1 + len(families) + 2
+	answered := 0
+	for nr := range syscallNames {
+		if _, ok := refusedCalls[nr]; ok {
+			continue
+		}
+		answered++
+		effect, perFamily := answeredEffect(nr), 1
+		if effect == wire.EffectConnect {
+			perFamily = len(families) + 2
+		}
+		n += len(answerRules[effect]) * perFamily
 	}
-	answered := len(syscallNames) - len(refusedCalls)
-	n := len(refusedCalls) - 1 + len(families) + 2 + answered*rules
 	t.Logf("at most %d classes", n)
-	if answered < 19 || rules < 20 || n > wire.MaxDenialCounts {
-		t.Fatalf("%d classes at most (%d answered calls, %d rules), past wire.MaxDenialCounts %d", n, answered, rules, wire.MaxDenialCounts)
+	if answered != 20 || n > wire.MaxDenialCounts {
+		t.Fatalf("%d classes at most (%d answered calls), past wire.MaxDenialCounts %d", n, answered, wire.MaxDenialCounts)
+	}
+}
+
+// TestRecordHoldsClasses: a refusal by the broker of a class answerRules
+// does not allow is an internal error, not a new class; the proxy's are
+// connect's, whatever effect and call it gave.
+func TestRecordHoldsClasses(t *testing.T) {
+	s, err := Prepare(-1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(wire.Denial{Effect: wire.EffectMetadata, Call: "chmod", Object: "example.org:443", Rule: wire.RuleNotOnLease}, time.Now())
+	want := wire.DenialCount{Effect: wire.EffectConnect, Call: "connect", Rule: wire.RuleNotOnLease, Source: wire.SourceBroker, Count: 1}
+	if d := s.Stop().Denials; len(d.Counts) != 1 || d.Counts[0] != want || d.Validate() != nil {
+		t.Fatalf("the proxy's refusal: %+v, want %+v", d, want)
+	}
+	for _, d := range []wire.Denial{
+		{Effect: wire.EffectMetadata, Call: "chmod", Rule: wire.RuleNoPtrace, Source: wire.SourceBroker},
+		{Effect: wire.EffectMetadata, Call: "chmod", Family: "AF_INET", Rule: wire.RuleOutsideScope, Source: wire.SourceBroker},
+		{Effect: wire.EffectConnect, Call: "connect", Family: "AF_INET 7", Rule: wire.RuleNoNetwork, Source: wire.SourceBroker},
+		{Effect: wire.EffectConnect, Call: "connect", Rule: wire.RuleLandlock, Source: wire.SourceBroker},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%+v was recorded", d.Class())
+				}
+			}()
+			s.record(d, time.Now())
+		}()
 	}
 }
 

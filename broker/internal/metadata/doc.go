@@ -1,9 +1,11 @@
 // Package metadata answers a target's metadata calls — chmod, chown,
 // extended attributes and times, which Landlock does not govern — so that
 // the writable scope is the only thing a target can change, by any call;
-// and its inotify watches, so that it watches nothing else; and it
-// refuses and counts the calls the launcher's filter denies by name. It
-// records every refusal (docs/json.md, Denials).
+// its inotify watches, so that it watches nothing else; its socket and
+// connect calls, so that it reaches its egress proxy and nothing else
+// (egress_linux.go); and it refuses and counts the calls the launcher's
+// filter denies by name. It records every refusal (docs/json.md,
+// Denials).
 //
 // # Mechanism
 //
@@ -31,10 +33,11 @@
 // absolute symlink, which the broker resolves from its own root. Only then
 // does the broker perform the call itself, on that descriptor, and return
 // its result. Everything else is answered EPERM (or the error the lookup
-// gave, such as ENOENT). The kernel never continues a call on the
-// broker's behalf (SECCOMP_USER_NOTIF_FLAG_CONTINUE is never used), so
-// what runs is what was checked: the broker acts on the descriptor it
-// resolved, not on the caller's bytes again.
+// gave, such as ENOENT). The kernel never continues a call that reads
+// the caller's memory (SECCOMP_USER_NOTIF_FLAG_CONTINUE is used for an
+// egress socket() alone, below), so what runs is what was checked: the
+// broker acts on the descriptor it resolved, not on the caller's bytes
+// again.
 //
 // inotify_add_watch is notified too (Landlock does not govern it either,
 // and a watch would deliver the names the host creates in a directory
@@ -51,6 +54,35 @@
 // metadata changed through a descriptor: nothing outside the action can
 // see the change. A memfd is not such a file here: the broker's sealed
 // snapshots are memfds, shared by every action of one program.
+//
+// # Egress
+//
+// connect is notified always, socket counted or let through. Without
+// egress (AllowEgress) every socket is refused and counted as below, and
+// every connect is EACCES (as Landlock refuses one), recorded with the
+// address as read ("93.184.216.34:443", "AF_UNIX /run/x.sock", a family),
+// rule no-network (host-socket for AF_UNIX). With egress, socket() of an
+// AF_INET or AF_INET6 TCP stream (SOCK_NONBLOCK and SOCK_CLOEXEC the only
+// flags) is continued: every argument is a register, which the caller,
+// stopped until the answer, cannot change, so the kernel makes exactly
+// the socket decided; any other socket is refused and counted. A connect
+// is never continued. Its address is read once, and only decides: where
+// it names the proxy (127.0.0.1:P, ::ffff:127.0.0.1:P on an AF_INET6
+// socket), the broker takes a duplicate of the caller's socket
+// (pidfd_getfd, as for a watch), requires an AF_INET or AF_INET6 TCP
+// stream of that family (SO_DOMAIN, SO_TYPE, SO_PROTOCOL), checks the
+// notification still valid, binds it to the proxy's loopback address,
+// port 0, unless it is bound already (there, or it is refused), tells
+// the proxy its source (Egress.Admit), and connects it to the proxy
+// address the broker holds, never the caller's bytes again; the caller
+// gets that connect's result (0, EINPROGRESS, EALREADY, EISCONN, …). A
+// socket connecting or connected already is not admitted again. The
+// loopback source keeps every route on the loopback device whatever
+// options the target set: the kernel refuses it on another device, where
+// a source route (IP_OPTIONS, with CAP_NET_RAW) would send the SYN off
+// the host to its first hop. Every other connect is EACCES, recorded
+// under not-through-proxy. The proxy's own refusals of destinations come
+// in through Record, safe for concurrent use.
 //
 // # Rules the broker adds
 //
@@ -77,9 +109,9 @@
 // # Refused calls, counted
 //
 // The filter notifies every call it refuses by name too (socket, bind,
-// ptrace, process_vm_*, io_uring_*, mount calls, unshare, setns, clone
-// with a namespace flag, bpf, perf_event_open, keys, modules, kexec,
-// setsid, setpgid, …: seccompgen's denied list), so that a run can say
+// listen, ptrace, process_vm_*, io_uring_*, mount calls, unshare, setns,
+// clone with a namespace flag, bpf, perf_event_open, keys, modules,
+// kexec, setsid, setpgid, …: seccompgen's denied list), so that a run can say
 // what its sandbox refused (counted_linux_amd64.go). The broker answers
 // each from its registers alone with the errno the filter gave before
 // it counted them (EPERM; ENOSYS for clone), reads nothing of the caller
@@ -89,21 +121,24 @@
 // ("other" for one not named here), which its class is counted under. A
 // test reads the launcher's disassembled program and requires every
 // notified call to be one the broker knows, by the same name; another
-// (TestClassesAreBounded) that the classes these tables allow fit
-// wire.MaxDenialCounts, so that the exact count of every class is kept
-// whatever objects a target chooses.
+// (TestClassesAreBounded) that the classes these tables and answerRules
+// (the broker's rules for each effect it answers, which record holds
+// every refusal to) allow fit wire.MaxDenialCounts, so that the exact
+// count of every class is kept whatever objects a target chooses.
 //
 // Every refusal by one of the rules above is recorded too, source
 // "broker", under the rule (wire.DenialRule: outside the writable scope,
 // not the owner, a setuid or setgid bit, an attribute namespace, another
 // owner, a device node or FIFO, a read-only mount, a caller the broker
-// could not read, a watch this kernel cannot support: Linux before 6.9,
-// without thread pidfds) and the object's path as the broker resolved it
-// (as the caller gave it, where it was refused before it was resolved).
-// An error the call itself met (ENOENT, EBADF, EINVAL, ELOOP of a loop of
-// symlinks, …) is no refusal, and answered as the kernel would; nor is a
-// caller that died mid-call (its notification no longer valid when the
-// broker could not read it).
+// could not read, a watch or connect this kernel cannot support: Linux
+// before 6.9, without thread pidfds; the egress rules above) and the
+// object's path as the broker resolved it (as the caller gave it, where
+// it was refused before it was resolved). An error the call itself met
+// (ENOENT, EBADF, EINVAL, ELOOP of a loop of symlinks, …) is no refusal,
+// and answered as the kernel would; nor is a caller that died mid-call
+// (its notification no longer valid when the broker could not read it),
+// nor an answer that never reached its caller (a signal interrupted its
+// wait: a restarted call is notified, and recorded, again).
 // Both go into one bounded record per action (broker/internal/denial),
 // which Stop returns; the receipt and the result carry it.
 //
@@ -131,10 +166,11 @@
 // SECCOMP_FILTER_FLAG_NEW_LISTENER). The answers of one action are
 // serial, on the server's one thread: one that blocks in the kernel (a
 // lookup on a hung network file system, where the caller's own lookup
-// would block too) stalls that action's other notified calls, counted
-// refusals included, and its Stop, never another action's. Reading the caller's memory
+// would block too; a blocking connect to a proxy that does not accept)
+// stalls that action's other notified calls, counted refusals included,
+// and its Stop, never another action's. Reading the caller's memory
 // fails, for a broker without CAP_SYS_PTRACE, where the caller made itself
-// non-dumpable; the call is then refused, as is a watch wherever
+// non-dumpable; the call is then refused, as is a watch or a connect wherever
 // pidfd_getfd, which needs the same access, is refused (Yama's
 // ptrace_scope 2 for a broker without CAP_SYS_PTRACE, or 3; Linux before
 // 6.9, which has no thread pidfds). Each notification's id is checked

@@ -30,7 +30,7 @@ type notifResp struct {
 	ID    uint64
 	Val   int64
 	Error int32
-	Flags uint32 // never SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	Flags uint32 // SECCOMP_USER_NOTIF_FLAG_CONTINUE for an egress socket() alone
 }
 
 // ioctlNotifIDValid is SECCOMP_IOCTL_NOTIF_ID_VALID, _IOW('!', 2, __u64),
@@ -56,10 +56,14 @@ func recv(listener int, n *notif) error {
 	return nil
 }
 
-// send answers notification id with -errno, or with val when errno is 0.
-func send(listener int, id uint64, val int64, errno unix.Errno) error {
-	r := notifResp{ID: id, Val: val, Error: -int32(errno)}
-	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&r)))
+// send answers notification id with r: -errno, or val when errno is 0,
+// or the call itself continued.
+func send(listener int, id uint64, r reply) error {
+	resp := notifResp{ID: id, Val: r.val, Error: -int32(r.errno)}
+	if r.cont {
+		resp = notifResp{ID: id, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	if e != 0 {
 		return e
 	}

@@ -2,8 +2,10 @@ package metadata
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,9 +46,11 @@ type Server struct {
 	groups   []int
 	done_    atomic.Uint64
 	refused  atomic.Uint64
-	denials  *denial.Log
-	cpu      time.Duration // set by loop as it ends
-	held     time.Duration // loop's alone while it runs
+	denials  *denial.Log    // safe for concurrent use: Record adds to it too
+	egress   Egress         // nil: no egress (AllowEgress, before Serve)
+	proxy    netip.AddrPort // egress's proxy, unmapped
+	cpu      time.Duration  // set by loop as it ends
+	held     time.Duration  // loop's alone while it runs
 }
 
 // checkListener reports whether fd is a seccomp notification listener.
@@ -189,20 +193,33 @@ func (s *Server) loop() {
 			continue // ENOENT: the caller died between poll and receive
 		}
 		s.held += b.hold()
-		var val int64
-		errno, d := s.answer(&n, &val)
+		r, d := s.answer(&n)
 		switch {
-		case d != nil && d.Source == wire.SourceFilterCount: // not a metadata call
-		case errno == 0:
+		case !r.meta:
+		case r.errno == 0:
 			s.done_.Add(1)
 		default:
 			s.refused.Add(1)
 		}
-		send(s.listener, n.ID, val, errno) // ENOENT: the caller died meanwhile
-		if d != nil {
-			s.denials.Add(*d, time.Now())
+		// ENOENT: the caller died, or a signal interrupted its wait and
+		// the call will be notified again if it is restarted; either way
+		// it was refused nothing.
+		if err := send(s.listener, n.ID, r); err == nil && d != nil {
+			s.record(*d, time.Now())
 		}
 	}
+}
+
+// record adds one refusal to the action's record. One by the broker must
+// be of a class answerRules allows (an internal error otherwise, as
+// denial.Log's for a source that is not watching): so the classes stay
+// within wire.MaxDenialCounts whatever the target does.
+func (s *Server) record(d wire.Denial, at time.Time) {
+	if d.Source == wire.SourceBroker && (!slices.Contains(answerRules[d.Effect], d.Rule) ||
+		d.Family != "" && (d.Effect != wire.EffectConnect || !familyNamed(d.Family))) {
+		panic(fmt.Sprintf("metadata: internal error: a refusal of class %+v, which answerRules does not allow", d.Class()))
+	}
+	s.denials.Add(d, at)
 }
 
 // fdPath is the path the kernel names an open descriptor's object by.

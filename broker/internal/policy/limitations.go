@@ -60,7 +60,8 @@ func Protection(by, why string) string {
 // withheld: etcWords), the workspace's persistent cache (cache, one of
 // the read-write paths; "" for none) and that it is shared, how many
 // files the workspace's alias scan checked (aliasChecked) and what that
-// scan cannot promise, that it has no network, its profile's limits, and
+// scan cannot promise, its network (none, or only its egress grant's
+// through the broker's proxy), its profile's limits, and
 // the host's sentences: protection, how the protected paths are guarded
 // (Protection), and resources, on its memory and process-count limits
 // (what enforces each on this host, or that it is not limited, why and
@@ -72,7 +73,7 @@ func Limitations(id *wire.CommandIdentity, aliasChecked int, cache, protection, 
 	}
 	var b strings.Builder
 	for _, line := range []string{fmt.Sprintf(runsAsFormat, os.Getuid()), read, withheld, canWrite(id), notHidden, cache, prevented,
-		protection, fmt.Sprintf(aliasFormat, aliasChecked), noNetwork(id), limits(id.Profile)} {
+		protection, fmt.Sprintf(aliasFormat, aliasChecked), network(id), limits(id.Profile)} {
 		if line != "" {
 			b.WriteString(line + "\n")
 		}
@@ -105,8 +106,38 @@ func persistentCache(id *wire.CommandIdentity, cache string) string {
 		cmp.Or(strings.Join(cacheVars(id, cache), ", "), "no variables") + " point into it, so what one action leaves there, another builds from."
 }
 
-func noNetwork(id *wire.CommandIdentity) string {
-	return "No network: it cannot open sockets of any family or reach other local processes. Devices: " + strings.Join(id.Policy.Devices, ", ") + "."
+// network is the sentence on the action's network: none, or only its
+// egress grant's entries (which the card lists from the identity, so
+// that no cut of this text can hide one).
+func network(id *wire.CommandIdentity) string {
+	devices := " Devices: " + strings.Join(id.Policy.Devices, ", ") + "."
+	if len(id.Egress) == 0 {
+		return "No network: it cannot open sockets of any family or reach other local processes." + devices
+	}
+	return fmt.Sprintf("Network: only TCP connections to the %d host:port entries of its egress grant, ", len(id.Egress)) + EgressLimit +
+		"; no other socket, address or local process." + devices
+}
+
+// EgressLimit is what an egress grant cannot promise, in one line.
+const EgressLimit = "through the broker's proxy, which sees destinations, not contents: an allowed host can receive whatever the program sends it"
+
+// EgressEntry is one entry of an egress grant for a person: a literal
+// local address (wire.EgressLocal) is marked so, since reaching the
+// host's own services is another thing than reaching the internet.
+func EgressEntry(entry string) string {
+	if wire.EgressLocal(entry) {
+		return entry + " (a local address)"
+	}
+	return entry
+}
+
+// EgressList is an egress grant's entries for a person, in one line.
+func EgressList(entries []string) string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = EgressEntry(e)
+	}
+	return strings.Join(out, ", ")
 }
 
 func limits(p wire.Profile) string {
@@ -157,7 +188,8 @@ var resourcesRe = regexp.MustCompile(`^(?:(?:Memory (\d+ [KMG]iB) \((with swap|s
 
 // Brief is the limitations text Limitations wrote for identity id,
 // condensed for the short approval card: who the action runs as and that
-// it has no network, what it may read and write, the workspace's cache,
+// it has no network (an egress grant is the card's, from the identity:
+// EgressList, EgressLimit), what it may read and write, the workspace's cache,
 // the protected paths, its limits, each a row of a few words (the
 // identity gives the paths, the text the host's facts: the uid, how the
 // protected paths are guarded, what enforces memory and process count).
@@ -197,8 +229,10 @@ func Brief(id *wire.CommandIdentity, limitations string, detail bool) (lines []L
 		switch m := resourcesRe.FindStringSubmatch(strings.TrimSuffix(state, ".") + "."); {
 		case line == fmt.Sprintf(runsAsFormat, uid):
 			add("runs as", "; ", fmt.Sprintf("uid %d, your permissions on all it can reach", uid))
-		case line == noNetwork(id):
+		case line == network(id) && len(id.Egress) == 0:
 			add("runs as", "; ", "no network")
+		case line == network(id):
+			// the card's network rows list the grant, from the identity
 		case line == read:
 			add("may read", "", briefRead(id))
 		case line == withheld && withheld != "" && len(id.Policy.ReadEntries) == 0: // none of /etc

@@ -30,6 +30,16 @@
 //     not offer is not a failed check: Report.Limits says it is missing,
 //     why and how to get it, and the host can still be verified; an
 //     offered limit that does not bind is a failed check.
+//   - Egress leases are checked for real, as one more of the broker's
+//     own actions (egress_linux.go): the egress prober, granted one
+//     local upstream of the probe's by its literal address, must fetch
+//     the upstream's page through a proxy of the probe's own, with the
+//     proxy's record counting that connection's bytes exactly as the
+//     upstream counted them; the proxy must refuse another port, and
+//     the prober's direct connects to the upstream and to that port, a
+//     UDP datagram and a DNS query must fail with nothing arriving on
+//     the host. A failed egress check is a failed check: the host is
+//     not verified.
 //   - A check whose line is missing from the target's output fails; a
 //     forbidden attempt that the target reports as failed but that shows
 //     on the host object fails too. There is no flag that runs

@@ -36,8 +36,8 @@ const probeOutputCap = 1 << 20
 // Run runs the battery once under each binding: it sets up the host
 // objects in a fresh scratch directory, runs the probe program as one
 // action through p, and judges every check on the host; then it checks
-// each resource limit the host offers (limitChecks). The report's state
-// is left for Conclude.
+// each resource limit the host offers (limitChecks) and egress leases
+// (egressChecks). The report's state is left for Conclude.
 func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	r := &Report{Binding: bind}
 	for _, b := range Bindings {
@@ -50,6 +50,7 @@ func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	}
 	checks, limits := limitChecks(ctx, p, s)
 	r.Checks, r.Limits = append(r.Checks, checks...), limits
+	r.Checks = append(r.Checks, egressChecks(ctx, p, s)...)
 	return r
 }
 

@@ -3,13 +3,12 @@ package probe
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"warrant/broker/lifecycle"
+	"warrant/broker/runner"
 	"warrant/internal/probeprog"
 	"warrant/internal/profile"
 	"warrant/wire"
@@ -91,31 +90,11 @@ func limitCheck(ctx context.Context, p Prober, s Setup, who string) Check {
 	return c
 }
 
-// limitRun prepares the prober as an action in a fresh scratch workspace
-// and runs it under the probe's limits.
+// limitRun runs the prober who under the probe's limits.
 func limitRun(ctx context.Context, p Prober, s Setup, who string) (lifecycle.Result, string, error) {
-	ws, home, tmp := filepath.Join(s.Dir, "workspace"), filepath.Join(s.Dir, "home"), filepath.Join(s.Dir, "tmp")
-	if err := os.RemoveAll(s.Dir); err != nil {
-		return lifecycle.Result{}, "", fmt.Errorf("clear the probe directory: %w", err)
-	}
-	defer os.RemoveAll(s.Dir)
-	for _, d := range []string{s.Dir, ws, home, tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return lifecycle.Result{}, "", fmt.Errorf("create probe directory: %w", err)
-		}
-	}
-	plan := probeprog.Plan{Who: who}
-	argv := append(append([]string{}, s.Target[1:]...), plan.Args()...)
-	l, err := s.Prepare(&wire.Submit{Workspace: ws, Request: wire.ActionRequest{
-		Executable: s.Target[0], Argv: argv, Cwd: ".", Profile: wire.ProfileShort}}, nil, Bindings[0])
-	if err != nil {
-		return lifecycle.Result{}, "", err
-	}
-	defer l.Close()
-	lim := profile.Of(wire.ProfileShort)
-	lim.Memory, lim.Pids = probeprog.ProbeMemory, probeprog.ProbePids
-	l.Handle, l.Home, l.Tmp, l.ProbeLimits = "probe-"+who+"-"+random("")[:12], home, tmp, &lim
-	var stdout, stderr capped
-	run := p.Probe(ctx, l, &stdout, &stderr)
-	return run, stdout.String() + "\n" + stderr.String(), nil
+	return proberRun(ctx, p, s, who, proberSetup{launch: func(l *runner.Launch) {
+		lim := profile.Of(wire.ProfileShort)
+		lim.Memory, lim.Pids = probeprog.ProbeMemory, probeprog.ProbePids
+		l.ProbeLimits = &lim
+	}})
 }

@@ -134,11 +134,22 @@ func (r *Report) Conclude() {
 		r.State, r.Hints = wire.Unverified, hints(r)
 		return
 	case r.Reason == "":
-		r.Reason = fmt.Sprintf("%d of %d checks failed: %s", len(r.Failed), len(r.Checks), strings.Join(r.Failed, ", "))
+		named := r.Failed
+		if len(named) > maxNamed {
+			named = named[:maxNamed]
+		}
+		r.Reason = fmt.Sprintf("%d of %d checks failed: %s", len(r.Failed), len(r.Checks), strings.Join(named, ", "))
+		if len(named) < len(r.Failed) {
+			r.Reason += fmt.Sprintf(" and %d more (broker probe --json lists them)", len(r.Failed)-len(named))
+		}
 	}
 	r.State = wire.Unavailable
 	r.Hints = hints(r)
 }
+
+// maxNamed is how many failed checks a reason names: the reason travels
+// in a refusal, which must fit a frame.
+const maxNamed = 8
 
 // hints turns a failed report into plain fixes.
 func hints(r *Report) []string {

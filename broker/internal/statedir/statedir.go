@@ -20,6 +20,7 @@ type Dirs struct {
 	Caches   string // caches/<key>/{workspace,data/}: the per-workspace caches (broker/internal/caches)
 	Env      string // env: the operator's declared environment, NAME=VALUE lines (broker/internal/admission)
 	Bindings string // bindings: the executables that default to the sealed snapshot (broker/internal/admission)
+	Egress   string // egress: the operator's named egress presets (broker/internal/egress.ReadPresets)
 	LockFile string // lock: flock'd by the one broker using this directory
 }
 
@@ -48,6 +49,7 @@ func Layout(root string) Dirs {
 		Caches:   filepath.Join(root, "caches"),
 		Env:      filepath.Join(root, "env"),
 		Bindings: filepath.Join(root, "bindings"),
+		Egress:   filepath.Join(root, "egress"),
 		LockFile: filepath.Join(root, "lock"),
 	}
 }

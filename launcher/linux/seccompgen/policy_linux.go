@@ -16,12 +16,14 @@ import (
 // reaches other processes, the network, namespaces or the kernel's
 // configuration. Names this libseccomp does not know are skipped (they
 // stay denied). SysV IPC is left out: it is external IPC here. The
-// metadata calls and inotify_add_watch are not here: they are notified.
+// metadata calls, inotify_add_watch and connect are not here: they are
+// notified. sendto, sendmsg and sendmmsg are, and the argument program
+// refuses them with MSG_FASTOPEN, which connects without connect.
 // socketpair is here, and the argument program keeps it to AF_UNIX
 // stream and seqpacket pairs (socketPairTypes). seccomp is allowed only
 // without a listener (compilePolicy).
 const allowed = `accept accept4 access alarm arch_prctl brk cachestat capget capset chdir clock_getres
-clock_gettime clock_nanosleep close close_range connect copy_file_range creat dup dup2
+clock_gettime clock_nanosleep close close_range copy_file_range creat dup dup2
 dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait eventfd
 eventfd2 execve execveat exit exit_group faccessat faccessat2 fadvise64 fallocate fchdir
 fcntl fdatasync fgetxattr flistxattr flock fork fstat fstatfs fsync ftruncate futex
@@ -32,7 +34,7 @@ getrusage getsid getsockname getsockopt get_thread_area gettid gettimeofday getu
 getxattr inotify_init inotify_init1 inotify_rm_watch io_cancel
 io_destroy io_getevents io_pgetevents ioprio_get ioprio_set io_setup io_submit kill
 landlock_add_rule landlock_create_ruleset landlock_restrict_self lgetxattr link linkat
-listen listxattr llistxattr lseek lstat madvise map_shadow_stack mbind membarrier
+listxattr llistxattr lseek lstat madvise map_shadow_stack mbind membarrier
 memfd_create mincore mkdir mkdirat mknod mknodat mlock mlock2 mlockall mmap mprotect
 mremap msync munlock munlockall munmap nanosleep newfstatat open openat pause pidfd_open
 pidfd_send_signal pipe pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll prctl pread64
@@ -60,17 +62,21 @@ write writev`
 // (no other listener can exist: seccomp with one is EPERM). clone3 is
 // deliberately absent from both lists: ENOSYS makes libc fall back to
 // clone, whose flags the filter can inspect (and which libc tries at
-// every thread and process it starts, so it is not counted). bind is
-// denied because the only sockets a target can make are socketpair(AF_UNIX)
-// ends, which need no name, and binding one to an abstract name would
-// squat it. fanotify would watch what lies outside the readable scope.
+// every thread and process it starts, so it is not counted). The broker
+// lets socket through only for an egress lease's TCP socket. bind and
+// listen are denied: a socketpair(AF_UNIX) end needs no name (binding one
+// to an abstract name would squat it), the broker binds a lease's TCP
+// socket itself when it connects it, and a target serves nothing (listen
+// binds an unbound TCP socket to a port of every address, which
+// Landlock's bind rule does not see). fanotify would watch what lies
+// outside the readable scope.
 const denied = `socket ptrace process_vm_readv process_vm_writev io_uring_setup
 io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl add_key
 request_key mount umount2 pivot_root move_mount open_tree fsopen fsconfig fsmount fspick
 mount_setattr unshare setns kexec_load kexec_file_load init_module finit_module
 delete_module open_by_handle_at name_to_handle_at chroot setsid setpgid pidfd_getfd
 acct swapon swapoff reboot quotactl syslog vhangup iopl ioperm settimeofday
-clock_settime clock_adjtime adjtimex lookup_dcookie bind fanotify_init fanotify_mark`
+clock_settime clock_adjtime adjtimex lookup_dcookie bind listen fanotify_init fanotify_mark`
 
 // notified are the calls that change a file's metadata (mode, owner,
 // extended attributes, times), which Landlock does not govern, and
@@ -89,6 +95,13 @@ const notified = `chmod fchmod fchmodat fchmodat2 chown fchown fchownat lchown s
 lsetxattr fsetxattr removexattr lremovexattr fremovexattr utime utimes futimesat utimensat
 inotify_add_watch`
 
+// network is notified as well, always, and answered by the broker: EACCES
+// without an egress lease; with one, it connects its own duplicate of the
+// target's socket to the proxy whose address it holds, never to the
+// caller's, or refuses (broker/internal/metadata). It never lets the
+// kernel continue a connect. Without the broker: ENOSYS.
+const network = `connect`
+
 // deniedIoctls are compared on the command's low 32 bits: terminal
 // injection, and the inode attributes (flags such as immutable, project
 // and xattr flags, the inode version, fs-verity, encryption policies)
@@ -101,6 +114,13 @@ var deniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.FS_IOC_SETFLAGS, 
 	0x40087602, // FS_IOC_SETVERSION
 	0x40047602, // FS_IOC32_SETVERSION
 }
+
+// fastOpenFlags is the flags argument of each call that sends, where
+// MSG_FASTOPEN would connect a TCP socket as it sends, without connect.
+var fastOpenFlags = []struct {
+	name string
+	arg  uint
+}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}}
 
 // deniedFcntls are compared on the command's low 32 bits: a file lease
 // (F_SETLEASE) on a file the target's uid owns makes every other
@@ -186,6 +206,11 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			return nil, nil, err
 		}
 	}
+	for _, c := range fastOpenFlags {
+		if err := addRule(args, c.name, actDeny, cond(c.arg, seccomp.CompareMaskedEqual, unix.MSG_FASTOPEN, unix.MSG_FASTOPEN)); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Calls that may aim at another process: only at the caller itself
 	// (pid, or who, 0), as prlimit64 below, so that no target slows or
 	// pins a process outside the action, its broker included.
@@ -223,7 +248,7 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			return nil, nil, err
 		}
 	}
-	for _, name := range strings.Fields(denied + " " + notified) {
+	for _, name := range strings.Fields(denied + " " + notified + " " + network) {
 		if err := addRule(main, name, seccomp.ActNotify); err != nil {
 			return nil, nil, err
 		}

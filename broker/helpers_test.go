@@ -120,7 +120,7 @@ func (r *rig) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the rig's workspace in process, as Submit
 // would; the descriptors are closed when the test ends.
 func (r *rig) resolveReq(req wire.ActionRequest) (*identity.Resolved, error) {
-	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.admit.Protected, r.b.admit.Inputs)
+	res, err := identity.Resolve(&wire.Submit{Workspace: r.workspace, Request: req}, r.b.admit.Protected, r.b.admit.Inputs, nil)
 	if err == nil {
 		r.t.Cleanup(res.Close)
 	}
@@ -218,7 +218,7 @@ func copyFile(t testing.TB, src, dst string) {
 
 // resolveIn resolves req in the workspace ws, as Submit would.
 func (r *rig) resolveIn(ws string, req wire.ActionRequest) (*identity.Resolved, error) {
-	res, err := identity.Resolve(&wire.Submit{Workspace: ws, Request: req}, r.b.admit.Protected, r.b.admit.Inputs)
+	res, err := identity.Resolve(&wire.Submit{Workspace: ws, Request: req}, r.b.admit.Protected, r.b.admit.Inputs, nil)
 	if err == nil {
 		r.t.Cleanup(res.Close)
 	}

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"warrant/broker/internal/admission"
 	"warrant/broker/internal/caches"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/policy"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -78,9 +78,9 @@ func (b *Broker) judge(id *wire.CommandIdentity, made policies) string {
 func reasonOf(err error) string {
 	var we *wire.Error
 	if errors.As(err, &we) {
-		return admission.Plain(we.Message)
+		return view.Plain(we.Message)
 	}
-	return admission.Plain(err.Error())
+	return view.Plain(err.Error())
 }
 
 // policies are the policies made for the commands of one listing, by
@@ -185,7 +185,7 @@ func listChanges(one, many string, then, now []string) []string {
 func named(l []string, one, many string) []string {
 	l = slices.Clone(l)
 	for i, s := range l {
-		l[i] = admission.Plain(s) // a path may hold any byte but '/' and NUL
+		l[i] = view.Plain(s) // a path may hold any byte but '/' and NUL
 	}
 	switch len(l) {
 	case 0:

@@ -124,7 +124,9 @@ func shared(t *testing.T) *brokerd {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := spawnBroker(dir)
+		// It records write hints, so that every test through it shows
+		// real programs run unchanged with the observer on.
+		d, err := spawnBroker(dir, "--write-hints")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -260,8 +260,9 @@ func requireAttempts(t *testing.T, out string, want map[string]string) {
 // refused (EPERM, also as SOCK_RAW, which AF_UNIX turns into a datagram
 // socket, and with SOCK_CLOEXEC|SOCK_NONBLOCK); a host datagram
 // listener outside receives nothing. Stream and seqpacket pairs still
-// work between their ends, and their connect or addressed sendto reaches
-// no one (EISCONN, or the peer).
+// work between their ends; their connect is the broker's to answer and
+// refused (EACCES, as every connect not to an egress proxy), and their
+// addressed sendto reaches no one (EISCONN, or the peer).
 func TestBrokerSocketpairReachesNoListener(t *testing.T) { socketpairReachesNoListener(t, false) }
 
 // TestBrokerSocketpairReachesNoListenerAsUser: the same as uid 65534.
@@ -289,13 +290,12 @@ func socketpairReachesNoListener(t *testing.T, asUser bool) {
 	r.start("socketpair", sock, streamSock)
 	out := r.end()
 	// A seqpacket end ignores the address of a sendto and sends to its
-	// peer; a connect of a connected end to a stream listener is EISCONN
-	// (a seqpacket one's is refused for the listener's type first).
+	// peer.
 	requireAttempts(t, out, map[string]string{
 		"socketpair_dgram": "EPERM", "socketpair_raw": "EPERM", "socketpair_dgram_cloexec": "EPERM",
-		"socketpair_stream": "ok", "stream_peer": "ping", "stream_sendto": "EISCONN", "stream_connect": "EISCONN",
+		"socketpair_stream": "ok", "stream_peer": "ping", "stream_sendto": "EISCONN", "stream_connect": "EACCES",
 		"socketpair_seqpacket": "ok", "seqpacket_peer": "ping", "seqpacket_sendto": "ok", "seqpacket_sendto_peer": "z",
-		"seqpacket_connect": "EPROTOTYPE",
+		"seqpacket_connect": "EACCES",
 	})
 	if err := sl.SetDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
 		t.Fatal(err)

@@ -3,15 +3,20 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"warrant/broker"
+	"warrant/broker/runner"
+	"warrant/internal/probeprog"
 	"warrant/wire"
 )
 
@@ -173,4 +178,126 @@ func benchObservers(b *testing.B, a *agent, df string, p wire.Profile, cwd strin
 	if perRun > 0 {
 		b.ReportMetric((on-off)*1e3/perRun, "added-µs/counted")
 	}
+}
+
+// hintArms is the real runner twice, one launching with the observer of
+// write-intent opens (runner.Options.WriteHints, which also probes the
+// host; off by default, broker serve --write-hints) and one without it,
+// under one broker: useOff says which the next action takes.
+type hintArms struct {
+	*runner.Runner // on
+	off            *runner.Runner
+	useOff         atomic.Bool
+}
+
+func (h *hintArms) Start(ctx context.Context, l *runner.Launch, obs runner.Observer) error {
+	if h.useOff.Load() {
+		return h.off.Start(ctx, l, obs)
+	}
+	return h.Runner.Start(ctx, l, obs)
+}
+
+func (h *hintArms) Cancel(handle, reason string) wire.CancelResult {
+	if r := h.Runner.Cancel(handle, reason); r != wire.CancelUnknown {
+		return r
+	}
+	return h.off.Cancel(handle, reason)
+}
+
+// BenchmarkWriteHintObserver is the cost of the observer of write-intent
+// opens (issue 35's acceptance: at most 2% on an ordinary build): `go
+// build -a` of a real module (fxamacker/cbor, vendored) and `npm test`
+// of the workload fixture, through the broker in this process (no
+// sockets), each run with the observer on and off, alternately, in the
+// same run (off is the default). It reports each arm's median and the
+// ratio on/off, and fails on a hint of these allowed runs.
+func BenchmarkWriteHintObserver(b *testing.B) {
+	h := &hintArms{}
+	for _, arm := range []struct {
+		r   **runner.Runner
+		off bool
+	}{{&h.Runner, false}, {&h.off, true}} {
+		r, err := runner.New(runner.Options{Launcher: bins.launcher, Scope: "hints-" + token(b), Warm: true, WriteHints: !arm.off}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		*arm.r = r
+	}
+	dir := b.TempDir()
+	ctx := context.Background()
+	br, err := broker.Open(ctx, broker.Config{StateDir: filepath.Join(dir, "state"), Executor: h, Environ: os.Environ(),
+		ProbeTarget: []string{bins.brokerd, "probe", probeprog.Arg}, Binaries: []string{bins.brokerd, bins.launcher}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("go-build", func(b *testing.B) {
+		cborModule(b, ws)
+		benchHints(b, br, h, ws, wire.ActionRequest{Executable: goTool(b), Cwd: "cbor", Profile: wire.ProfileLong,
+			Argv: []string{"build", "-a", "-mod=vendor", "-o", "/dev/null", "./..."}})
+	})
+	b.Run("npm-test", func(b *testing.B) {
+		lookPath(b, "node")
+		npmFixture(b, ws, "bench")
+		benchHints(b, br, h, ws, wire.ActionRequest{Executable: lookPath(b, "npm"), Cwd: ".", Profile: wire.ProfileStandard,
+			Argv: []string{"test"}})
+	})
+}
+
+// benchHints runs req in ws with the observer on and off until b is done,
+// alternating which goes first, and reports the medians.
+func benchHints(b *testing.B, br *broker.Broker, h *hintArms, ws string, req wire.ActionRequest) {
+	ctx := context.Background()
+	req.Session = "s-" + token(b)
+	sub := &wire.Submit{Workspace: ws, Request: req}
+	if err := approveInProcess(ctx, br, sub, 10000); err != nil {
+		b.Fatal(err)
+	}
+	took := map[bool][]time.Duration{}
+	run := func(off bool) {
+		h.useOff.Store(off)
+		t0 := time.Now()
+		m, err := br.Submit(ctx, sub)
+		acc, ok := m.(*wire.Accepted)
+		if err != nil || !ok {
+			b.Fatalf("submit: %#v %v", m, err)
+		}
+		w, err := br.Wait(ctx, acc.Handle, 10*time.Minute)
+		st, ok := w.(*wire.Status)
+		if err != nil || !ok || st.Result == nil || st.Result.Outcome != wire.Exited || *st.Result.ExitCode != 0 {
+			b.Fatalf("wait: %#v %v", w, err)
+		}
+		took[off] = append(took[off], time.Since(t0))
+		d := st.Result.Denials
+		if d == nil || slices.Contains(d.Sources, "hint") == off {
+			b.Fatalf("off %v: sources %+v", off, d)
+		}
+		for _, c := range d.Counts {
+			if c.Source == wire.SourceHint {
+				b.Fatalf("a hint of an allowed run: %+v", d.Records)
+			}
+		}
+	}
+	run(false) // warm the caches both arms share
+	took[false] = nil
+	i := 0
+	for b.Loop() {
+		run(i%2 == 1)
+		run(i%2 == 0)
+		i++
+	}
+	med := func(ds []time.Duration) float64 {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return float64(quantile(s, 0.5)) / 1e6
+	}
+	on, off := med(took[false]), med(took[true])
+	b.ReportMetric(on, "on-p50-ms")
+	b.ReportMetric(off, "off-p50-ms")
+	b.ReportMetric(on/off, "on-x-off")
 }

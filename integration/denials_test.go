@@ -65,12 +65,12 @@ func userDenialBench(t *testing.T) *denialBench {
 		helper: filepath.Join(u.bin, "helper"),
 		broker: func(args ...string) ([]byte, int) {
 			if args[0] == "run" {
-				args = append([]string{"run", "--approve", "--json", "--workspace", u.ws, "--profile", "standard"}, args[1:]...)
+				args = append([]string{"run", "--approve", "--json", "--write-hints", "--workspace", u.ws, "--profile", "standard"}, args[1:]...)
 			}
 			return u.cli(args...)
 		},
 		text: func(argv ...string) string {
-			out, _ := u.command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--workspace", u.ws, "--"}, argv...)...).CombinedOutput()
+			out, _ := u.command(filepath.Join(u.bin, "broker"), append([]string{"run", "--approve", "--write-hints", "--workspace", u.ws, "--"}, argv...)...).CombinedOutput()
 			return string(out)
 		}}
 	copyExecutable(t, bins.helper, b.helper)
@@ -215,7 +215,7 @@ func denialsNameEach(t *testing.T, b *denialBench) {
 				listed, other = other, listed
 			}
 			if len(listed) != 1 || len(other) != 0 || j.DenialsSeen == nil || j.DenialsSeen.Total != 1 ||
-				!slices.Equal(j.DenialsSeen.Sources, []string{"broker", "filter-count"}) {
+				!slices.Equal(j.DenialsSeen.Sources, []string{"broker", "filter-count", "hint"}) {
 				t.Fatalf("--json lists %+v and %+v, seen %+v; want the one refusal %+v (routine %v)", j.Denials, j.RoutineDenials, j.DenialsSeen, c.want, c.routine)
 			}
 			got := listed[0]
@@ -254,11 +254,75 @@ func denialsNameEach(t *testing.T, b *denialBench) {
 	}
 	// broker run's text ends with the refusal, a line of its own.
 	out := b.text(b.helper, "socket", fmt.Sprint(unix.AF_INET), fmt.Sprint(unix.SOCK_STREAM), "0")
-	for _, want := range []string{"errno EPERM", "the sandbox refused:\n    socket: 1× socket(AF_INET SOCK_STREAM) (no network in the sandbox; source filter-count) — not possible in warrant",
+	for _, want := range []string{"errno EPERM", "the sandbox refused:\n    socket: 1× socket(AF_INET SOCK_STREAM) (no network in the sandbox; source filter-count) — an agent may ask for exact TCP destinations, reached through the broker's proxy: broker run --egress HOST:PORT",
 		"the agent cannot grant it itself"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("broker run does not say %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDenialsHintWritesOutside: Landlock refuses a write outside the
+// writable scope by itself, and this host has no Landlock audit records
+// to read; the broker's observer of write-intent opens lists the write,
+// source hint, with the path the target named, and decides nothing: the
+// kernel refuses, and the file is not made on the host.
+func TestDenialsHintWritesOutside(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skip: writes under /root and /etc are refused by Landlock only for a root target")
+	}
+	b := rootDenialBench(t)
+	root, etc := "/root/outside-"+token(t)+".txt", "/etc/warrant-hint-test"
+	for _, c := range []struct {
+		name string
+		argv []string
+		path string
+	}{
+		{"touch", []string{"/usr/bin/touch", root}, root},
+		{"sh redirect", []string{"/bin/sh", "-c", "echo x > " + etc}, etc},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			b.t = t
+			if _, err := os.Lstat(c.path); !errors.Is(err, os.ErrNotExist) {
+				t.Skipf("skip: %s exists on the host already (%v)", c.path, err)
+			}
+			j := b.run(c.argv...)
+			if _, err := os.Lstat(c.path); !errors.Is(err, os.ErrNotExist) {
+				os.Remove(c.path)
+				t.Fatalf("%s was made on the host (%v): the sandbox let the write through", c.path, err)
+			}
+			if j.ExitCode == nil || *j.ExitCode == 0 {
+				t.Errorf("the target succeeded: %+v\n%s", j.ExitCode, j.Stderr.Text)
+			}
+			if j.DenialsSeen == nil || !slices.Contains(j.DenialsSeen.Sources, "hint") {
+				t.Fatalf("the observer of write-intent opens did not watch the run: %+v", j.DenialsSeen)
+			}
+			i := slices.IndexFunc(j.Denials, func(d shownDenial) bool { return d.Source == "hint" && d.Object == c.path })
+			if i < 0 {
+				t.Fatalf("--json lists no hint of the write to %s: %+v", c.path, j.Denials)
+			}
+			d := j.Denials[i]
+			if d.Effect != "create" || d.Call != "openat" || d.Rule != wire.RuleOutsideScope.String() || d.Count < 1 ||
+				!strings.HasSuffix(d.Remedy, "The agent cannot grant this itself.") {
+				t.Errorf("--json says %+v", d)
+			}
+			rc, shown := b.receipt(*j.ReceiptID)
+			if rc.Denials == nil || !slices.ContainsFunc(rc.Denials.Records, func(r receipt.Denial) bool {
+				return r.Source == wire.SourceHint && r.Object == c.path
+			}) {
+				t.Errorf("the receipt carries no hint of %s: %+v", c.path, rc.Denials)
+			}
+			if !strings.Contains(shown, " hint(s), seen by ") {
+				t.Errorf("receipts show does not count the hints apart:\n%s", shown)
+			}
+			// broker run's text lists the hint under its own heading, not
+			// as a refusal.
+			out := b.text(c.argv...)
+			heading := "writes Landlock refuses, seen only as hints"
+			if i := strings.Index(out, heading); i < 0 || !strings.Contains(out[i:], c.path) {
+				t.Errorf("broker run does not list the hint of %s under %q:\n%s", c.path, heading, out)
+			}
+		})
 	}
 }
 
@@ -295,8 +359,8 @@ func watchNoDenials(t *testing.T, w *workbench) *workbench {
 		j, code := inner(p, argv...)
 		switch {
 		case j.ReceiptID == nil:
-		case j.DenialsSeen == nil || len(j.DenialsSeen.Sources) == 0:
-			t.Errorf("%v: nothing watched the run for refusals", argv)
+		case j.DenialsSeen == nil || !slices.Contains(j.DenialsSeen.Sources, "hint"):
+			t.Errorf("%v: the run was not watched for refusals and write hints: %+v", argv, j.DenialsSeen)
 		case len(j.Denials) > 0:
 			t.Errorf("%v: the allowed run lists refusals: %+v", argv, j.Denials)
 		}
@@ -308,15 +372,16 @@ func watchNoDenials(t *testing.T, w *workbench) *workbench {
 	return w
 }
 
-// floodScript refuses N sockets, then chmods K distinct files outside:
+// floodScript refuses N sockets (AF_INET stream, through libc: a flood
+// as fast as the broker answers), then chmods K distinct files outside:
 // each refusal it meets is counted, and it prints both counts.
-const floodScript = `import os, socket, sys
+const floodScript = `import ctypes, os, sys
 outside, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+libc = ctypes.CDLL(None, use_errno=True)
+sock, errno = libc.socket, ctypes.get_errno
 s = c = 0
 for i in range(n):
-    try:
-        socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    except PermissionError:
+    if sock(2, 1, 0) == -1 and errno() == 1:
         s += 1
 for i in range(k):
     try:

@@ -299,7 +299,7 @@ func startOperatorBroker(t *testing.T, flags ...string) *brokerd {
 // runProfile is runStatus under profile p.
 func (u *userBroker) runProfile(p wire.Profile, argv ...string) (*runJSON, int) {
 	u.t.Helper()
-	out, code := u.cli(append([]string{"run", "--approve", "--json", "--workspace", u.ws, "--profile", p.String(), "--"}, argv...)...)
+	out, code := u.cli(append([]string{"run", "--approve", "--json", "--write-hints", "--workspace", u.ws, "--profile", p.String(), "--"}, argv...)...)
 	var res runJSON
 	if err := json.Unmarshal(out, &res); err != nil {
 		u.t.Fatalf("broker run as uid %d: exit %d, %v\n%s", nobody, code, err, out)

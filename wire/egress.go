@@ -185,17 +185,22 @@ func CheckEgressAsked(list []string) error {
 // predicates (loopback, private, link-local, multicast, unspecified)
 // cover.
 var localRanges = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network": 0.x.y.z reaches the host itself
-	netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT, often a cloud's internal range
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments (NAT64 discovery, DS-Lite)
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking; fake-IP DNS of local proxies
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and 255.255.255.255 broadcast
-	netip.MustParsePrefix("::/96"),          // IPv4-compatible (deprecated): a second spelling of IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215): a translator of the site's own
-	netip.MustParsePrefix("2001::/32"),      // Teredo: an IPv4 server and client within
-	netip.MustParsePrefix("2002::/16"),      // 6to4: an IPv4 address within
-	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
-	netip.MustParsePrefix("100::/64"),       // discard-only
+	netip.MustParsePrefix("0.0.0.0/8"),        // "this network": 0.x.y.z reaches the host itself
+	netip.MustParsePrefix("100.64.0.0/10"),    // carrier-grade NAT, often a cloud's internal range
+	netip.MustParsePrefix("192.0.0.0/24"),     // IETF protocol assignments (NAT64 discovery, DS-Lite)
+	netip.MustParsePrefix("198.18.0.0/15"),    // benchmarking; fake-IP DNS of local proxies
+	netip.MustParsePrefix("240.0.0.0/4"),      // reserved, and 255.255.255.255 broadcast
+	netip.MustParsePrefix("::/96"),            // IPv4-compatible (deprecated): a second spelling of IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"),   // local-use NAT64 (RFC 8215): a translator of the site's own
+	netip.MustParsePrefix("2001::/32"),        // Teredo: an IPv4 server and client within
+	netip.MustParsePrefix("2002::/16"),        // 6to4: an IPv4 address within
+	netip.MustParsePrefix("fec0::/10"),        // deprecated site-local
+	netip.MustParsePrefix("100::/64"),         // discard-only
+	netip.MustParsePrefix("192.0.2.0/24"),     // documentation (TEST-NET-1): no public host; often a lab's own network
+	netip.MustParsePrefix("198.51.100.0/24"),  // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),   // documentation (TEST-NET-3)
+	netip.MustParsePrefix("2001:db8::/32"),    // documentation (IPv6)
+	netip.MustParsePrefix("168.63.129.16/32"), // Azure's host service (DNS, DHCP, the VM agent's wire server): a provider's, as 169.254.169.254
 }
 
 // nat64 is the well-known NAT64 prefix: IPv4 in the last 32 bits.
@@ -205,7 +210,9 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 // its provider's services rather than the public internet: loopback,
 // private (RFC 1918, unique-local), link-local (the cloud metadata
 // services 169.254.169.254 and fd00:ec2::254 among them), carrier-grade
-// NAT, unspecified, multicast, broadcast and reserved ranges, and IPv6
+// NAT, unspecified, multicast, broadcast, reserved and documentation
+// ranges (which labs and test hosts use as their own), Azure's host
+// service address, and IPv6
 // forms that carry such an IPv4 address (mapped, NAT64) or any IPv4
 // address at all (compatible, 6to4, Teredo, local NAT64), since what
 // they reach is decided by a translator, not by the address. The proxy
@@ -238,7 +245,12 @@ func EgressLocal(entry string) bool {
 // EgressConnection is one connection a target asked the broker's proxy
 // for: the destination it named, and what became of it.
 type EgressConnection struct {
-	Host string `cbor:"host" json:"host"` // as the client named it (CONNECT authority or absolute URL)
+	// Host and Port are the destination the client named (a CONNECT's
+	// authority or an absolute URL's): in a grant's canonical spelling
+	// when it is one; otherwise the authority as given (DenialObject's
+	// escapes, cut past 256 bytes) and port 0; "" and 0 for a request
+	// that named none.
+	Host string `cbor:"host" json:"host"`
 	Port uint16 `cbor:"port" json:"port"`
 	// Address is the address the proxy connected to (resolved by the
 	// broker, never by the target); empty when refused before that.
@@ -273,11 +285,15 @@ type Egress struct {
 	Connections []EgressConnection `cbor:"connections,omitempty" json:"connections,omitempty"`
 }
 
-// Validate checks the bounds of an egress record: its grant (never
+// Validate checks an egress record: its bounds — its grant (never
 // empty), at most MaxEgress totals, each for a canonical entry, and at
 // most MaxConnections connections, each text within its cap (a host and
 // an SNI as a client sent them must be cut and made valid UTF-8 without
-// NUL by whoever records them).
+// NUL by whoever records them) — and that its counts agree: totals only
+// for granted entries, no more refused, listed or per-entry connections
+// than the total, no more listed refusals than refused ones, and no more
+// listed allowed connections than allowed ones. A result and a receipt
+// (receipt.Egress) are both checked here.
 func (e *Egress) Validate() error {
 	err := checkEgress("egress.granted", e.Granted)
 	if err == nil && len(e.Granted) == 0 {
@@ -294,5 +310,36 @@ func (e *Egress) Validate() error {
 		err = firstErr(checkText(f+"host", c.Host, maxName), checkText(f+"address", c.Address, maxName),
 			checkText(f+"sni", c.SNI, maxName), checkText(f+"reason", c.Reason, maxText))
 	}
+	if err == nil {
+		err = e.checkCounts()
+	}
 	return err
+}
+
+// checkCounts checks that e's counts agree (Validate).
+func (e *Egress) checkCounts() error {
+	var perEntry uint64
+	for _, t := range e.Totals {
+		if !slices.Contains(e.Granted, t.Entry) {
+			return fmt.Errorf("egress: a total for %s, which is not granted", t.Entry)
+		}
+		if t.Connections > e.Total-perEntry {
+			return fmt.Errorf("egress: the granted entries count more than the %d connections", e.Total)
+		}
+		perEntry += t.Connections
+	}
+	var refused uint64
+	for _, c := range e.Connections {
+		if !c.Allowed {
+			refused++
+		}
+	}
+	listed := uint64(len(e.Connections))
+	switch {
+	case e.Refused > e.Total || listed > e.Total:
+		return fmt.Errorf("egress: %d refused and %d listed of %d connections", e.Refused, listed, e.Total)
+	case refused > e.Refused || listed-refused > e.Total-e.Refused:
+		return fmt.Errorf("egress: %d of %d listed connections refused, against %d of %d counted", refused, listed, e.Refused, e.Total)
+	}
+	return nil
 }

@@ -112,7 +112,8 @@ func TestIdentityEgressIsCanonical(t *testing.T) {
 	mustReject(t, "preset", approve(true, "go"), OperatorChannel, `want host:port$`)
 }
 
-// TestResultEgressBounds: a result's egress record keeps its caps.
+// TestResultEgressBounds: a result's egress record keeps its caps, and
+// its counts agree: it claims no more than the proxy could have counted.
 func TestResultEgressBounds(t *testing.T) {
 	status := func(edit func(*Egress)) []byte {
 		r := sampleEgressResult()
@@ -120,18 +121,26 @@ func TestResultEgressBounds(t *testing.T) {
 		return rawEncode(t, &Status{Handle: "act-1", State: StateTerminal, Result: r})
 	}
 	mustAccept(t, "sample", status(func(*Egress) {}), ReplyChannel)
-	mustAccept(t, "at the cap", status(func(e *Egress) { e.Connections = make([]EgressConnection, MaxConnections) }), ReplyChannel)
+	mustAccept(t, "at the cap", status(func(e *Egress) {
+		e.Connections, e.Total, e.Refused = make([]EgressConnection, MaxConnections), 1<<20, MaxConnections
+	}), ReplyChannel)
 	for name, c := range map[string]struct {
 		edit    func(*Egress)
 		pattern string
 	}{
-		"257 connections": {func(e *Egress) { e.Connections = make([]EgressConnection, MaxConnections+1) }, `egress.connections: 257 entries exceeds the cap of 256$`},
-		"33 totals":       {func(e *Egress) { e.Totals = make([]EgressTotal, MaxEgress+1) }, `egress.totals: 33 entries exceeds the cap of 32$`},
-		"total of a name": {func(e *Egress) { e.Totals[0].Entry = "npm" }, `egress.totals\[0\].entry: `},
-		"no grant":        {func(e *Egress) { e.Granted = nil }, `egress.granted: empty$`},
-		"long host":       {func(e *Egress) { e.Connections[1].Host = strings.Repeat("h", 257) }, `egress.connections\[1\].host: 257 bytes exceeds the cap of 256$`},
-		"long sni":        {func(e *Egress) { e.Connections[0].SNI = strings.Repeat("s", 257) }, `egress.connections\[0\].sni: 257 bytes exceeds the cap of 256$`},
-		"bad reason":      {func(e *Egress) { e.Connections[1].Reason = "\xff" }, `invalid UTF-8`},
+		"257 connections":   {func(e *Egress) { e.Connections = make([]EgressConnection, MaxConnections+1) }, `egress.connections: 257 entries exceeds the cap of 256$`},
+		"33 totals":         {func(e *Egress) { e.Totals = make([]EgressTotal, MaxEgress+1) }, `egress.totals: 33 entries exceeds the cap of 32$`},
+		"total of a name":   {func(e *Egress) { e.Totals[0].Entry = "npm" }, `egress.totals\[0\].entry: `},
+		"no grant":          {func(e *Egress) { e.Granted = nil }, `egress.granted: empty$`},
+		"long host":         {func(e *Egress) { e.Connections[1].Host = strings.Repeat("h", 257) }, `egress.connections\[1\].host: 257 bytes exceeds the cap of 256$`},
+		"long sni":          {func(e *Egress) { e.Connections[0].SNI = strings.Repeat("s", 257) }, `egress.connections\[0\].sni: 257 bytes exceeds the cap of 256$`},
+		"bad reason":        {func(e *Egress) { e.Connections[1].Reason = "\xff" }, `invalid UTF-8`},
+		"refused past all":  {func(e *Egress) { e.Refused = 3 }, `egress: 3 refused and 2 listed of 2 connections$`},
+		"listed past total": {func(e *Egress) { e.Total = 1 }, `egress: 1 refused and 2 listed of 1 connections$`},
+		"entry past total":  {func(e *Egress) { e.Totals[0].Connections = 3 }, `egress: the granted entries count more than the 2 connections$`},
+		"refusals unsaid":   {func(e *Egress) { e.Connections[0].Allowed = false }, `egress: 2 of 2 listed connections refused, against 1 of 2 counted$`},
+		"allowed unsaid":    {func(e *Egress) { e.Refused = 2 }, `egress: 1 of 2 listed connections refused, against 2 of 2 counted$`},
+		"entry not granted": {func(e *Egress) { e.Totals[0].Entry = "registry.yarnpkg.com:443" }, `egress: a total for registry.yarnpkg.com:443, which is not granted$`},
 	} {
 		mustReject(t, name, status(c.edit), ReplyChannel, c.pattern)
 	}

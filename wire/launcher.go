@@ -42,12 +42,18 @@ type SpawnRequest struct {
 	// to, and the port the proxy variables of Env must name
 	// (envpolicy.ProxyEnv). Absent: no network.
 	EgressPort uint16 `cbor:"egress_port,omitempty"`
+	// ObserveWrites has the launcher load the main seccomp program that
+	// also notifies every open with write intent, which the broker lets
+	// continue and records as a hint where it names a path outside the
+	// writable scope (broker/internal/metadata): observed, never decided.
+	ObserveWrites bool `cbor:"observe_writes,omitempty"`
 }
 
 // SpawnProtocol is the spawn protocol of this broker and launcher: one
 // SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
 // which the launcher waits for before it executes. 3 added the protected
-// binds: a launcher of 2 would ignore them; 4 the egress port.
+// binds: a launcher of 2 would ignore them; 4 the egress port and the
+// write observer.
 const SpawnProtocol = 4
 
 // Type implements Message.

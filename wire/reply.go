@@ -63,6 +63,10 @@ type LeaseView struct {
 	// Profile is the profile the lease's identity binds (absent from
 	// brokers that did not say it).
 	Profile Profile `cbor:"profile,omitzero"`
+	// Egress is the exact egress list the lease grants (canonical,
+	// sorted): its request's, or the one the operator approved instead
+	// (Approve.SetEgress); absent, none.
+	Egress []string `cbor:"egress,omitempty"`
 	// Contract, for a contract grant (ListContractGrants), is the
 	// contract's name; the grant allows every argv it accepts.
 	Contract string `cbor:"contract,omitempty"`
@@ -84,7 +88,7 @@ func (l *LeaseView) validate() error {
 	err := firstErr(checkName("id", l.ID), checkName("approval_id", l.ApprovalID),
 		checkText("goal", l.Goal, maxName), checkDigest("fingerprint", l.Fingerprint),
 		checkText("executable", l.Executable, maxPath), checkListedArgv(l.Argv), checkText("contract", l.Contract, maxName),
-		checkText("will_not_match", l.WillNotMatch, maxText))
+		checkText("will_not_match", l.WillNotMatch, maxText), checkEgress("egress", l.Egress))
 	if err == nil && l.Profile != 0 {
 		err = checkEnum(l.Profile)
 	}

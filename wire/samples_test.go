@@ -116,7 +116,7 @@ func sampleSpawn(full bool) *SpawnRequest {
 		r.Interpreter = sampleInterpreter()
 		r.Snapshots, r.Binding = true, SealedSnapshot
 		r.Protect = []ProtectBind{{Path: ".git"}, {Path: ".git/config", ReadOnly: true}, {Path: ".git/hooks", ReadOnly: true}}
-		r.EgressPort = 41234
+		r.EgressPort, r.ObserveWrites = 41234, true
 	}
 	return r
 }

@@ -75,7 +75,7 @@ func runApprovals(e *Env, args []string) error {
 func endedLine(v *wire.ApprovalView) string {
 	line := fmt.Sprintf("  %s  %-8s  %s", v.ID, v.State, view.CommandLine(v.Identity.Executable.Requested, v.Identity.Argv))
 	if v.Reason != "" {
-		line += ": " + plain(v.Reason)
+		line += ": " + view.Plain(v.Reason)
 	}
 	return line
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"warrant/broker/internal/policy"
 	"warrant/broker/view"
@@ -47,7 +46,7 @@ import (
 // brings reaches the terminal as is: the command is shell-quoted
 // (view.CommandLine), arguments, values and the cwd always quoted
 // (strconv.Quote), and every other name or text of it (a path, the goal,
-// a limitations row) goes through plain, which quotes it when a rune of
+// a limitations row) goes through view.Plain, which quotes it when a rune of
 // it would not print as itself; so a file named with an escape sequence
 // can neither rewrite nor hide a row.
 func (e *Env) writeCard(w io.Writer, v *wire.ApprovalView) {
@@ -67,7 +66,7 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 	if v.Session != "" {
 		session = ", session " + strconv.Quote(v.Session)
 	}
-	r.wrap("", "   ", fmt.Sprintf("━━ %s ━━ goal %s rev %d%s · %s", v.ID, plain(v.Goal), v.GoalRevision, session,
+	r.wrap("", "   ", fmt.Sprintf("━━ %s ━━ goal %s rev %d%s · %s", v.ID, view.Plain(v.Goal), v.GoalRevision, session,
 		time.Unix(v.CreatedUnix, 0).UTC().Format("2006-01-02 15:04Z")), true)
 	r.line("command", view.CommandLine(id.Executable.Requested, id.Argv))
 	if e.full {
@@ -88,13 +87,13 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 		}
 	}
 	if tc := id.Toolchain; tc != nil {
-		shown := &wire.Toolchain{Kind: tc.Kind, Name: plain(tc.Name), Root: plain(tc.Root)}
+		shown := &wire.Toolchain{Kind: tc.Kind, Name: view.Plain(tc.Name), Root: view.Plain(tc.Root)}
 		if e.full { // on the short card its variables are on the environment row
-			shown.Vars = plainAll(tc.Vars)
+			shown.Vars = view.PlainAll(tc.Vars)
 		}
 		r.line("toolchain", ToolchainLine(shown)) // options.go
 	}
-	r.line("where", fmt.Sprintf("profile %s, cwd %s in %s", id.Profile, strconv.Quote(id.Cwd.Path), plain(id.Workspace.Path)))
+	r.line("where", fmt.Sprintf("profile %s, cwd %s in %s", id.Profile, strconv.Quote(id.Cwd.Path), view.Plain(id.Workspace.Path)))
 	if !e.full {
 		lines, cache := policy.Brief(id, v.Limitations, e.Debug)
 		r.line("environment", envLine(id, cache))
@@ -104,14 +103,14 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 			r.line("", policy.EgressLimit)
 		}
 		for _, l := range lines {
-			r.line(l.Label, plain(l.Text)) // a row names the identity's paths
+			r.line(l.Label, view.Plain(l.Text)) // a row names the identity's paths
 		}
 	} else {
 		e.writeFullIdentity(r, v)
 		e.writeGitIdentity(r, id)
 		head := "limitations"
 		for line := range strings.SplitSeq(strings.TrimRight(v.Limitations, "\n"), "\n") {
-			r.line(head, plain(line))
+			r.line(head, view.Plain(line))
 			head = ""
 		}
 	}
@@ -141,7 +140,7 @@ func (e *Env) writeGitIdentity(r *rows, id *wire.CommandIdentity) {
 	if e.full {
 		from = " (the private HOME's .gitconfig: user.name and user.email only)"
 	}
-	r.line("git identity", fmt.Sprintf("%s <%s>%s", plain(g.Name), plain(g.Email), from))
+	r.line("git identity", fmt.Sprintf("%s <%s>%s", view.Plain(g.Name), view.Plain(g.Email), from))
 }
 
 // envLine is the short card's environment: every value but PATH's and
@@ -155,7 +154,7 @@ func envLine(id *wire.CommandIdentity, cache string) string {
 			kv.Name == "TERM" && kv.Value == "dumb" {
 			continue
 		}
-		set = append(set, plain(kv.Name)+"="+strconv.Quote(kv.Value))
+		set = append(set, view.Plain(kv.Name)+"="+strconv.Quote(kv.Value))
 	}
 	if len(set) == 0 {
 		return "only the PATH and TERM every action gets"
@@ -176,22 +175,22 @@ func (e *Env) writeFullIdentity(r *rows, v *wire.ApprovalView) {
 		writeFileNumbers(r, "interpreter", &in.File)
 	}
 	r.line("cwd", fmt.Sprintf("%s  (dev %d, ino %d, mount %d)", strconv.Quote(id.Cwd.Path), id.Cwd.Dev, id.Cwd.Ino, id.Cwd.MntID))
-	r.line("workspace", fmt.Sprintf("%s  (dev %d, ino %d, mount %d)", plain(id.Workspace.Path), id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID))
+	r.line("workspace", fmt.Sprintf("%s  (dev %d, ino %d, mount %d)", view.Plain(id.Workspace.Path), id.Workspace.Dev, id.Workspace.Ino, id.Workspace.MntID))
 	r.line("environment", "a private HOME and TMPDIR, and:")
 	for _, kv := range id.Env {
-		r.line("", plain(kv.Name)+"="+strconv.Quote(kv.Value))
+		r.line("", view.Plain(kv.Name)+"="+strconv.Quote(kv.Value))
 	}
-	r.line("read+exec", strings.Join(plainAll(id.Policy.ReadExec), " "))
+	r.line("read+exec", strings.Join(view.PlainAll(id.Policy.ReadExec), " "))
 	if pol := &id.Policy; len(pol.ReadEntries)+len(pol.Excluded) > 0 {
-		r.line("/etc entries", strings.Join(plainAll(pol.ReadEntries), " "))
-		r.line("withheld", strings.Join(plainAll(pol.Excluded), " "))
+		r.line("/etc entries", strings.Join(view.PlainAll(pol.ReadEntries), " "))
+		r.line("withheld", strings.Join(view.PlainAll(pol.Excluded), " "))
 	}
-	rw := append([]string{plain(id.Workspace.Path), "(private HOME and TMPDIR)"}, plainAll(id.Policy.ReadWrite)...)
+	rw := append([]string{view.Plain(id.Workspace.Path), "(private HOME and TMPDIR)"}, view.PlainAll(id.Policy.ReadWrite)...)
 	r.line("read+write", strings.Join(rw, " "))
 	if c := cacheDir(id); c != "" {
-		r.line("cache", plain(c)+"  (kept after the action, shared by every action of this workspace)")
+		r.line("cache", view.Plain(c)+"  (kept after the action, shared by every action of this workspace)")
 	}
-	r.line("devices", strings.Join(plainAll(id.Policy.Devices), " "))
+	r.line("devices", strings.Join(view.PlainAll(id.Policy.Devices), " "))
 	if len(id.Egress) == 0 {
 		r.line("network", "none")
 	} else {
@@ -206,48 +205,26 @@ func (e *Env) writeFullIdentity(r *rows, v *wire.ApprovalView) {
 	r.line("binding", "approve --binding sealed-snapshot|in-place pins the other binding; <state>/bindings lists executables sealed by default")
 }
 
-// plain is s as it is when every rune of it prints as itself
-// (unicode.IsPrint), else quoted (strconv.Quote escapes each rune that
-// does not): a control rune (an escape sequence), a format rune (a bidi
-// override, a zero width), a line or paragraph separator, a space other
-// than ' ' or a byte of invalid UTF-8 would let the name it is in
-// rewrite, hide or reorder what the terminal shows.
-func plain(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-// plainAll is each of ss through plain.
-func plainAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = plain(s)
-	}
-	return out
-}
-
 // fileLine is a program file in one line: its canonical path, the links
 // that lead to it and its digest.
 func fileLine(f *wire.FileIdentity, chain []string) string {
 	via := ""
 	if len(chain) > 0 {
-		via = " (via " + strings.Join(plainAll(chain), " → ") + ")"
+		via = " (via " + strings.Join(view.PlainAll(chain), " → ") + ")"
 	}
-	return fmt.Sprintf("%s%s sha256 %s", plain(f.Path), via, hex.EncodeToString(f.SHA256))
+	return fmt.Sprintf("%s%s sha256 %s", view.Plain(f.Path), via, hex.EncodeToString(f.SHA256))
 }
 
 // shortFileLine is a program file for the short card: its canonical path,
 // beneath the workspace or the toolchain said so, and the first 12 digits
 // of its digest.
 func shortFileLine(id *wire.CommandIdentity, f *wire.FileIdentity) string {
-	path := plain(f.Path)
+	path := view.Plain(f.Path)
 	if rest, ok := strings.CutPrefix(f.Path, id.Workspace.Path+"/"); ok {
-		path = "the workspace's " + plain(rest)
+		path = "the workspace's " + view.Plain(rest)
 	} else if tc := id.Toolchain; tc != nil {
 		if rest, ok := strings.CutPrefix(f.Path, tc.Root+"/"); ok {
-			path = "the toolchain's " + plain(rest)
+			path = "the toolchain's " + view.Plain(rest)
 		}
 	}
 	return fmt.Sprintf("%s sha256 %s…", path, hex.EncodeToString(f.SHA256)[:12])

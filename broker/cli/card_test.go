@@ -332,24 +332,6 @@ func TestCardQuotesWhatTheRequestNames(t *testing.T) {
 	}
 }
 
-// TestPlainQuotesWhatDoesNotPrint: plain leaves a name that prints as
-// itself (spaces, quotes, accents, wide runes) and quotes one holding a
-// control, format (bidi), line or paragraph separator rune, or a byte of
-// invalid UTF-8.
-func TestPlainQuotesWhatDoesNotPrint(t *testing.T) {
-	for _, s := range []string{"/usr/local/go", "/home/josé/my project", `a "b" \c`, "/src/漢字", "↩"} {
-		if got := plain(s); got != s {
-			t.Errorf("plain(%q) = %s, want it as is", s, got)
-		}
-	}
-	for _, s := range []string{"\x1b[2K", "a\x7f", "\u009b2K", "\u202e", "\u2066", "\u200b", "\ufeff", "\u00ad", "\u2028", "\u2029", "\u00a0", "x\xff"} {
-		got := plain(s)
-		if unprintable(got) >= 0 || !strings.HasPrefix(got, `"`) {
-			t.Errorf("plain(%q) = %q, want it quoted", s, got)
-		}
-	}
-}
-
 // TestShortCardMarksACutWord: on the short card a word too long for a
 // row is cut with ↩ at the end of each row it continues from, so that it
 // never reads as two arguments; two arguments whose second goes on the

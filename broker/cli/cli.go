@@ -20,6 +20,7 @@ import (
 
 	"warrant/broker/client"
 	"warrant/broker/internal/statedir"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -256,7 +257,7 @@ func plainly(code, message string) string {
 // printable is s with each rune that does not print as itself (a control,
 // a bidi or other format rune, an invalid byte) written as its Go escape.
 func printable(s string) string {
-	if plain(s) == s {
+	if view.Plain(s) == s {
 		return s
 	}
 	var b strings.Builder

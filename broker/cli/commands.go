@@ -56,11 +56,10 @@ func runApprove(e *Env, args []string) error {
 	fmt.Fprintf(e.Stdout, "Granted lease %s for request %s: %d use(s) until %s, goal %s revision %d.\n",
 		l.ID, l.ApprovalID, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339), l.Goal, l.GoalRevision)
 	switch {
-	case !m.SetEgress:
-	case len(m.Egress) == 0:
+	case len(l.Egress) > 0:
+		fmt.Fprintf(e.Stdout, "May connect to: %s.\n", policy.EgressList(l.Egress))
+	case m.SetEgress:
 		fmt.Fprintln(e.Stdout, "It grants no network access.")
-	default:
-		fmt.Fprintf(e.Stdout, "It may connect to exactly: %s.\n", policy.EgressList(m.Egress))
 	}
 	return nil
 }
@@ -136,7 +135,8 @@ func shownLeases(ls []wire.LeaseView, all bool, now time.Time) []wire.LeaseView 
 
 // printLeases prints the leases shown of a page of listed ones, each
 // with its state as view.LeaseOf says it (the uses left of a usable
-// one), and under one that will not match, why.
+// one), under one that will not match, why, and under one with an
+// egress grant, the exact list it grants.
 func (e *Env) printLeases(shown []wire.LeaseView, listed int, now time.Time) {
 	if len(shown) == 0 {
 		fmt.Fprintf(e.Stdout, "No usable leases (%d spent, expired or revoked: --all lists them).\n", listed)
@@ -157,6 +157,9 @@ func (e *Env) printLeases(shown []wire.LeaseView, listed int, now time.Time) {
 		}
 		fmt.Fprintf(e.Stdout, "    goal %s rev %d%s, request %s, fingerprint %s\n",
 			v.Goal, v.GoalRevision, profile, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
+		if len(v.Egress) > 0 {
+			fmt.Fprintf(e.Stdout, "    May connect to: %s\n", policy.EgressList(v.Egress))
+		}
 	}
 }
 

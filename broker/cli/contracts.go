@@ -212,7 +212,7 @@ func contractsEnable(e *Env, args []string) error {
 		where = m.Workspace
 	}
 	fmt.Fprintf(e.Stdout, "Enabled contract %s as %s for %s (%s, profile %s): %d use(s) until %s.\n",
-		c.Name(), l.ID, plain(where), plain(l.Executable), l.Profile, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339))
+		c.Name(), l.ID, view.Plain(where), view.Plain(l.Executable), l.Profile, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339))
 	if p := programOf(l.Program); p != nil {
 		fmt.Fprintf(e.Stdout, "It binds %s.\n", p)
 	}
@@ -246,10 +246,10 @@ func programOf(p *wire.ProgramFile) *programShown {
 	return &programShown{Path: p.Path, SHA256: hex.EncodeToString(p.SHA256)}
 }
 
-// String is the file as a sentence names it: its path (plain) and the
+// String is the file as a sentence names it: its path (view.Plain) and the
 // start of its digest.
 func (p *programShown) String() string {
-	return plain(p.Path) + " (sha256 " + p.SHA256[:min(12, len(p.SHA256))] + "…)"
+	return view.Plain(p.Path) + " (sha256 " + p.SHA256[:min(12, len(p.SHA256))] + "…)"
 }
 
 // contractOffered is one contract offered for a request under the JSON

@@ -59,7 +59,7 @@
 // wrapped to the terminal (80 columns off one, its width read in
 // tty.go; a word cut ends its row with ↩) in at most 20 rows for an
 // ordinary command, no byte of the request as is (a name that does not
-// print as itself is quoted: plain); a request with an egress grant has
+// print as itself is quoted: view.Plain); a request with an egress grant has
 // network rows: "May connect to:" and the exact entries, a literal local
 // address marked so, and what the broker's proxy cannot promise
 // (policy.EgressList, policy.EgressLimit); --debug adds the host's own account of a missing

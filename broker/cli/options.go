@@ -19,6 +19,7 @@ type BrokerOptions struct {
 	CargoTarget bool       // --cargo-target-cache
 	Witness     string     // --witness DIR (serve only)
 	Warm        bool       // keep a launcher started ahead (serve: a daemon runs many actions)
+	WriteHints  bool       // --write-hints
 }
 
 // BrokerFlags registers the flags serve and run share for the broker they
@@ -26,6 +27,7 @@ type BrokerOptions struct {
 func (e *Env) BrokerFlags(o *BrokerOptions) {
 	e.Flags.Var(&o.Env, "env", "`NAME=VALUE`: a toolchain variable for every target, shown on the card (repeatable; after <state>/env)")
 	e.Flags.BoolVar(&o.CargoTarget, "cargo-target-cache", false, "point CARGO_TARGET_DIR into each workspace's cache")
+	e.Flags.BoolVar(&o.WriteHints, "write-hints", false, "record a target's writes outside the writable scope as hints (each write-intent open then waits for the broker: slower builds)")
 }
 
 // DialFor dials the daemon on the state directory for a command that
@@ -38,10 +40,10 @@ func (e *Env) DialFor(o BrokerOptions) (*client.Client, error) {
 	if err != nil {
 		return nil, nil
 	}
-	if len(o.Env) > 0 || o.CargoTarget {
+	if len(o.Env) > 0 || o.CargoTarget || o.WriteHints {
 		cl.Close()
-		return nil, UsageError{fmt.Sprintf("--env and --cargo-target-cache configure the embedded broker, but a daemon answers on %s: "+
-			"declare them where it starts (broker serve --env NAME=VALUE, or %s)", e.State, filepath.Join(e.State, "env"))}
+		return nil, UsageError{fmt.Sprintf("--env, --cargo-target-cache and --write-hints configure the embedded broker, but a daemon answers on %s: "+
+			"declare them where it starts (broker serve --env NAME=VALUE --write-hints, or %s)", e.State, filepath.Join(e.State, "env"))}
 	}
 	return cl, nil
 }

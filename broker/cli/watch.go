@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -109,9 +110,9 @@ func (e *Env) watch() error {
 		defer close(quit)
 		keys = readKeys(os.Stdin, quit, interrupt, broke)
 		w.flush = func() { flushInput(os.Stdin) }
-		fmt.Fprintf(e.Stdout, "Watching the approval requests of %s; each appears as it arrives. q quits.\n", plain(e.State))
+		fmt.Fprintf(e.Stdout, "Watching the approval requests of %s; each appears as it arrives. q quits.\n", view.Plain(e.State))
 	} else {
-		fmt.Fprintf(e.Stdout, "Watching the approval requests of %s.\n", plain(e.State))
+		fmt.Fprintf(e.Stdout, "Watching the approval requests of %s.\n", view.Plain(e.State))
 		fmt.Fprintln(e.Stderr, "broker approvals --watch: not on a terminal, so it prints each request as it arrives and decides nothing "+
 			"(broker approve and broker deny decide)")
 	}
@@ -302,9 +303,9 @@ func leftNote(id string, v *wire.ApprovalView) string {
 	case v.State == wire.RequestApproved:
 		return id + " was approved elsewhere"
 	case v.State == wire.RequestDenied:
-		return fmt.Sprintf("%s was denied elsewhere: %s", id, plain(v.Reason))
+		return fmt.Sprintf("%s was denied elsewhere: %s", id, view.Plain(v.Reason))
 	}
-	return fmt.Sprintf("%s expired: %s", id, plain(v.Reason))
+	return fmt.Sprintf("%s expired: %s", id, view.Plain(v.Reason))
 }
 
 func (w *watcher) queued(id string) bool {
@@ -317,12 +318,12 @@ func (w *watcher) queued(id string) bool {
 }
 
 // say prints one line of news, below the question if one is shown. What
-// the broker or a request brings is passed through plain by the caller;
+// the broker or a request brings is passed through view.Plain by the caller;
 // the line as a whole goes through it too, so that no byte of it reaches
 // the terminal as is.
 func (w *watcher) say(format string, a ...any) {
 	w.endLine()
-	fmt.Fprintln(w.e.Stdout, plain(fmt.Sprintf(format, a...)))
+	fmt.Fprintln(w.e.Stdout, view.Plain(fmt.Sprintf(format, a...)))
 	w.lastCard = ""
 }
 

@@ -102,7 +102,7 @@ func (w *watcher) ask() {
 	case askReason:
 		fmt.Fprintf(w.e.Stdout, "  Deny %s; the reason (Enter denies, Esc goes back): ", v.ID)
 	case askEnable:
-		fmt.Fprintf(w.e.Stdout, "  Enable contract %s here for %d uses over %s, approving %s? [y/N] ", plain(w.offer.Name), enableUses, Age(enableTTL), v.ID)
+		fmt.Fprintf(w.e.Stdout, "  Enable contract %s here for %d uses over %s, approving %s? [y/N] ", view.Plain(w.offer.Name), enableUses, Age(enableTTL), v.ID)
 	}
 	w.e.Stdout.Write(w.input)
 	w.asking = true
@@ -131,7 +131,7 @@ func (w *watcher) key(ctx context.Context, k key) bool {
 		if k.b == 'y' {
 			w.enable(ctx)
 		} else {
-			w.say("Contract %s not enabled.", plain(w.offer.Name))
+			w.say("Contract %s not enabled.", view.Plain(w.offer.Name))
 		}
 		w.offer = nil
 	default:
@@ -217,7 +217,7 @@ func (w *watcher) grant(ctx context.Context, v *wire.ApprovalView, uses uint32) 
 		return
 	}
 	w.settled(v.ID)
-	w.say("%s: granted %d use(s) on lease %s, until %s.", v.ID, l.UsesLeft, plain(l.ID), time.Unix(l.ExpiresUnix, 0).Format(time.TimeOnly))
+	w.say("%s: granted %d use(s) on lease %s, until %s.", v.ID, l.UsesLeft, view.Plain(l.ID), time.Unix(l.ExpiresUnix, 0).Format(time.TimeOnly))
 }
 
 func (w *watcher) deny(ctx context.Context, v *wire.ApprovalView, reason string) {
@@ -230,7 +230,7 @@ func (w *watcher) deny(ctx context.Context, v *wire.ApprovalView, reason string)
 		return
 	}
 	w.settled(v.ID)
-	w.say("%s: denied (%s).", v.ID, plain(reason))
+	w.say("%s: denied (%s).", v.ID, view.Plain(reason))
 }
 
 // offerContract shows the library contract that covers request v and
@@ -247,13 +247,13 @@ func (w *watcher) offerContract(ctx context.Context, v *wire.ApprovalView) {
 		return
 	}
 	o := &offers[0]
-	w.say("Contract %s: %s", plain(o.Name), plain(o.Description))
+	w.say("Contract %s: %s", view.Plain(o.Name), view.Plain(o.Description))
 	for line := range strings.SplitSeq(strings.TrimRight(o.Usage, "\n"), "\n") {
-		w.say("    %s", plain(line))
+		w.say("    %s", view.Plain(line))
 	}
 	w.say("  It covers these commands asked for here:")
 	for _, c := range o.Covers {
-		w.say("    %s", plain(c))
+		w.say("    %s", view.Plain(c))
 	}
 	w.mode, w.offer = askEnable, o
 }
@@ -271,7 +271,7 @@ func (w *watcher) enable(ctx context.Context) {
 	}
 	w.settled(v.ID)
 	w.say("Enabled contract %s as %s: %d use(s) until %s, for every command its grammar accepts here; %s is approved.",
-		plain(name), plain(l.ID), l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.TimeOnly), v.ID)
+		view.Plain(name), view.Plain(l.ID), l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.TimeOnly), v.ID)
 }
 
 // untilDone is call, a request to the broker that takes no context, made

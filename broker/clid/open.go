@@ -100,7 +100,8 @@ func openBroker(ctx context.Context, e *cli.Env, o cli.BrokerOptions, logw io.Wr
 			live(handle, s, p)
 		}
 	}
-	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8]), Warm: o.Warm}, logf)
+	r, err := runner.New(runner.Options{Launcher: path, Live: publish, Scope: hex.EncodeToString(scope[:8]), Warm: o.Warm,
+		WriteHints: o.WriteHints}, logf)
 	if err != nil {
 		lock.Release()
 		return nil, err

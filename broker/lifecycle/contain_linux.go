@@ -36,6 +36,9 @@ func (s *supervisor) prepareMetadata() {
 		}
 	}
 	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), []string{q.Home, q.Tmp}, pins)
+	if s.meta != nil && q.ObserveWrites { // the launcher loads the filter that notifies write-intent opens
+		s.meta.ObserveWrites()
+	}
 	if e := &s.spec.Egress; s.meta != nil && len(e.Granted) > 0 { // Egress.check: Proxy is set
 		s.session = e.Proxy.Open(e.Lease, e.Granted, s.meta.Record)
 		s.meta.AllowEgress(s.session)
@@ -61,23 +64,26 @@ func (s *supervisor) serveMetadata(fds []int) error {
 	return nil
 }
 
-// stopMetadata stops the metadata server once the action is over and
-// records what it answered; then, with no connect left to admit, closes
-// the action's egress session and records what it carried.
+// stopMetadata stops the metadata server once the action is over (its
+// group is gone) and records what it answered; then, with no connect
+// left to admit, closes the action's egress session and records what it
+// carried. The denials are taken last: the proxy may refuse a request
+// (Record) until the session has closed.
 func (s *supervisor) stopMetadata() {
-	if s.meta != nil {
-		st := s.meta.Stop()
-		s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused
-		s.r.MetadataCPU, s.r.MetadataHeld = st.CPU, st.Held
-		if s.metaServed {
-			s.r.Denials = st.Denials
-		}
-		s.meta = nil
+	if s.meta == nil {
+		return
 	}
+	st := s.meta.Stop()
+	s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused
+	s.r.MetadataCPU, s.r.MetadataHeld = st.CPU, st.Held
 	if s.session != nil {
 		s.r.Egress = s.session.Close()
 		s.session = nil
 	}
+	if s.metaServed {
+		s.r.Denials = s.meta.Denials()
+	}
+	s.meta = nil
 }
 
 // noEgress is empty: the broker answers every connect of the target

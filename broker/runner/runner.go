@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -132,6 +133,7 @@ type Runner struct {
 	// the protected paths are bound read-only.
 	noMountNS string
 	live      func(handle string, stream receipt.StreamName, redacted []byte)
+	hints     bool // launches observe write-intent opens (Options.WriteHints)
 
 	mu      sync.Mutex
 	running map[string]chan struct{} // handle → closed to cancel
@@ -153,6 +155,12 @@ type Options struct {
 	// released (for `broker run` in the foreground). It must not keep the
 	// slice.
 	Live func(handle string, stream receipt.StreamName, redacted []byte)
+	// WriteHints turns on the observer of write-intent opens on Linux
+	// (wire.SpawnRequest.ObserveWrites): a write Landlock refuses is
+	// then recorded as a hint, and each such open costs a round trip to
+	// the broker (a build that writes many files is measurably slower:
+	// BenchmarkWriteHintObserver), which is why it is off by default.
+	WriteHints bool
 }
 
 // New pins the launcher, makes this process the subreaper of its
@@ -172,7 +180,8 @@ func New(o Options, logf func(string, ...any)) (*Runner, error) {
 		l.close()
 		return nil, fmt.Errorf("build redaction rules: %w", err)
 	}
-	r := &Runner{launcher: l, rules: rules, live: o.Live, running: map[string]chan struct{}{}}
+	r := &Runner{launcher: l, rules: rules, live: o.Live, hints: runtime.GOOS == "linux" && o.WriteHints,
+		running: map[string]chan struct{}{}}
 	if cg, err := lifecycle.DetectCgroups(o.Scope); err == nil {
 		r.cgroups, r.limits = cg, cg.Enforcement()
 	} else {
@@ -390,6 +399,7 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 	if r.noMountNS == "" {
 		req.Protect = l.Protect
 	}
+	req.ObserveWrites = r.hints
 	return lifecycle.Spec{
 		ID: l.Handle, Launcher: r.launcher.path, Request: req,
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,

@@ -2,10 +2,36 @@ package view
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
+
+// Plain is s as it is when every rune of it prints as itself
+// (unicode.IsPrint), else quoted (strconv.Quote escapes each rune that
+// does not): a control rune (an escape sequence), a format rune (a bidi
+// override, a zero width), a line or paragraph separator, a space other
+// than ' ' or a byte of invalid UTF-8 would let the name it is in
+// rewrite, hide or reorder what the terminal shows. It is how every
+// name a request, a target or the host brings (a path, a host a target
+// named to the proxy, a refusal's message) is printed: the card, the
+// CLI's rows, a receipt, the broker's refusals.
+func Plain(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// PlainAll is each of ss through Plain.
+func PlainAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Plain(s)
+	}
+	return out
+}
 
 // CommandLine is a command for a person: each word quoted for a POSIX
 // shell when it needs it, so that a copy pasted into a shell is the same

@@ -27,10 +27,10 @@ type Denial struct {
 }
 
 // DenialsSeen says what watched an action for refusals and how many it
-// saw: Total counts every refused call, Unlisted those of kinds past the
-// cap of wire.MaxDenials records, and Counts every one exactly by class,
-// so that a flood of refusals of distinct objects, which fills the
-// records, hides no other kind of refusal.
+// saw: Total counts every refused call and every hint, Unlisted those of
+// kinds past the cap of wire.MaxDenials records, and Counts every one
+// exactly by class, so that a flood of refusals of distinct objects,
+// which fills the records, hides no other kind of refusal.
 type DenialsSeen struct {
 	Sources  []string      `json:"sources"`
 	Total    uint64        `json:"total"`
@@ -180,25 +180,59 @@ func (d *Denial) line(first string) string {
 	if first != "" {
 		first = "; first " + first
 	}
-	return fmt.Sprintf("%s: %d× %s (%s; source %s%s) — %s", d.Effect, d.Count, what, d.Why, d.Source, first,
+	source := d.Source
+	if source == wire.SourceHint.String() { // never a decision: say what it rests on
+		source += ": the path as the target named it, Landlock's own refusal not seen"
+	}
+	return fmt.Sprintf("%s: %d× %s (%s; source %s%s) — %s", d.Effect, d.Count, what, d.Why, source, first,
 		strings.TrimSuffix(d.Remedy, cannotGrant))
 }
 
+// hints is how many of the calls counted are hints (source hint), of
+// all and of kinds past the cap: a hint is the target's path, not a
+// refusal seen, and is counted apart from refusals where text says how
+// many.
+func hints(counts []DenialCount) (total, unlisted uint64) {
+	for _, c := range counts {
+		if c.Source == wire.SourceHint.String() {
+			total += c.Count
+			unlisted += c.Unlisted
+		}
+	}
+	return total, unlisted
+}
+
+// andHints is " and n hint(s)", or "" for none.
+func andHints(n uint64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d hint(s)", n)
+}
+
 // writeDenials says the refusals, a line each after a heading: those
-// that may explain a failure, the routine ones when the action did not
-// succeed (they are noise when it did), how many calls were of kinds past
-// the cap, and that the agent cannot grant any remedy itself.
+// that may explain a failure, the hints under their own (they are not
+// refusals seen), the routine ones when the action did not succeed (they
+// are noise when it did), how many calls were of kinds past the cap, and
+// that the agent cannot grant any remedy itself.
 func writeDenials(b *strings.Builder, listed, routine []Denial, seen *DenialsSeen, succeeded bool) {
 	if seen == nil || seen.Total == 0 {
 		return
 	}
 	said := false
-	for i := range listed {
-		if !said {
-			b.WriteString("\n  the sandbox refused:")
-			said = true
+	for _, hinted := range []bool{false, true} {
+		heading := "\n  the sandbox refused:"
+		if hinted {
+			heading = "\n  writes Landlock refuses, seen only as hints (the target's path; Landlock's own refusal not seen):"
 		}
-		b.WriteString("\n    " + listed[i].line(""))
+		for i := range listed {
+			if (listed[i].Source == wire.SourceHint.String()) != hinted {
+				continue
+			}
+			b.WriteString(heading)
+			heading, said = "", true
+			b.WriteString("\n    " + listed[i].line(""))
+		}
 	}
 	if !succeeded {
 		for i := range routine {
@@ -210,7 +244,8 @@ func writeDenials(b *strings.Builder, listed, routine []Denial, seen *DenialsSee
 		said = said || len(routine) > 0
 	}
 	if seen.Unlisted > 0 {
-		fmt.Fprintf(b, "\n  and %d more refused call(s) of kinds past the first %d, by class:", seen.Unlisted, wire.MaxDenials)
+		_, h := hints(seen.Counts)
+		fmt.Fprintf(b, "\n  and %d more refused call(s)%s of kinds past the first %d, by class:", seen.Unlisted-h, andHints(h), wire.MaxDenials)
 		writeUnlisted(b, "\n    ", seen.Counts)
 		said = true
 	}
@@ -238,7 +273,8 @@ func writeReceiptDenials(w io.Writer, d *receipt.Denials) {
 	}
 	wd := d.Wire()
 	_, _, seen := denialsOf(wd)
-	fmt.Fprintf(w, "Refused   %d call(s), seen by %s", d.Total, strings.Join(d.Sources, ", "))
+	h, _ := hints(seen.Counts)
+	fmt.Fprintf(w, "Refused   %d call(s)%s, seen by %s", d.Total-h, andHints(h), strings.Join(d.Sources, ", "))
 	if seen.Unlisted > 0 {
 		fmt.Fprintf(w, " (%d of kinds past the first %d, not listed but counted by class)", seen.Unlisted, wire.MaxDenials)
 	}

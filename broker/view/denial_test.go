@@ -121,3 +121,49 @@ func TestReceiptSaysDenials(t *testing.T) {
 		}
 	}
 }
+
+// A hint is not a refusal seen: broker run's text lists hints under
+// their own heading, not "the sandbox refused:", and receipts show
+// counts them apart from the refused calls.
+func TestHintsSaidApart(t *testing.T) {
+	at := time.Unix(1_700_000_000, 0)
+	d := &wire.Denials{Sources: []string{"broker", "hint"}, Total: 3, Counts: []wire.DenialCount{
+		{Effect: wire.EffectMetadata, Call: "chmod", Rule: wire.RuleOutsideScope, Source: wire.SourceBroker, Count: 1},
+		{Effect: wire.EffectCreate, Call: "openat", Rule: wire.RuleOutsideScope, Source: wire.SourceHint, Count: 2},
+	}, Records: []wire.Denial{
+		{Effect: wire.EffectCreate, Call: "openat", Object: "/etc/x", Rule: wire.RuleOutsideScope, Source: wire.SourceHint,
+			Count: 2, FirstUnixNs: at.UnixNano()},
+		{Effect: wire.EffectMetadata, Call: "chmod", Object: "/etc/hosts", Rule: wire.RuleOutsideScope, Source: wire.SourceBroker,
+			Count: 1, FirstUnixNs: at.UnixNano()},
+	}}
+	e := testEnding(1, d)
+	a := e.Action()
+	if len(a.Denials) != 2 || a.DenialsSeen.Total != 3 {
+		t.Fatalf("%+v %+v", a.Denials, a.DenialsSeen)
+	}
+	s := a.Summary()
+	for _, want := range []string{
+		"\n  the sandbox refused:\n    metadata: 1× chmod /etc/hosts (outside the writable scope; source broker) — ",
+		"\n  writes Landlock refuses, seen only as hints (the target's path; Landlock's own refusal not seen):\n    create: 2× openat /etc/x ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, s)
+		}
+	}
+	if strings.Count(s, "the sandbox refused:") != 1 || strings.Index(s, "openat /etc/x") < strings.Index(s, "hints") {
+		t.Errorf("a hint listed as a refusal:\n%s", s)
+	}
+	onlyHints := testEnding(1, &wire.Denials{Sources: d.Sources, Total: 2, Counts: d.Counts[1:], Records: d.Records[:1]})
+	if a := onlyHints.Action(); strings.Contains(a.Summary(), "the sandbox refused") || !strings.Contains(a.Summary(), "seen only as hints") {
+		t.Errorf("hints alone:\n%s", a.Summary())
+	}
+	r := receipt.DenialsOf(d, func(t time.Time) receipt.Time { return receipt.Stamp(0, t) })
+	if err := r.Wire().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeReceiptDenials(&b, r)
+	if want := "Refused   1 call(s) and 2 hint(s), seen by broker, hint\n"; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("receipts show does not say %q:\n%s", want, b.String())
+	}
+}

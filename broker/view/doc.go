@@ -8,7 +8,8 @@
 // WriteReceipt),
 // and its retained output, head and tail, for `broker output`
 // (Shown.Output, only from a receipt that verifies), a command line
-// quoted for a shell (CommandLine), the operator's objects (Approval,
+// quoted for a shell (CommandLine) and a name quoted for a terminal when
+// it would not print as itself (Plain), the operator's objects (Approval,
 // Lease, ActionEntry, Identity), and the JSON convention's helpers
 // (json.go: Document, Time, Text, List; docs/json.md). The CLI and the
 // MCP server (broker/mcp) share it so that both say the same thing in the

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"warrant/receipt"
 	"warrant/wire"
@@ -36,7 +34,7 @@ type EgressTotal struct {
 }
 
 // EgressConnection is one connection the target asked the proxy for:
-// Host and Port as the client named them; Address what the broker
+// Host and Port as the client named them (wire.EgressConnection); Address what the broker
 // resolved and connected to (null when refused before that); SNI the
 // server name the client's TLS hello carried (null when none); the
 // bytes the proxy wrote to the upstream (up) and read from it (down);
@@ -95,7 +93,7 @@ func (e *Egress) line() string {
 		}
 	}
 	if e.Total == 0 {
-		b.WriteString(" (granted " + strings.Join(plainAll(e.Granted), ", ") + ")")
+		b.WriteString(" (granted " + strings.Join(PlainAll(e.Granted), ", ") + ")")
 	}
 	return b.String()
 }
@@ -107,7 +105,7 @@ func writeReceiptEgress(w io.Writer, e *receipt.Egress) {
 	if e == nil {
 		return
 	}
-	fmt.Fprintf(w, "Egress    granted %s\n", strings.Join(plainAll(e.Granted), ", "))
+	fmt.Fprintf(w, "Egress    granted %s\n", strings.Join(PlainAll(e.Granted), ", "))
 	fmt.Fprintf(w, "          %d connection(s) through the proxy, %d refused\n", e.Total, e.Refused)
 	for _, t := range e.Totals {
 		fmt.Fprintf(w, "          %s: %d connection(s), %d bytes up, %d bytes down\n", Plain(t.Entry), t.Connections, t.UpBytes, t.DownBytes)
@@ -150,26 +148,4 @@ func Size(n uint64) string {
 		v, unit = v/1024, unit+1
 	}
 	return fmt.Sprintf("%.1f %s", v, []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}[unit])
-}
-
-// Plain is s as it is when every rune of it prints as itself
-// (unicode.IsPrint), else quoted (strconv.Quote escapes each rune that
-// does not): a control rune (an escape sequence), a format rune (a bidi
-// override, a zero width), a line or paragraph separator, a space other
-// than ' ' or a byte of invalid UTF-8 would let the name it is in
-// rewrite, hide or reorder what the terminal shows. A host a target
-// named to the proxy is its choice of bytes.
-func Plain(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-func plainAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = Plain(s)
-	}
-	return out
 }

@@ -27,6 +27,10 @@ type Identity struct {
 	// Toolchain is null when the executable lies in no toolchain layout
 	// the broker recognised.
 	Toolchain *Toolchain `json:"toolchain"`
+	// Egress is the exact list of "host:port" entries the action may
+	// reach through the broker's proxy: what a request asked for, or an
+	// approval granted; empty, no network at all.
+	Egress []string `json:"egress"`
 }
 
 // GitIdentity is the operator's user.name and user.email.
@@ -112,6 +116,7 @@ func IdentityOf(id *wire.CommandIdentity) Identity {
 		v.Binding = Text(id.Binding.String())
 	}
 	v.Toolchain = ToolchainOf(id.Toolchain)
+	v.Egress = NonNil(id.Egress)
 	if g := id.GitIdentity; g != nil {
 		v.GitIdentity = &GitIdentity{Name: g.Name, Email: g.Email}
 	}

@@ -55,6 +55,10 @@ type Lease struct {
 	ArgvTruncated bool     `json:"argv_truncated"`
 	// Profile is the profile the lease's identity binds, or null.
 	Profile *string `json:"profile"`
+	// Egress is the exact list of "host:port" entries the lease grants:
+	// its request's, or the list the operator approved instead
+	// (`broker approve --egress`); empty, no network at all.
+	Egress []string `json:"egress"`
 	// WillNotMatch says why the lease can never match on the broker that
 	// listed it ("granted under policy sha256 … (what differs), will not
 	// match"); null when it may.
@@ -77,7 +81,7 @@ func LeaseOf(l *wire.LeaseView, now time.Time) Lease {
 	return Lease{ID: l.ID, ApprovalID: l.ApprovalID, Goal: l.Goal, GoalRevision: l.GoalRevision,
 		Fingerprint: hex.EncodeToString(l.Fingerprint), Expires: UnixTime(l.ExpiresUnix), UsesLeft: l.UsesLeft,
 		Revoked: l.Revoked, State: state, Executable: l.Executable, Argv: NonNil(l.Argv), ArgvTruncated: l.ArgvTruncated,
-		Profile: optionalProfile(l.Profile), WillNotMatch: Text(l.WillNotMatch)}
+		Profile: optionalProfile(l.Profile), Egress: NonNil(l.Egress), WillNotMatch: Text(l.WillNotMatch)}
 }
 
 // ActionEntry is one action of `broker actions`; its outcome is null until

@@ -16,8 +16,11 @@
 // malformed name, one of the fixed four (PATH, HOME, TMPDIR, TERM), and
 // every Denied name: LD_*, secret-looking names (*_TOKEN, *_KEY,
 // *SECRET*, *PASSWORD*, *PASSWD*, *CREDENTIAL*, AWS_*), credential agents
-// (SSH_AUTH_SOCK, SSH_AGENT_PID, GPG_AGENT_INFO), proxies (*_PROXY) and
-// warrant's own WARRANT_*, ignoring case. The broker adds the workspace
+// (SSH_AUTH_SOCK, SSH_AGENT_PID, GPG_AGENT_INFO), proxies (*_PROXY,
+// NO_PROXY and npm's npm_config_proxy among them) and warrant's own
+// WARRANT_*, ignoring case. The proxy variables of an action with an
+// egress lease are the broker's own (ProxyEnv: its proxy's address, in
+// each client's spelling), never an operator's. The broker adds the workspace
 // cache's variables the same way (broker/internal/caches). All of them are
 // in the identity, so the fingerprint covers names and values and the
 // approval card shows them; receipts list the names.

@@ -72,7 +72,8 @@ func Denied(name string) string {
 	case u == "SSH_AUTH_SOCK", u == "SSH_AGENT_PID", u == "GPG_AGENT_INFO":
 		return "it leads to a credential agent"
 	case strings.HasSuffix(u, "_PROXY"):
-		return "it names a proxy (*_PROXY), which may carry credentials, and the target has no network"
+		return "it names a proxy (*_PROXY: HTTPS_PROXY, NO_PROXY, npm_config_proxy, …), which may carry credentials; " +
+			"the broker sets these itself, to its own proxy, for an action with an egress lease (broker run --egress HOST:PORT), and to nothing else"
 	case strings.HasPrefix(u, "WARRANT_"):
 		return "it is one of warrant's own variables (WARRANT_*)"
 	}
@@ -90,7 +91,7 @@ func Declare(name, value string) error {
 	case fixed[name]:
 		return fmt.Errorf("%s is fixed by warrant (PATH is the sanitized PATH, TERM is dumb, HOME and TMPDIR are per action)", name)
 	case Denied(name) != "":
-		return fmt.Errorf("%s is refused: %s; warrant never passes such a variable to a target", name, Denied(name))
+		return fmt.Errorf("%s is refused: %s; no value of an operator's reaches a target", name, Denied(name))
 	case len(value) > wire.MaxArgBytes || strings.IndexByte(value, 0) >= 0 || !utf8.ValidString(value):
 		return fmt.Errorf("the value of %s must be valid UTF-8 without NUL, at most %d bytes", name, wire.MaxArgBytes)
 	}

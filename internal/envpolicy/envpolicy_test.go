@@ -120,6 +120,12 @@ func TestDeclareRefuses(t *testing.T) {
 	if err := Declare("GOROOT", "a\x00b"); err == nil {
 		t.Error("a value with a NUL was accepted")
 	}
+	for _, name := range []string{"HTTPS_PROXY", "NO_PROXY", "no_proxy", "npm_config_proxy", "PIP_PROXY"} {
+		if err := Declare(name, "http://proxy.example:3128"); err == nil || !strings.Contains(err.Error(), "the broker sets these itself") ||
+			!strings.Contains(err.Error(), "egress lease (broker run --egress") {
+			t.Errorf("Declare(%q) does not say the broker sets it for an egress lease: %v", name, err)
+		}
+	}
 }
 
 // TestCheckProxyEnvironment: with an egress port, Check accepts exactly

@@ -125,7 +125,11 @@
 //     no kernel rule refuses a chmod with a setuid or setgid bit: the
 //     broker alone performs a target's chmod, refuses such a mode under
 //     its own rule (recorded; a rule here would refuse it unrecorded) and
-//     masks both bits off whatever it performs (metadata.setMode).
+//     masks both bits off whatever it performs (metadata.setMode). With
+//     ObserveWrites the main program is its hints variant, which also
+//     notifies open and openat with write intent and every creat: the
+//     broker records a hint and always lets it continue, Landlock decides
+//     (broker/internal/metadata). Ready carries the loaded digests.
 //  11. Send Ready with the measured facts and the listener (SCM_RIGHTS),
 //     whose metadata calls the broker answers (why: docs/architecture.md
 //     §2.5) and whose named denials it refuses and counts
@@ -180,10 +184,10 @@
 // outside the action are not scoped (the policy's MinLandlockABI decides
 // whether that is acceptable; landlockabi.Floor demands ABI 6 wherever
 // the kernel has it): a target may then kill a broker of its uid, which
-// leaves every notified call ENOSYS, never performed (step 10); a directory's identity is (dev, ino, mnt_id, birth
-// time), so a cwd removed and recreated on a reused inode number is told
-// apart only where the filesystem records birth times (ext4, xfs, btrfs,
-// tmpfs do).
+// leaves every notified call ENOSYS, never performed (step 10); a
+// directory's identity is (dev, ino, mnt_id, birth time), so a cwd
+// removed and recreated on a reused inode number is told apart only where
+// the filesystem records birth times (ext4, xfs, btrfs, tmpfs do).
 //
 // # Dependencies and size
 //
@@ -193,6 +197,6 @@
 // effort, all threads). The syscall package links libcap's psx without
 // calling it: build with CGO_ENABLED=0 (as the integration tests do), else
 // psx's cgo variant makes a dynamically linked program. cmd/launcher and
-// this package, seccompgen included, are 1,797 non-test, non-blank lines
+// this package, seccompgen included, are 1,871 non-test, non-blank lines
 // (the budget is 2,000).
 package linux

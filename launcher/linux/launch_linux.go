@@ -83,7 +83,7 @@ func prepare() (*wire.Ready, *execution, error) {
 		return nil, nil, err
 	}
 	unix.Close(fds.workspace)
-	if ready.SeccompDigest, exec.listener, err = installSeccomp(); err != nil {
+	if ready.SeccompDigest, exec.listener, err = installSeccomp(req.ObserveWrites); err != nil {
 		return nil, nil, err
 	}
 	return ready, exec, nil

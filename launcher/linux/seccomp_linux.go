@@ -21,9 +21,11 @@ import (
 // they are (the argument filter first, then the main filter) and returns
 // the SHA-256 of their concatenation and the main filter's notification
 // listener, which the broker answers for the metadata calls and the named
-// denials (seccompgen's notified and denied lists). An architecture
-// without generated programs is refused.
-func installSeccomp() (digest []byte, listener int, err error) {
+// denials (seccompgen's notified and denied lists), and with hints the
+// write-intent opens, which it lets continue. An architecture without
+// generated programs is refused.
+func installSeccomp(hints bool) (digest []byte, listener int, err error) {
+	programs := programs(hints)
 	if len(programs) == 0 {
 		return nil, -1, wire.Errorf(wire.CodeSandboxUnavailable, "no seccomp programs were generated for this architecture")
 	}

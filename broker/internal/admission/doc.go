@@ -13,7 +13,7 @@
 //	                the toolchain and the asked egress, presets expanded, added),
 //	                ResolveProbe (the capability probe's program), a bare name
 //	                missing from the sanitized PATH found on the broker's own
-//	                (notOnPath); Plain
+//	                (notOnPath)
 //	inputs.go       an action's environment and policy (Inputs, identity.Inputs):
 //	                the default policy, the workspace's cache, the toolchain
 //	                (decide); the environment every identity starts from (ActionEnv)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"warrant/broker/internal/caches"
@@ -12,6 +11,7 @@ import (
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/toolchain"
+	"warrant/broker/view"
 	"warrant/wire"
 )
 
@@ -62,20 +62,16 @@ func (r *Resolver) Resolve(s *wire.Submit) (*identity.Resolved, error) {
 		env, pol, t, err := r.decide(ws, exe) // inputs.go
 		tc = t
 		return env, pol, err
-	})
-	if err != nil {
-		return nil, r.notOnPath(err, &s.Request)
-	}
-	if err := res.Amend(func(id *wire.CommandIdentity) {
+	}, func(id *wire.CommandIdentity) {
 		if sealedByDefault(r.Sealed, &id.Executable) {
 			id.Binding = wire.SealedSnapshot
 		}
 		id.GitIdentity = r.Git
 		id.Toolchain = tc
 		id.Egress = granted
-	}); err != nil {
-		res.Close()
-		return nil, err
+	})
+	if err != nil {
+		return nil, r.notOnPath(err, &s.Request)
 	}
 	return res, nil
 }
@@ -94,7 +90,7 @@ func (r *Resolver) ResolveProbe(s *wire.Submit, extraEnv []string, root string) 
 	return identity.Resolve(s, r.Protected.Without(root), func(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
 		pol, err := policy.For(r.Base, r.Withheld, ws.Path, exe)
 		return env, pol, err
-	})
+	}, nil)
 }
 
 // notOnPath adds to the refusal err of req, when req names a bare
@@ -114,7 +110,7 @@ func (r *Resolver) notOnPath(err error, req *wire.ActionRequest) error {
 		if len(req.Argv) > 0 {
 			args = " …" // the same arguments; not repeated unquoted
 		}
-		out.Message += "; " + Plain(req.Executable) + " is " + Plain(p) + " on your PATH; run it by that path: broker run -- " + Plain(p) + args
+		out.Message += "; " + view.Plain(req.Executable) + " is " + view.Plain(p) + " on your PATH; run it by that path: broker run -- " + view.Plain(p) + args
 	} else {
 		out.Message += ", and not on your PATH either"
 	}
@@ -141,13 +137,4 @@ func (r *Resolver) onHostPath(name string) string {
 		}
 	}
 	return ""
-}
-
-// Plain is s as it is when every byte of it prints as itself, else
-// quoted: a file name may hold anything but '/' and NUL.
-func Plain(s string) string {
-	if q := strconv.Quote(s); q[1:len(q)-1] != s {
-		return q
-	}
-	return s
 }

@@ -4,19 +4,54 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"warrant/wire"
 )
 
-var (
-	contractName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	slotName     = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	flagName     = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9_.-]{0,61}$`)
-	bareName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$`)
+// The names of the grammar, each an ASCII class for its first byte and
+// one for the rest, checked byte by byte (nameOf): as regular expressions
+// (^[a-z][a-z0-9-]{0,63}$ …) their counted repetitions compiled into
+// thousands of instructions at every start of every binary linking this
+// package, 3.8 ms of the thin client's.
+const (
+	lower = "abcdefghijklmnopqrstuvwxyz"
+	alnum = lower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 )
+
+// nameOf reports whether s is one byte of first, then at most max-1
+// bytes of rest. The classes are ASCII, so a byte is a character.
+func nameOf(s string, max int, first, rest string) bool {
+	if s == "" || len(s) > max || strings.IndexByte(first, s[0]) < 0 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if strings.IndexByte(rest, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// contractName is ^[a-z][a-z0-9-]{0,63}$.
+func contractName(s string) bool { return nameOf(s, 64, lower, lower+"0123456789-") }
+
+// slotName is ^[a-z][a-z0-9-]{0,31}$.
+func slotName(s string) bool { return nameOf(s, 32, lower, lower+"0123456789-") }
+
+// flagName is ^--?[A-Za-z0-9][A-Za-z0-9_.-]{0,61}$.
+func flagName(s string) bool {
+	s, ok := strings.CutPrefix(s, "-")
+	if !ok {
+		return false
+	}
+	s, _ = strings.CutPrefix(s, "-") // the name's first byte is never "-"
+	return nameOf(s, 62, alnum, alnum+"_.-")
+}
+
+// bareName is ^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$.
+func bareName(s string) bool { return nameOf(s, 128, alnum, alnum+"._+-") }
 
 // printable reports whether s is non-empty printable ASCII (space to
 // tilde) of at most max bytes. All grammar text is: no control
@@ -41,7 +76,7 @@ func (c *Contract) validate() error {
 	switch {
 	case f.Format != Format:
 		return fmt.Errorf("format: %d is not %d, the one this broker reads", f.Format, Format)
-	case !contractName.MatchString(f.Name):
+	case !contractName(f.Name):
 		return fmt.Errorf("name: %q is not a lowercase name of letters, digits and \"-\" (at most 64)", f.Name)
 	case f.Description != "" && !printable(f.Description, 512):
 		return errors.New("description: at most 512 bytes of printable ASCII on one line")
@@ -72,7 +107,7 @@ func checkExecutable(e string) error {
 		}
 		return nil
 	}
-	if !bareName.MatchString(e) {
+	if !bareName(e) {
 		return fmt.Errorf("executable: %q is neither an absolute path nor a bare program name (no \"/\")", e)
 	}
 	return nil
@@ -172,7 +207,7 @@ func (k *checker) flags(fs []*flag, where string) error {
 		w := fmt.Sprintf("%s[%d]", where, i)
 		k.nodes++
 		switch {
-		case !flagName.MatchString(f.Flag):
+		case !flagName(f.Flag):
 			return fmt.Errorf("%s.flag: %q is not a flag: \"-\" or \"--\" then letters, digits, \"_\", \".\", \"-\" (no \"=\")", w, f.Flag)
 		case seen[f.Flag]:
 			return fmt.Errorf("%s.flag: %s is listed twice", w, f.Flag)
@@ -218,7 +253,7 @@ func (k *checker) flags(fs []*flag, where string) error {
 
 func (k *checker) value(v *value, where string) error {
 	k.nodes++
-	if v.Name != "" && !slotName.MatchString(v.Name) {
+	if v.Name != "" && !slotName(v.Name) {
 		return fmt.Errorf("%s.name: %q is not a lowercase name of letters, digits and \"-\" (at most 32)", where, v.Name)
 	}
 	fields := []struct {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -96,9 +95,9 @@ func readScripts(dir *os.File) (map[string]bool, string) {
 }
 
 // makeTarget is what a declared target (and a make-target argument)
-// looks like: no "%" (pattern rule), "$" (variable), "=" (assignment),
-// "/" or leading ".".
-var makeTarget = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$`)
+// looks like, ^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$: no "%" (pattern
+// rule), "$" (variable), "=" (assignment), "/" or leading ".".
+func makeTarget(s string) bool { return nameOf(s, 128, alnum+"_", alnum+"_.+-") }
 
 // readTargets reads the makefile GNU make would read in dir (the first
 // of GNUmakefile, makefile, Makefile that exists) and lists the targets
@@ -142,7 +141,7 @@ func ruleTargets(text string) map[string]bool {
 			fields := strings.Fields(names)
 			plain := len(fields) > 0 && names[0] != ' ' && names[0] != '\t'
 			for _, f := range fields {
-				plain = plain && makeTarget.MatchString(f)
+				plain = plain && makeTarget(f)
 			}
 			for _, f := range fields {
 				if plain {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"warrant/wire"
 )
@@ -57,8 +58,8 @@ func (c *client) run() {
 // headTimeout. A connection that ends or idles before its first byte
 // gives io.EOF.
 func (c *client) head() (*http.Request, error) {
-	pending := c.br.Buffered()
-	c.in.budget = maxHead
+	pending := c.br.Buffered() // read ahead with the previous request: this head's first bytes, or all of it
+	c.in.budget = maxHead - int64(pending)
 	c.conn.SetReadDeadline(time.Now().Add(headTimeout))
 	req, err := http.ReadRequest(c.br)
 	c.conn.SetReadDeadline(time.Time{})
@@ -82,11 +83,7 @@ func (c *client) head() (*http.Request, error) {
 func destination(authority string) (entry, host string, port uint16) {
 	entry, err := wire.ParseEgressEntry(authority)
 	if err != nil {
-		host = wire.DenialObject(authority)
-		if len(host) > 256 {
-			host = host[:253] + "…"
-		}
-		return "", host, 0
+		return "", recorded(authority, maxRecorded), 0
 	}
 	host, port, _ = wire.SplitEgressEntry(entry)
 	return entry, host, port
@@ -175,4 +172,23 @@ func (c *client) answer(status, refused, body string) {
 	if _, err := io.WriteString(c.conn, h.String()); err == nil && c.conn.CloseWrite() == nil {
 		io.Copy(io.Discard, io.LimitReader(c.conn, 64<<10))
 	}
+}
+
+// maxRecorded is wire's cap on a record's host and SNI
+// (wire.Egress.Validate).
+const maxRecorded = 256
+
+// recorded is text a client sent as a record holds it: wire.DenialObject's
+// escapes (valid UTF-8, no control bytes), then cut to at most max bytes
+// at a character's boundary, "…" marking the cut.
+func recorded(s string, max int) string {
+	s = wire.DenialObject(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

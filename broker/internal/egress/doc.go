@@ -9,12 +9,18 @@
 // answers its connect calls (broker/internal/metadata), binds the
 // target's own socket to a loopback port, admits that source address
 // to the action's Session (Session.Admit) and connects the socket to
-// the proxy. The proxy knows a connection's action by its source
-// address alone, and uses an admission once; a connection from an
-// address no open session admitted is closed before a byte is read from
-// it. The target's environment names the proxy (internal/envpolicy).
+// the proxy; when that connect fails, the admission is withdrawn
+// (Session.Withdraw). The proxy knows a connection's action by its
+// source address alone, and uses an admission for one connection that
+// comes within 30 s (admissionLife: one the target left behind expires);
+// a connection from an address no open session admitted, or one admitted
+// twice (by two sessions, or by one again) before its connection came,
+// is closed before a byte is read from it, the latter recorded by each
+// session that admitted it. The target's environment names the proxy
+// (internal/envpolicy).
 //
-// A client connection (client.go) sends a request head (at most 16 KiB,
+// A client connection (client.go) sends a request head (at most 16 KiB
+// of its own, whether read ahead with the previous request or not,
 // within 30 s), one of:
 //
 //   - CONNECT host:port (tunnel.go): a tunnel, relayed both ways with
@@ -33,14 +39,18 @@
 // (wire.ParseEgressEntry's canonical host:port; rule
 // not-on-egress-lease). The broker resolves a name itself (dial.go),
 // never the target, and leaves out every address that reaches this host,
-// its networks or its provider rather than the internet (address.go:
-// loopback, private, link-local and so the cloud metadata services,
-// carrier-grade NAT, unspecified, multicast, broadcast, reserved, and
-// IPv6 forms that carry an IPv4 address); a name with no other address
-// is refused (rule private-address), so that a name the operator granted
-// cannot be pointed (DNS rebinding) at a service on the broker's own
-// host. A literal address the grant names is connected as it is: a local
-// registry mirror is a real use, which the card shows (Local). Anything
+// its networks or its provider rather than the internet
+// (wire.EgressLocalAddr: loopback, private, link-local and so the cloud
+// metadata services, carrier-grade NAT, unspecified, multicast,
+// broadcast, reserved and documentation ranges, and IPv6 forms that
+// carry an IPv4 address), and this host's own interface addresses, read
+// at each resolving (a service bound to 0.0.0.0 answers on each); a name
+// with no other address is refused (rule private-address), so that a
+// name the operator granted cannot be pointed (DNS rebinding) at a
+// service on the broker's own host. A name's connection whose two ends
+// have one address (an address the host gained since) is closed before a
+// byte and refused alike. A literal address the grant names is connected as it is: a local
+// registry mirror is a real use, which the card shows (wire.EgressLocal). Anything
 // else (a request that is not a proxy request, an https:// URL) is
 // refused. A refusal is a 403 with an X-Warrant-Refused header (the
 // rule) and a body naming the lease, the destination and the grant; a
@@ -56,7 +66,11 @@
 // address connected to, the SNI, and the bytes written to (Up) and read
 // from (Down) the upstream connection. In a tunnel these are io.Copy's
 // counts: when the client's side breaks, bytes read from the upstream
-// but not yet written to the client are not in Down.
+// but not yet written to the client are not in Down. The host and SNI a
+// client sent are recorded escaped (wire.DenialObject) and cut at a
+// character to wire's cap, "…" marking the cut (recorded); Close's
+// record passes wire validation whatever was recorded (text that would
+// not is replaced, the connection kept), so that a receipt holds it.
 //
 // # Bounds
 //

@@ -119,17 +119,22 @@ func (d *denials) get() []wire.Denial {
 // admittedDialer dials the proxy as the broker connects a target's
 // socket: bound to a loopback port first, that address admitted, then
 // connected.
-func admittedDialer(s *Session) *net.Dialer {
+func admittedDialer(s *Session) *net.Dialer { return boundDialer(0, s.Admit) }
+
+// boundDialer dials the proxy from a socket bound to 127.0.0.1:port (0:
+// any), with SO_REUSEADDR, after calling admit with its source address.
+func boundDialer(port int, admit func(netip.AddrPort)) *net.Dialer {
 	return &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var err error
 		cerr := rc.Control(func(fd uintptr) {
-			if err = unix.Bind(int(fd), &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+			if err = unix.Bind(int(fd), &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
 				return
 			}
 			var sa unix.Sockaddr
 			if sa, err = unix.Getsockname(int(fd)); err == nil {
 				in := sa.(*unix.SockaddrInet4)
-				s.Admit(netip.AddrPortFrom(netip.AddrFrom4(in.Addr), uint16(in.Port)))
+				admit(netip.AddrPortFrom(netip.AddrFrom4(in.Addr), uint16(in.Port)))
 			}
 		})
 		if err == nil {

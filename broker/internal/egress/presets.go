@@ -1,23 +1,17 @@
 package egress
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
+	"warrant/broker/internal/statedir"
 	"warrant/wire"
 )
 
 // maxPresetsFile bounds the presets file: a person writes it, a few
 // lines long.
 const maxPresetsFile = 1 << 20
-
-// maxPresetName bounds a preset's name.
-const maxPresetName = 32
 
 // ReadPresets reads the operator's named presets from path (<state>/egress),
 // one a line:
@@ -26,28 +20,19 @@ const maxPresetName = 32
 //	npm = registry.npmjs.org:443
 //	go  = proxy.golang.org:443, sum.golang.org:443
 //
-// A name is a lower-case letter, then lower-case letters, digits and
-// hyphens, at most 32 bytes; each entry is canonicalised
+// A name is spelled as wire.EgressPreset takes it (a lower-case letter,
+// then lower-case letters, digits and hyphens, at most 32 bytes); each entry is canonicalised
 // (wire.ParseEgressEntry), the list sorted, each entry once, at most
 // wire.MaxEgress. A missing file is no presets. A bad line, or a name
-// twice, is an error that names the line.
+// twice, is an error that names the line. The file is the operator's
+// (statedir.ReadOperatorFile): a regular file, not a symlink, of the
+// broker's uid, writable by no one else, at most 1 MiB.
 func ReadPresets(path string) (map[string][]string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string][]string{}, nil
-	}
+	text, err := statedir.ReadOperatorFile("egress presets", path, maxPresetsFile)
 	if err != nil {
-		return nil, fmt.Errorf("read egress presets: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	text, err := io.ReadAll(io.LimitReader(f, maxPresetsFile+1))
-	if err == nil && len(text) > maxPresetsFile {
-		err = fmt.Errorf("longer than %d bytes", maxPresetsFile)
-	}
-	var presets map[string][]string
-	if err == nil {
-		presets, err = parsePresets(string(text))
-	}
+	presets, err := parsePresets(string(text))
 	if err != nil {
 		return nil, fmt.Errorf("read egress presets %s: %w", path, err)
 	}
@@ -67,8 +52,8 @@ func parsePresets(text string) (map[string][]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d: want name = host:port, host:port", n)
 		}
-		if err := checkPresetName(name); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+		if !wire.EgressPreset(name) {
+			return nil, fmt.Errorf("line %d: preset name %q: want a lower-case letter, then lower-case letters, digits and hyphens, at most 32 bytes", n, name)
 		}
 		if _, twice := presets[name]; twice {
 			return nil, fmt.Errorf("line %d: preset %q is defined twice", n, name)
@@ -90,15 +75,6 @@ func parsePresets(text string) (map[string][]string, error) {
 	return presets, nil
 }
 
-func checkPresetName(name string) error {
-	ok := len(name) > 0 && len(name) <= maxPresetName && name[0] >= 'a' && name[0] <= 'z' &&
-		!strings.ContainsFunc(name, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })
-	if !ok {
-		return fmt.Errorf("preset name %q: want a lower-case letter, then lower-case letters, digits and hyphens, at most %d bytes", name, maxPresetName)
-	}
-	return nil
-}
-
 // Expand returns the grant an asked list means: each item is an entry
 // ("host:port", canonicalised by wire.ParseEgressEntry) or the name of a
 // preset, which stands for its entries. The result is canonical, sorted,
@@ -117,7 +93,7 @@ func Expand(asked []string, presets map[string][]string) ([]string, error) {
 			}
 			continue
 		}
-		if strings.Contains(item, ":") || checkPresetName(item) != nil {
+		if !wire.EgressPreset(item) {
 			c, err := wire.ParseEgressEntry(item)
 			if err != nil {
 				return nil, fmt.Errorf("%w (nor a preset: %s)", err, known(presets))

@@ -95,3 +95,33 @@ func TestExpand(t *testing.T) {
 		t.Errorf("33 entries: %v", err)
 	}
 }
+
+// TestReadPresetsOperatorFile: the presets file is an operator's file
+// (statedir.ReadOperatorFile): one writable by others, or a symlink (to
+// a good file, even), is refused with an error that names it.
+func TestReadPresetsOperatorFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(good, []byte("npm = registry.npmjs.org:443\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadPresets(good); err != nil || len(got) != 1 {
+		t.Fatalf("a good file: %v, %v", got, err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, []byte("npm = registry.npmjs.org:443\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{open: "writable by others", link: link} {
+		if got, err := ReadPresets(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, %v; want an error naming it (%q)", path, got, err, want)
+		}
+	}
+}

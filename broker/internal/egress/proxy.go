@@ -21,6 +21,17 @@ const (
 	helloTimeout   = 10 * time.Second // for a tunnel's first bytes, to read their SNI
 	maxHello       = 64 << 10         // bytes read to find a ClientHello's end
 	maxOpen        = 256              // a session's client connections open at once
+
+	// admissionLife is how long an admission waits for its connection.
+	// The broker admits a source just before it connects from it, and its
+	// connect ends within 5 s (metadata's connectLimit; a SYN the proxy
+	// dropped is sent again after 1 s and 3 s); a non-blocking one whose
+	// SYN the proxy ignores (a TCP_MD5SIG key the target set) keeps its
+	// admission though, and the target can close the socket and leave it
+	// behind, on port after port. An admission older than this is taken
+	// as absent, so that a later socket that gets its port is not
+	// admitted twice, and refused, by it.
+	admissionLife = 30 * time.Second
 )
 
 // Proxy is the broker's egress proxy: one listener on 127.0.0.1 that
@@ -32,12 +43,35 @@ type Proxy struct {
 	addr netip.AddrPort
 	// resolve looks a granted name up; tests replace it before Open.
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
-	done    chan struct{} // closed when the accept loop has returned
+	// now is the clock admissions are stamped by, read under mu; tests
+	// replace it before Open.
+	now  func() time.Time
+	done chan struct{} // closed when the accept loop has returned
 
 	mu       sync.Mutex
 	closed   bool
-	admitted map[netip.AddrPort]*Session // source address → session, until its connection is accepted
-	sessions map[*Session]struct{}       // open
+	admitted map[netip.AddrPort]*admission // by source address, until its connection is accepted
+	sessions map[*Session]struct{}         // open
+}
+
+// admission is the open sessions that admitted a source address: one,
+// or, when it was admitted twice (twice), those of them not closed; at
+// is when it was last admitted.
+type admission struct {
+	sessions []*Session
+	twice    bool
+	at       time.Time
+}
+
+// admission is the admission of key, or nil; one older than
+// admissionLife is dropped and nil. p.mu is held.
+func (p *Proxy) admission(key netip.AddrPort) *admission {
+	a := p.admitted[key]
+	if a != nil && p.now().Sub(a.at) > admissionLife {
+		delete(p.admitted, key)
+		return nil
+	}
+	return a
 }
 
 // Listen starts a proxy on 127.0.0.1, on a port the kernel chooses.
@@ -50,8 +84,9 @@ func Listen() (*Proxy, error) {
 		ln:       ln,
 		addr:     ln.Addr().(*net.TCPAddr).AddrPort(),
 		resolve:  lookup,
+		now:      time.Now,
 		done:     make(chan struct{}),
-		admitted: map[netip.AddrPort]*Session{},
+		admitted: map[netip.AddrPort]*admission{},
 		sessions: map[*Session]struct{}{},
 	}
 	go p.serve()
@@ -106,18 +141,25 @@ func (p *Proxy) serve() {
 }
 
 // accept hands c to the session that admitted its source address, once:
-// the admission is used up. A connection no session admitted is closed
-// without a byte read from it.
+// the admission is used up. A connection no session admitted (or not
+// within admissionLife) is closed before a byte is read from it; so is
+// one from an address admitted twice, which each session that admitted
+// it records.
 func (p *Proxy) accept(c *net.TCPConn) {
-	peer := c.RemoteAddr().(*net.TCPAddr).AddrPort()
-	key := netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
+	key := unmapped(c.RemoteAddr().(*net.TCPAddr).AddrPort())
 	p.mu.Lock()
-	s := p.admitted[key]
+	a := p.admission(key)
 	delete(p.admitted, key)
 	p.mu.Unlock()
-	if s == nil {
+	switch {
+	case a == nil:
 		c.Close()
-		return
+	case a.twice:
+		c.Close()
+		for _, s := range a.sessions {
+			s.note(fmt.Sprintf("source address %s was admitted twice, so the connection is no action's", key))
+		}
+	default:
+		a.sessions[0].start(c)
 	}
-	s.start(c)
 }

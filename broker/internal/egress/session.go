@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"warrant/wire"
 )
@@ -65,17 +67,48 @@ func (p *Proxy) Open(lease string, granted []string, refused func(wire.Denial, t
 func (s *Session) Proxy() netip.AddrPort { return s.p.addr }
 
 // Admit makes the next connection to the proxy from local (the address
-// the broker bound the target's socket to) the session's. Call it before
-// connecting.
+// the broker bound the target's socket to) within admissionLife the
+// session's. Call it before connecting. An address admitted again before
+// its connection came, by this session or another, is no session's: its
+// connection is refused unread and the attempt recorded by each that
+// admitted it, since the proxy cannot tell whose it is. A closed session
+// admits nothing.
 func (s *Session) Admit(local netip.AddrPort) {
-	key := netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	key := unmapped(local)
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		s.p.admitted[key] = s
+	if s.closed {
+		return
 	}
+	now := s.p.now()
+	a := s.p.admission(key)
+	if a == nil {
+		s.p.admitted[key] = &admission{sessions: []*Session{s}, at: now}
+		return
+	}
+	a.twice, a.at = true, now
+	if !slices.Contains(a.sessions, s) {
+		a.sessions = append(a.sessions, s)
+	}
+}
+
+// Withdraw undoes the session's admission of local when the broker's
+// connect from it failed: no connection of the target's is coming. One
+// admitted twice stays refused.
+func (s *Session) Withdraw(local netip.AddrPort) {
+	key := unmapped(local)
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if a := s.p.admitted[key]; a != nil && !a.twice && a.sessions[0] == s {
+		delete(s.p.admitted, key)
+	}
+}
+
+// unmapped is ap with an IPv4-mapped address as IPv4.
+func unmapped(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
 // Close ends the session: the action is over. It closes the session's
@@ -90,8 +123,8 @@ func (s *Session) Close() *wire.Egress {
 	s.mu.Unlock()
 	s.cancel()
 	s.p.mu.Lock()
-	for k, v := range s.p.admitted {
-		if v == s {
+	for k, a := range s.p.admitted {
+		if a.sessions = slices.DeleteFunc(a.sessions, func(o *Session) bool { return o == s }); len(a.sessions) == 0 {
 			delete(s.p.admitted, k)
 		}
 	}
@@ -104,7 +137,26 @@ func (s *Session) Close() *wire.Egress {
 	e.Granted = slices.Clone(e.Granted)
 	e.Totals = slices.Clone(e.Totals)
 	e.Connections = slices.Clone(e.Connections)
+	for i := range e.Connections {
+		c := &e.Connections[i]
+		c.Host, c.Address, c.SNI = valid(c.Host, maxRecorded), valid(c.Address, maxRecorded), valid(c.SNI, maxRecorded)
+		c.Reason = valid(c.Reason, maxReason)
+	}
 	return &e
+}
+
+// maxReason is wire's cap on a record's reason (wire.Egress.Validate).
+const maxReason = 4096
+
+// valid is s if wire takes it as text of at most max bytes, else s as
+// recorded keeps it: Close's record, a receipt's, must validate, and
+// keeps the connection whatever text was recorded for it. Text a client
+// sent is made valid where it is recorded; this is the backstop.
+func valid(s string, max int) string {
+	if len(s) <= max && utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return recorded(s, max)
 }
 
 // start serves a client connection the session admitted.
@@ -118,17 +170,32 @@ func (s *Session) start(c *net.TCPConn) {
 		s.wg.Add(1)
 	}
 	s.mu.Unlock()
-	switch {
-	case ok:
+	if ok {
 		go s.serve(c)
-	case full:
-		c.Close()
-		a := s.begin("", 0, -1)
-		a.rec.Reason = fmt.Sprintf("more than %d connections open at once", maxOpen)
-		s.end(a)
-	default:
-		c.Close()
+		return
 	}
+	c.Close()
+	if full {
+		s.note(fmt.Sprintf("more than %d connections open at once", maxOpen))
+	}
+}
+
+// note records a connection refused unread, with reason, unless the
+// session is closed: Close's record is final.
+func (s *Session) note(reason string) {
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.wg.Add(1) // before Close can wait: closed is set under mu first
+	}
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	defer s.wg.Done()
+	a := s.begin("", 0, -1)
+	a.rec.Reason = reason
+	s.end(a)
 }
 
 // track adds an upstream connection to those Close closes; false (and c

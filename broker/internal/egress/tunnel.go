@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"warrant/wire"
 )
 
 // tunnel serves a CONNECT request: an allowed one is relayed both ways
@@ -81,10 +79,7 @@ func hello(conn *net.TCPConn, prefix []byte) (string, []byte) {
 	conn.SetReadDeadline(time.Now().Add(helloTimeout))
 	srv.Handshake()
 	conn.SetReadDeadline(time.Time{})
-	if len(sni) > 255 { // a DNS name's bound; crypto/tls checks no more
-		sni = sni[:255]
-	}
-	return wire.DenialObject(sni), r.seen
+	return recorded(sni, maxRecorded), r.seen
 }
 
 var (

@@ -84,7 +84,7 @@ func (f *fixture) request(argv ...string) wire.ActionRequest {
 // resolveReq resolves req in the fixture's workspace; the descriptors are
 // closed when the test ends.
 func (f *fixture) resolveReq(req wire.ActionRequest) (*Resolved, error) {
-	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.protected, f.inputs)
+	res, err := Resolve(&wire.Submit{Workspace: f.workspace, Request: req}, f.protected, f.inputs, nil)
 	if err == nil {
 		f.t.Cleanup(res.Close)
 	}

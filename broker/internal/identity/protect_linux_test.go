@@ -16,7 +16,7 @@ import (
 func (f *fixture) resolveIn(ws string) (*Resolved, error) {
 	req := f.request()
 	req.Cwd = "."
-	res, err := Resolve(&wire.Submit{Workspace: ws, Request: req}, f.protected, f.inputs)
+	res, err := Resolve(&wire.Submit{Workspace: ws, Request: req}, f.protected, f.inputs, nil)
 	if err == nil {
 		f.t.Cleanup(res.Close)
 	}

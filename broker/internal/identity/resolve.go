@@ -71,13 +71,14 @@ type Inputs func(ws wire.DirIdentity, exe wire.Executable) (env []wire.EnvVar, p
 
 // Resolve turns an admitted request into its identity, with the
 // environment and policy inputs decides for its workspace and
-// executable. A workspace that overlaps a protected place is refused
+// executable, then amend's additions (nil: none) before its one
+// fingerprint. A workspace that overlaps a protected place is refused
 // (PATH_INVALID) before anything else is measured. A workspace
 // executable (wire.WorkspaceExecutable) is resolved beneath the workspace
 // root by descriptor (workspace.go), anything else on the sanitized PATH
 // or by absolute path. Every fact comes from a descriptor opened without
 // following symlinks; paths are only used to find what to open.
-func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, err error) {
+func Resolve(s *wire.Submit, protected *Protected, inputs Inputs, amend func(*wire.CommandIdentity)) (_ *Resolved, err error) {
 	if protected == nil {
 		panic("identity: internal error: Resolve without the protected places")
 	}
@@ -137,6 +138,9 @@ func Resolve(s *wire.Submit, protected *Protected, inputs Inputs) (_ *Resolved, 
 	if id.PolicyDigest, err = Digest(&id.Policy); err != nil {
 		return nil, err
 	}
+	if amend != nil {
+		amend(id)
+	}
 	if r.fingerprint, err = Fingerprint(id); err != nil {
 		return nil, err
 	}
@@ -153,9 +157,10 @@ func (r *Resolved) Rebind(b wire.Binding) (*wire.CommandIdentity, []byte, error)
 	return &id, fp, err
 }
 
-// Amend changes r's identity by f — the broker's own additions once the
-// request is resolved (the operator's per-executable binding, the git
-// identity the action's HOME carries) — and recomputes its fingerprint.
+// Amend changes r's identity by f — an addition the broker decides only
+// after Resolve (the capability probe's egress grant; Resolve's amend
+// makes those known before, with one fingerprint) — and recomputes its
+// fingerprint.
 func (r *Resolved) Amend(f func(*wire.CommandIdentity)) error {
 	f(&r.id)
 	fp, err := Fingerprint(&r.id)

@@ -102,7 +102,7 @@ func TestIdentityRefusals(t *testing.T) {
 	}
 	// A workspace reached through a symlink is refused.
 	must(t, os.Symlink(r.workspace, r.workspace+"-link"))
-	_, err = Resolve(&wire.Submit{Workspace: r.workspace + "-link", Request: r.request()}, r.protected, r.inputs)
+	_, err = Resolve(&wire.Submit{Workspace: r.workspace + "-link", Request: r.request()}, r.protected, r.inputs, nil)
 	wantCode(t, err, wire.CodePathInvalid)
 }
 

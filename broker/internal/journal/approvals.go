@@ -306,6 +306,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 				return err
 			}
 		}
+		lease.Egress = granted.Egress
 		if err := insertLease(ctx, tx, lease, v.Identity.Workspace, now, uses); err != nil {
 			return err
 		}

@@ -150,7 +150,8 @@ func (j *Journal) listLeases(ctx context.Context, grants bool, after string, lim
 	}
 	rows, err := j.db.QueryContext(ctx, `SELECT id, approval_id, goal, goal_revision, fingerprint, expires_unix, uses_left,
 		revoked_unix IS NOT NULL, (SELECT a.identity FROM approval_requests a WHERE a.id = leases.approval_id),
-		COALESCE((SELECT c.contract FROM contract_grants c WHERE c.lease_id = leases.id), '')
+		COALESCE((SELECT c.contract FROM contract_grants c WHERE c.lease_id = leases.id), ''),
+		(SELECT e.egress FROM lease_egress e WHERE e.lease_id = leases.id)
 		FROM leases WHERE id `+which+` (SELECT lease_id FROM contract_grants) AND `+cond+`
 		ORDER BY created_unix DESC, rowid DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
@@ -161,7 +162,9 @@ func (j *Journal) listLeases(ctx context.Context, grants bool, after string, lim
 	for rows.Next() {
 		var v wire.LeaseView
 		var idBlob []byte
-		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob, &v.Contract); err != nil {
+		var amended sql.NullString // the operator's egress list, when not the request's
+		if err := rows.Scan(&v.ID, &v.ApprovalID, &v.Goal, &v.GoalRevision, &v.Fingerprint, &v.ExpiresUnix, &v.UsesLeft, &v.Revoked, &idBlob, &v.Contract,
+			&amended); err != nil {
 			return nil, fmt.Errorf("list leases: %w", err)
 		}
 		id, err := decodeIdentity(idBlob)
@@ -169,6 +172,12 @@ func (j *Journal) listLeases(ctx context.Context, grants bool, after string, lim
 			return nil, fmt.Errorf("list leases: %s: %w", v.ID, err)
 		}
 		v.Executable, v.Argv, v.ArgvTruncated, v.Profile = listed(id)
+		switch {
+		case !amended.Valid:
+			v.Egress = id.Egress
+		case amended.String != "":
+			v.Egress = strings.Split(amended.String, " ")
+		}
 		if identities != nil {
 			*identities = append(*identities, id)
 		}

@@ -92,17 +92,28 @@ var answerRules = func() map[wire.DenialEffect][]wire.DenialRule {
 type reply struct {
 	errno unix.Errno // 0: the call returns val
 	val   int64
-	cont  bool // the kernel performs the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): an egress socket() alone
+	cont  bool // the kernel performs the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): an egress socket(), an observed open
 	meta  bool // a metadata call or watch, which Stats counts
 }
 
 // answer decides one notification and returns the reply for its caller,
 // and the record of a refusal by a rule (nil for a call performed, or
-// failed as the kernel would fail it). A call the filter notifies only
+// failed as the kernel would fail it), or of a hint. A write-intent open
+// is continued, whatever its hint (writeHint). A call the filter notifies only
 // to have it refused and counted is answered from its registers
 // (counted), and so is an egress socket (egressSocket); a connect is the
 // broker's to make or refuse (egress_linux.go).
 func (s *Server) answer(n *notif) (reply, *wire.Denial) {
+	// An open is continued only for the observer of writes, which asked
+	// for it: Landlock decides (hint_linux.go). Otherwise it is no call
+	// of the server's and is refused like any other below.
+	if o, ok := writeOpen(&n.Data); ok && s.hints {
+		d := s.writeHint(n, o)
+		if d != nil && !idValid(s.listener, n.ID) {
+			d = nil // the caller died: its pid, read from, may be another's
+		}
+		return reply{cont: true}, d
+	}
 	if s.egressSocket(&n.Data) {
 		return reply{cont: true}, nil
 	}

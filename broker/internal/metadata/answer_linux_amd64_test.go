@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,6 +52,26 @@ func TestCallerGoneIsNoRefusal(t *testing.T) {
 	r, d := s.answer(&n)
 	if d != nil || r.errno == 0 {
 		t.Fatalf("a caller gone mid-call: %v, recorded %+v; want an error and no record", r.errno, d)
+	}
+}
+
+// TestOpenWithoutHints: an open notified to a server that does not
+// observe writes is refused, never continued: only the observer lets
+// the kernel continue an open.
+func TestOpenWithoutHints(t *testing.T) {
+	s, err := Prepare(-1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	cwd := int32(unix.AT_FDCWD)
+	p := []byte(t.TempDir() + "/f\x00")
+	n := notif{Pid: uint32(os.Getpid()), Data: seccompData{Nr: unix.SYS_OPENAT, Arch: auditArch,
+		Args: [6]uint64{uint64(uint32(cwd)), uint64(uintptr(unsafe.Pointer(&p[0]))), unix.O_WRONLY | unix.O_CREAT}}}
+	r, _ := s.answer(&n)
+	runtime.KeepAlive(p)
+	if r.cont || r.errno == 0 {
+		t.Errorf("an open answered %+v; want it refused", r)
 	}
 }
 

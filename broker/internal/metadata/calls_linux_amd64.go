@@ -136,3 +136,22 @@ func (c *caller) target(cl *call, a0 uint64, byFD, follow bool) (errno unix.Errn
 	cl.path, errno = c.pathArg(a0)
 	return errno
 }
+
+// writeOpen reads the registers of an open the hints program notifies
+// (open, openat or creat: it notifies them only with write intent); ok
+// is false for any other call. creat is open with O_CREAT|O_WRONLY|O_TRUNC.
+func writeOpen(d *seccompData) (o openCall, ok bool) {
+	if d.Arch != unix.AUDIT_ARCH_X86_64 {
+		return openCall{}, false
+	}
+	a := d.Args
+	switch d.Nr {
+	case unix.SYS_OPEN:
+		return openCall{"open", unix.AT_FDCWD, a[0], a[1]}, true
+	case unix.SYS_OPENAT:
+		return openCall{"openat", int32(a[0]), a[1], a[2]}, true
+	case unix.SYS_CREAT:
+		return openCall{"creat", unix.AT_FDCWD, a[0], unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC}, true
+	}
+	return openCall{}, false
+}

@@ -179,7 +179,8 @@ func callName(nr int32) string {
 	return fmt.Sprintf("syscall %d", nr)
 }
 
-// syscallNames are the names of every call the filter notifies.
+// syscallNames are the names of every call the filter notifies (the
+// hints program's write-intent opens included).
 var syscallNames = map[int32]string{
 	unix.SYS_CHMOD: "chmod", unix.SYS_FCHMOD: "fchmod", unix.SYS_FCHMODAT: "fchmodat", unix.SYS_FCHMODAT2: "fchmodat2",
 	unix.SYS_CHOWN: "chown", unix.SYS_FCHOWN: "fchown", unix.SYS_FCHOWNAT: "fchownat", unix.SYS_LCHOWN: "lchown",
@@ -187,6 +188,7 @@ var syscallNames = map[int32]string{
 	unix.SYS_REMOVEXATTR: "removexattr", unix.SYS_LREMOVEXATTR: "lremovexattr", unix.SYS_FREMOVEXATTR: "fremovexattr",
 	unix.SYS_UTIME: "utime", unix.SYS_UTIMES: "utimes", unix.SYS_FUTIMESAT: "futimesat", unix.SYS_UTIMENSAT: "utimensat",
 	unix.SYS_INOTIFY_ADD_WATCH: "inotify_add_watch", unix.SYS_CONNECT: "connect",
+	unix.SYS_OPEN: "open", unix.SYS_OPENAT: "openat", unix.SYS_CREAT: "creat",
 	unix.SYS_SOCKET: "socket", unix.SYS_BIND: "bind", unix.SYS_LISTEN: "listen", unix.SYS_CLONE: "clone",
 	unix.SYS_PTRACE: "ptrace", unix.SYS_PROCESS_VM_READV: "process_vm_readv", unix.SYS_PROCESS_VM_WRITEV: "process_vm_writev",
 	unix.SYS_PIDFD_GETFD: "pidfd_getfd", unix.SYS_IO_URING_SETUP: "io_uring_setup", unix.SYS_IO_URING_ENTER: "io_uring_enter",

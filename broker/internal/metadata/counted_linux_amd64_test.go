@@ -14,51 +14,67 @@ import (
 	"warrant/wire"
 )
 
-// TestEveryNotifiedCallIsKnown reads the launcher's main program, as
-// libseccomp disassembled it, and requires the broker to know exactly the
-// calls it notifies: each one has a name here, and each is a counted
-// refusal, connect, or a metadata call or watch that decode takes.
+// TestEveryNotifiedCallIsKnown reads the launcher's main program and its
+// hints variant, as libseccomp disassembled them, and requires the broker
+// to know exactly the calls they notify: each one has a name here, and
+// each is a counted refusal, connect, a metadata call or watch that
+// decode takes, or (the hints program's alone) a write-intent open that
+// writeOpen takes.
 func TestEveryNotifiedCallIsKnown(t *testing.T) {
 	text, err := os.ReadFile("../../../launcher/linux/seccomp_amd64.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, main, ok := strings.Cut(string(text), "\n## main:")
-	if !ok {
-		t.Fatal("no main program in seccomp_amd64.txt")
-	}
-	block := regexp.MustCompile(`# filter for syscall "([a-z0-9_]+)" \((\d+)\)`)
-	notified := map[int32]string{}
-	locs := block.FindAllStringSubmatchIndex(main, -1)
-	for i, l := range locs {
-		end := len(main)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		if strings.Contains(main[l[1]:end], "action 0x7fc00000") { // SECCOMP_RET_USER_NOTIF
-			nr, _ := strconv.Atoi(main[l[4]:l[5]])
-			notified[int32(nr)] = main[l[2]:l[3]]
-		}
-	}
-	if len(notified) < 50 {
-		t.Fatalf("found %d notified calls; is the disassembly's format still the one parsed here?", len(notified))
-	}
-	for nr, name := range notified {
+	main, hints := notifiedBy(t, string(text), "main"), notifiedBy(t, string(text), "hints")
+	for nr, name := range hints {
 		if got := callName(nr); got != name {
 			t.Errorf("syscall %d: named %q here, %q by libseccomp", nr, got, name)
 		}
-		if _, ok := refusedCalls[nr]; ok || nr == sysConnect {
+		_, isOpen := writeOpen(&seccompData{Nr: nr, Arch: unix.AUDIT_ARCH_X86_64})
+		if _, inMain := main[nr]; inMain == isOpen {
+			t.Errorf("%s: notified by main %v, a write-intent open %v", name, inMain, isOpen)
+		}
+		if _, ok := refusedCalls[nr]; ok || nr == sysConnect || isOpen {
 			continue
 		}
 		if _, errno := decode(&caller{}, &seccompData{Nr: nr, Arch: unix.AUDIT_ARCH_X86_64}); errno == unix.EPERM {
 			t.Errorf("%s is notified but neither counted nor decoded", name)
 		}
 	}
+	if len(hints) != len(main)+len(writeOpenCalls) {
+		t.Errorf("hints notifies %d calls, main %d: want main's and the %d opens", len(hints), len(main), len(writeOpenCalls))
+	}
 	for nr, name := range syscallNames {
-		if _, ok := notified[nr]; !ok {
+		if _, ok := hints[nr]; !ok {
 			t.Errorf("%s is named here but the filter does not notify it", name)
 		}
 	}
+}
+
+// notifiedBy is the calls the disassembly of program prog notifies.
+func notifiedBy(t *testing.T, text, prog string) map[int32]string {
+	_, body, ok := strings.Cut(text, "\n## "+prog+":")
+	if !ok {
+		t.Fatalf("no %s program in seccomp_amd64.txt", prog)
+	}
+	body, _, _ = strings.Cut(body, "\n## ")
+	block := regexp.MustCompile(`# filter for syscall "([a-z0-9_]+)" \((\d+)\)`)
+	notified := map[int32]string{}
+	locs := block.FindAllStringSubmatchIndex(body, -1)
+	for i, l := range locs {
+		end := len(body)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		if strings.Contains(body[l[1]:end], "action 0x7fc00000") { // SECCOMP_RET_USER_NOTIF
+			nr, _ := strconv.Atoi(body[l[4]:l[5]])
+			notified[int32(nr)] = body[l[2]:l[3]]
+		}
+	}
+	if len(notified) < 50 {
+		t.Fatalf("found %d notified calls in %s; is the disassembly's format still the one parsed here?", len(notified), prog)
+	}
+	return notified
 }
 
 func TestCountedObjects(t *testing.T) {
@@ -115,10 +131,13 @@ func TestCountedObjects(t *testing.T) {
 // (named, "other" or none) for connect's. record refuses a class outside
 // these; the proxy's refusals (Record) are connect's.
 func TestClassesAreBounded(t *testing.T) {
-	n := len(refusedCalls) - 1 + len(families) + 2
+	n := len(refusedCalls) - 1 + len(families) + 2 + 2*len(writeOpenCalls) // a hint: write or create
 	answered := 0
 	for nr := range syscallNames {
 		if _, ok := refusedCalls[nr]; ok {
+			continue
+		}
+		if _, ok := writeOpen(&seccompData{Nr: nr, Arch: unix.AUDIT_ARCH_X86_64}); ok {
 			continue
 		}
 		answered++

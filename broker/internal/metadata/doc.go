@@ -5,7 +5,8 @@
 // connect calls, so that it reaches its egress proxy and nothing else
 // (egress_linux.go); and it refuses and counts the calls the launcher's
 // filter denies by name. It records every refusal (docs/json.md,
-// Denials).
+// Denials), and, where asked, hints of the writes Landlock refuses
+// (hint_linux.go).
 //
 // # Mechanism
 //
@@ -33,11 +34,12 @@
 // absolute symlink, which the broker resolves from its own root. Only then
 // does the broker perform the call itself, on that descriptor, and return
 // its result. Everything else is answered EPERM (or the error the lookup
-// gave, such as ENOENT). The kernel never continues a call that reads
-// the caller's memory (SECCOMP_USER_NOTIF_FLAG_CONTINUE is used for an
-// egress socket() alone, below), so what runs is what was checked: the
-// broker acts on the descriptor it resolved, not on the caller's bytes
-// again.
+// gave, such as ENOENT). The kernel never continues a call the broker
+// decides on after reading the caller's memory
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE is used for an egress socket(),
+// decided on registers alone, and for an observed open, decided by
+// Landlock, below), so what runs is what was checked: the broker acts on
+// the descriptor it resolved, not on the caller's bytes again.
 //
 // inotify_add_watch is notified too (Landlock does not govern it either,
 // and a watch would deliver the names the host creates in a directory
@@ -76,12 +78,24 @@
 // the proxy its source (Egress.Admit), and connects it to the proxy
 // address the broker holds, never the caller's bytes again; the caller
 // gets that connect's result (0, EINPROGRESS, EALREADY, EISCONN, …). A
-// socket connecting or connected already is not admitted again. The
-// loopback source keeps every route on the loopback device whatever
-// options the target set: the kernel refuses it on another device, where
-// a source route (IP_OPTIONS, with CAP_NET_RAW) would send the SYN off
-// the host to its first hop. Every other connect is EACCES, recorded
-// under not-through-proxy. The proxy's own refusals of destinations come
+// socket connecting or connected already is not admitted again; one
+// whose connect fails has its admission withdrawn (Egress.Withdraw).
+// Before the bind, SO_REUSEADDR and SO_REUSEPORT are cleared, so that
+// the port is the socket's alone (cleared, not refused: client libraries
+// set them); a bind that leaves the port 0 (IP_BIND_ADDRESS_NO_PORT) is
+// refused, since the source would be known only after the connect. A
+// blocking connect, which holds the notification loop, is bounded
+// (connectLimit, 5 s: a loopback connect takes microseconds): the socket
+// is shut down and the caller gets ETIMEDOUT, where the target made the
+// handshake fail silently (a TCP_MD5SIG key for the proxy's address,
+// TCP_SYNCNT=127: hours of SYNs). A connect the caller restarts after a
+// signal interrupted it is answered anew, from the socket's state: it
+// gets EALREADY or EISCONN where the kernel's own restart would return
+// 0. The loopback source keeps every route on the loopback device
+// whatever options the target set: the kernel refuses it on another
+// device, where a source route (IP_OPTIONS, with CAP_NET_RAW) would send
+// the SYN off the host to its first hop. Every other connect is EACCES,
+// recorded under not-through-proxy. The proxy's own refusals of destinations come
 // in through Record, safe for concurrent use.
 //
 // # Rules the broker adds
@@ -141,6 +155,47 @@
 // wait: a restarted call is notified, and recorded, again).
 // Both go into one bounded record per action (broker/internal/denial),
 // which Stop returns; the receipt and the result carry it.
+//
+// # Hints of writes outside the scope
+//
+// Landlock refuses a write outside the writable scope by itself and says
+// so only in its audit records (ABI 7 with audit), which this broker
+// does not read. Where the launcher's request asks for it
+// (wire.SpawnRequest.ObserveWrites, which broker/runner sets with
+// Options.WriteHints: `broker serve --write-hints`, off by default, since
+// each such open then waits for the broker) the launcher loads the hints
+// variant of its main program, which also notifies open and openat whose
+// flags have write intent (O_WRONLY, O_RDWR, O_CREAT or O_TRUNC, compared
+// masked) and every creat; an open the argument program refuses (a
+// setuid or setgid file created) is EPERM there, which wins over the
+// notification. The server (ObserveWrites, before Serve, adds the source
+// "hint") answers each one SECCOMP_USER_NOTIF_FLAG_CONTINUE, always:
+// Landlock decides, nothing here does, and nothing read is acted on. It
+// reads the path once; a path beneath a root of the writable scope by
+// name (relative paths joined to the kernel's name of the caller's cwd
+// or descriptor, ".." taken by name) is taken as inside without a
+// lookup; one outside by name is resolved as the open would resolve it
+// (the file, or for a file to be created its parent directory, opened
+// O_PATH from the caller's cwd or descriptor, following symlinks, magic
+// links refused), and only if that too lies outside is it recorded:
+// effect create (the file does not exist and would be made) or write,
+// the call, the object the path the kernel names the file or the parent
+// joined with the last component, rule outside-writable-scope, source
+// hint. Nothing is recorded for a path the broker could not read, a
+// descriptor's /proc link, a device, FIFO or socket (Landlock grants the
+// listed devices; a pipe has no path), a file that exists opened only
+// for reading, a missing parent, or a caller that died meanwhile. It is
+// a hint: the target controls the string and may race the lookup, a
+// symlink inside the scope that leads out goes unhinted, and the open
+// may still fail for another reason (ENOENT, EACCES by mode); it says
+// "the target asked to write X, which lies outside the scope", never
+// that anything was prevented by the broker. Other writes Landlock
+// refuses (mkdir, rename, unlink, link, truncate) are not observed.
+// Each such open costs a round trip (about 10 µs, a lookup more for one
+// outside) and counts against the budget below like any notification;
+// the records stay bounded (writes and creates of three calls: six
+// classes). Without the broker's listener such an open is ENOSYS, as
+// every notified call: closed.
 //
 // # Budget
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +29,9 @@ type Egress interface {
 	// action's. The broker calls it before it connects the action's
 	// socket, bound to local, to Proxy.
 	Admit(local netip.AddrPort)
+	// Withdraw undoes Admit(local) when that connect failed: no
+	// connection from local is coming.
+	Withdraw(local netip.AddrPort)
 }
 
 // AllowEgress lets the action make TCP sockets and connect them to e's
@@ -52,12 +56,17 @@ func (s *Server) AllowEgress(e Egress) {
 // RulePrivateAddress or RuleNotThroughProxy). d's rule, object and
 // family ("" or familyName's) are kept; its effect and call are connect's
 // and its source is the broker. It is safe for concurrent use, with the
-// server's answers too; a refusal recorded after Stop is not in its
-// Stats.
+// server's answers too, and after Stop: the proxy may still refuse a
+// request while the action's session closes, so a refusal recorded after
+// Stop is in Denials, not in Stop's Stats.
 func (s *Server) Record(d wire.Denial, at time.Time) {
 	d.Effect, d.Call, d.Source = wire.EffectConnect, "connect", wire.SourceBroker
 	s.record(d, at)
 }
+
+// Denials is every refusal recorded so far: Stop's Stats.Denials and
+// those Record added since. Take it once the action's session is closed.
+func (s *Server) Denials() *wire.Denials { return s.denials.Denials() }
 
 // egressSocket reports whether d is a socket() the action may make: with
 // egress, an AF_INET or AF_INET6 stream (SOCK_NONBLOCK and SOCK_CLOEXEC
@@ -151,41 +160,117 @@ func tcpDomain(sock int) (int, unix.Errno) {
 // connected, or whose connect failed.
 const tcpClose = 7
 
+// connectLimit bounds the broker's connect of a blocking socket, which
+// holds the notification loop, and so every call of the action and its
+// teardown, while it waits. A connect to the proxy on the loopback device
+// takes microseconds, and a SYN the proxy's full accept queue dropped is
+// sent again after 1 s and 3 s; only a handshake the target made fail
+// (a TCP_MD5SIG key for the proxy's address, which the proxy's listener
+// answers with silence, and TCP_SYNCNT=127: hours of SYNs) takes longer.
+const connectLimit = 5 * time.Second
+
 // connectProxy connects sock, an AF_INET or AF_INET6 TCP socket (domain),
 // to the proxy and returns the connect's result as the caller's: 0,
-// EINPROGRESS for a non-blocking socket, ECONNREFUSED, … A socket that is
-// connecting or connected already gets EALREADY or EISCONN and is not
-// admitted again. One not yet bound is bound to the proxy's loopback
-// address, port 0, first, so that the proxy can be told its source
-// (Admit) before it connects, and so that no route leaves the loopback
-// device whatever options the target set on it: the kernel refuses a
-// loopback source on any other device, where a source route (IP_OPTIONS,
-// with CAP_NET_RAW) would otherwise send the connection to its first hop.
+// EINPROGRESS for a non-blocking socket, ECONNREFUSED, ETIMEDOUT after
+// connectLimit, … A socket that is connecting or connected already gets
+// EALREADY or EISCONN and is not admitted again; one whose connect fails
+// has its admission withdrawn. One not yet bound is bound to the proxy's
+// loopback address, a port the kernel chooses, first, so that the proxy
+// can be told its source (Admit) before it connects, and so that no route
+// leaves the loopback device whatever options the target set on it: the
+// kernel refuses a loopback source on any other device, where a source
+// route (IP_OPTIONS, with CAP_NET_RAW) would otherwise send the
+// connection to its first hop. Before that bind, SO_REUSEADDR and
+// SO_REUSEPORT are cleared, so that the port is the socket's alone, and
+// IP_BIND_ADDRESS_NO_PORT, which would defer the port to the connect
+// (cleared, not refused: client libraries set them); a bind that still
+// leaves the port 0 is refused, since the source the proxy would be
+// told is not yet known.
 func (s *Server) connectProxy(c *caller, sock, domain int) unix.Errno {
 	info, err := unix.GetsockoptTCPInfo(sock, unix.IPPROTO_TCP, unix.TCP_INFO)
 	if err != nil {
 		return errnoOf(err)
 	}
+	var admitted netip.AddrPort // the source admitted, if any
 	if info.State == tcpClose {
-		local, err := unix.Getsockname(sock)
-		if err != nil {
-			return errnoOf(err)
-		}
-		if addrPort(local).Port() == 0 {
-			if err := unix.Bind(sock, sockaddrOf(domain, netip.AddrPortFrom(s.proxy.Addr(), 0))); err != nil {
-				return errnoOf(err) // EADDRINUSE: no port left; EINVAL: an IPV6_V6ONLY socket
-			}
-			if local, err = unix.Getsockname(sock); err != nil {
-				return errnoOf(err)
-			}
-		}
-		l := addrPort(local)
-		if l.Addr().Unmap() != s.proxy.Addr() { // bound elsewhere before the action had it
+		l, errno := s.bindProxy(sock, domain)
+		switch {
+		case errno != 0:
+			return errno
+		case l.Addr().Unmap() != s.proxy.Addr() || l.Port() == 0: // bound elsewhere before the action had it, or no port
 			return c.refuse(wire.RuleNotThroughProxy)
 		}
-		s.egress.Admit(netip.AddrPortFrom(l.Addr().Unmap(), l.Port()))
+		admitted = netip.AddrPortFrom(l.Addr().Unmap(), l.Port())
+		s.egress.Admit(admitted)
 	}
-	return errnoOf(retry.EINTR(func() error { return unix.Connect(sock, sockaddrOf(domain, s.proxy)) }))
+	errno := connectWithin(sock, sockaddrOf(domain, s.proxy), connectLimit)
+	switch errno {
+	case 0, unix.EINPROGRESS, unix.EALREADY, unix.EISCONN: // connecting or connected (EINTR's restart)
+	default:
+		if admitted.IsValid() {
+			s.egress.Withdraw(admitted) // nothing is connecting from it
+		}
+	}
+	return errno
+}
+
+// bindProxy binds sock, unless it has a port already, to the proxy's
+// address, port 0 (connectProxy), and returns the address it is bound to.
+func (s *Server) bindProxy(sock, domain int) (netip.AddrPort, unix.Errno) {
+	local, err := unix.Getsockname(sock)
+	if err != nil {
+		return netip.AddrPort{}, errnoOf(err)
+	}
+	if addrPort(local).Port() == 0 {
+		// IP_BIND_ADDRESS_NO_PORT is an IPPROTO_IP option of IPv6
+		// sockets too.
+		for _, opt := range [][2]int{{unix.SOL_SOCKET, unix.SO_REUSEADDR}, {unix.SOL_SOCKET, unix.SO_REUSEPORT},
+			{unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT}} {
+			if err := unix.SetsockoptInt(sock, opt[0], opt[1], 0); err != nil {
+				return netip.AddrPort{}, errnoOf(err)
+			}
+		}
+		if err := unix.Bind(sock, sockaddrOf(domain, netip.AddrPortFrom(s.proxy.Addr(), 0))); err != nil {
+			return netip.AddrPort{}, errnoOf(err) // EADDRINUSE: no port left; EINVAL: an IPV6_V6ONLY socket
+		}
+		if local, err = unix.Getsockname(sock); err != nil {
+			return netip.AddrPort{}, errnoOf(err)
+		}
+	}
+	return addrPort(local), 0
+}
+
+// connectWithin connects sock to sa, a blocking socket's connect ended
+// after limit: the socket is shut down, which aborts the handshake, and
+// the result is ETIMEDOUT. It is shut down again each second until the
+// connect returns: a connect restarted after a signal (SA_RESTART, or
+// retry.EINTR) just after a shutdown would start a handshake anew.
+func connectWithin(sock int, sa unix.Sockaddr, limit time.Duration) unix.Errno {
+	var (
+		mu          sync.Mutex
+		done, fired bool
+		t           *time.Timer
+	)
+	mu.Lock()
+	t = time.AfterFunc(limit, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done { // sock is still this connect's, not closed and its number reused
+			fired = true
+			unix.Shutdown(sock, unix.SHUT_RDWR)
+			t.Reset(time.Second)
+		}
+	})
+	mu.Unlock()
+	errno := errnoOf(retry.EINTR(func() error { return unix.Connect(sock, sa) }))
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	t.Stop()
+	if fired && errno != 0 {
+		return unix.ETIMEDOUT
+	}
+	return errno
 }
 
 // sockaddrOf is address ap for a socket of domain: on AF_INET6, an IPv4

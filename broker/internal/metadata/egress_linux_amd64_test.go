@@ -2,8 +2,10 @@ package metadata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -23,8 +25,8 @@ import (
 	"warrant/wire"
 )
 
-// egressChildEnv makes the test binary TestHelperEgressChild: "egress" or
-// "none", the proxy's port and the other listener's.
+// egressChildEnv makes the test binary TestHelperEgressChild: "egress",
+// "none" or "refused", the proxy's port and the other listener's.
 const egressChildEnv = "WARRANT_METADATA_EGRESS_CHILD"
 
 // raceConnects is how many connects the racing scenario makes while
@@ -238,6 +240,10 @@ func TestEgressReachesOnlyTheProxy(t *testing.T) {
 	if admitted != raceOK+connected {
 		t.Errorf("%d admissions, for %d sockets connected", admitted, raceOK+connected)
 	}
+	// The one whose connect the kernel refused is withdrawn.
+	if want := connected - 3; len(e.withdrawn) != want {
+		t.Errorf("%d admissions withdrawn (%v), want %d", len(e.withdrawn), e.withdrawn, want)
+	}
 
 	// Each refusal is recorded: the connects by the broker, under the
 	// address as read, the sockets counted; no connect made is.
@@ -288,6 +294,86 @@ func TestNoEgressNoNetwork(t *testing.T) {
 		{Effect: wire.EffectConnect, Call: "connect", Object: fmt.Sprintf("127.0.0.1:%d", otherPort), Family: "AF_INET",
 			Rule: wire.RuleNoNetwork, Source: wire.SourceBroker, Count: 1},
 	})
+}
+
+// TestEgressConnectFailedWithdrawn: when the broker's connect of an
+// admitted socket fails (here nothing listens on the proxy's port), the
+// admission is withdrawn, so that no later connection from that address
+// is taken as the action's; a connect that went through keeps its own.
+func TestEgressConnectFailedWithdrawn(t *testing.T) {
+	l, port := listenLoopback(t)
+	l.Close() // the port is free: a connect to it is refused
+	e := &fakeEgress{proxy: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)),
+		admitted: map[netip.AddrPort]int{}}
+	got, _ := runEgressChild(t, "refused", e, port, 0)
+	if got["refused_connect"] != "ECONNREFUSED" || got["refused_again"] != "ECONNREFUSED" {
+		t.Fatalf("connects: %q, %q; want ECONNREFUSED", got["refused_connect"], got["refused_again"])
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.admitted) != 1 || !maps.Equal(e.admitted, e.withdrawn) {
+		t.Errorf("admitted %v, withdrawn %v: want each admission withdrawn", e.admitted, e.withdrawn)
+	}
+}
+
+// TestEgressConnectBounded: a blocking connect whose handshake the
+// target made fail silently (a TCP_MD5SIG key for the proxy's address,
+// which the proxy's listener then never answers, and TCP_SYNCNT=127:
+// hours of SYNs) ends after connectLimit with ETIMEDOUT, its admission
+// withdrawn, instead of holding the notification loop and Stop.
+func TestEgressConnectBounded(t *testing.T) {
+	l, port := listenLoopback(t)
+	defer l.Close()
+	e := &fakeEgress{proxy: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)),
+		admitted: map[netip.AddrPort]int{}}
+	watchdog := time.AfterFunc(time.Minute, func() { panic("the broker's connect to the proxy is not bounded") })
+	defer watchdog.Stop()
+	got, _ := runEgressChild(t, "hang", e, port, 0)
+	if got["md5_set"] != "ok" {
+		t.Skipf("TCP_MD5SIG: %s", got["md5_set"])
+	}
+	if got["hang_connect"] != "ETIMEDOUT" {
+		t.Errorf("connect: %q, want ETIMEDOUT", got["hang_connect"])
+	}
+	requireNothingAccepted(t, l)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.admitted) != 1 || !maps.Equal(e.admitted, e.withdrawn) {
+		t.Errorf("admitted %v, withdrawn %v: want the admission withdrawn", e.admitted, e.withdrawn)
+	}
+}
+
+// TestEgressBindHasAPort: the broker binds a socket to a port of its own
+// before it admits it: IP_BIND_ADDRESS_NO_PORT, which would leave the
+// port to the connect (a source the proxy was never told), and
+// SO_REUSEADDR and SO_REUSEPORT set on a socket are cleared before its
+// bind, and each socket connects, admitted by its own port.
+func TestEgressBindHasAPort(t *testing.T) {
+	proxyL, port := listenLoopback(t)
+	p := serveStandIn(proxyL)
+	e := &fakeEgress{proxy: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)),
+		admitted: map[netip.AddrPort]int{}}
+	got, st := runEgressChild(t, "noport", e, port, 0)
+	proxyL.Close()
+	<-p.done
+	for name, want := range map[string]string{"noport_set": "ok", "noport_connect": "ok", "noport_after": "0", "reuse_connect": "ok", "reuse_after": "0 0"} {
+		if got[name] != want {
+			t.Errorf("%s: %q, want %s", name, got[name], want)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.admitted) != 2 || len(p.got) != 2 {
+		t.Errorf("admitted %v; the proxy accepted %v", e.admitted, p.got)
+	}
+	for _, a := range p.got {
+		if a.remote.Port() == 0 || e.admitted[a.remote] != 1 {
+			t.Errorf("the proxy accepted a connection from %s; admitted %v", a.remote, e.admitted)
+		}
+	}
+	if d := st.Denials; d != nil && (d.Total != 0 || len(d.Records) != 0) {
+		t.Errorf("denials %+v", d)
+	}
 }
 
 // requireRecords requires d's records to be want, in any order, and to
@@ -348,6 +434,43 @@ func egressChild(mode string, proxy, other int) int {
 	}
 	unix.Close(early)
 	toProxy4 := &unix.SockaddrInet4{Addr: loopback, Port: proxy}
+	if mode == "refused" { // one socket, its connect tried twice
+		fd, _ := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		result("refused_connect", unix.Connect(fd, toProxy4))
+		result("refused_again", unix.Connect(fd, toProxy4))
+		return 0
+	}
+	switch mode {
+	case "hang": // a blocking connect whose SYNs the proxy drops, retried for hours
+		fd, _ := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_SYNCNT, 127)
+		m := unix.TCPMD5Sig{Keylen: 4, Key: [80]uint8{'a', 'b', 'c', 'd'}}
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(&m.Addr))
+		in.Family, in.Addr = unix.AF_INET, loopback
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&in.Port))[:], uint16(proxy))
+		err := unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_MD5SIG, string(unsafe.Slice((*byte)(unsafe.Pointer(&m)), unsafe.Sizeof(m))))
+		result("md5_set", err)
+		if err == nil {
+			result("hang_connect", unix.Connect(fd, toProxy4))
+		}
+		return 0
+	case "noport":
+		fd, _ := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		result("noport_set", unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1))
+		result("noport_connect", unix.Connect(fd, toProxy4))
+		noport, _ := unix.GetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT)
+		fmt.Println("noport_after", noport)
+		unix.Close(fd)
+		fd, _ = unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		result("reuse_connect", unix.Connect(fd, toProxy4))
+		addr, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR)
+		port, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT)
+		fmt.Println("reuse_after", addr, port)
+		unix.Close(fd)
+		return 0
+	}
 	toProxy6 := &unix.SockaddrInet6{Addr: netip.AddrFrom4(loopback).As16(), Port: proxy}
 
 	// Through the proxy: each sends its name and its socket's source.

@@ -15,11 +15,12 @@ import (
 )
 
 // fakeEgress stands in for the proxy's session: it keeps what was
-// admitted.
+// admitted, and withdrawn.
 type fakeEgress struct {
-	proxy    netip.AddrPort
-	mu       sync.Mutex
-	admitted map[netip.AddrPort]int
+	proxy     netip.AddrPort
+	mu        sync.Mutex
+	admitted  map[netip.AddrPort]int
+	withdrawn map[netip.AddrPort]int
 }
 
 func (e *fakeEgress) Proxy() netip.AddrPort { return e.proxy }
@@ -28,6 +29,15 @@ func (e *fakeEgress) Admit(local netip.AddrPort) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.admitted[local]++
+}
+
+func (e *fakeEgress) Withdraw(local netip.AddrPort) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.withdrawn == nil {
+		e.withdrawn = map[netip.AddrPort]int{}
+	}
+	e.withdrawn[local]++
 }
 
 // TestSockaddr: connect's address is read within its size, as the kernel

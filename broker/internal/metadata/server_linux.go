@@ -47,6 +47,7 @@ type Server struct {
 	done_    atomic.Uint64
 	refused  atomic.Uint64
 	denials  *denial.Log    // safe for concurrent use: Record adds to it too
+	hints    bool           // write-intent opens are observed (ObserveWrites, before Serve)
 	egress   Egress         // nil: no egress (AllowEgress, before Serve)
 	proxy    netip.AddrPort // egress's proxy, unmapped
 	cpu      time.Duration  // set by loop as it ends
@@ -211,12 +212,15 @@ func (s *Server) loop() {
 }
 
 // record adds one refusal to the action's record. One by the broker must
-// be of a class answerRules allows (an internal error otherwise, as
-// denial.Log's for a source that is not watching): so the classes stay
+// be of a class answerRules allows, a hint a write or create of an open
+// call (writeOpenCalls) outside the scope (an internal error otherwise,
+// as denial.Log's for a source that is not watching): so the classes stay
 // within wire.MaxDenialCounts whatever the target does.
 func (s *Server) record(d wire.Denial, at time.Time) {
 	if d.Source == wire.SourceBroker && (!slices.Contains(answerRules[d.Effect], d.Rule) ||
-		d.Family != "" && (d.Effect != wire.EffectConnect || !familyNamed(d.Family))) {
+		d.Family != "" && (d.Effect != wire.EffectConnect || !familyNamed(d.Family))) ||
+		d.Source == wire.SourceHint && (d.Effect != wire.EffectWrite && d.Effect != wire.EffectCreate ||
+			d.Rule != wire.RuleOutsideScope || d.Family != "" || !slices.Contains(writeOpenCalls, d.Call)) {
 		panic(fmt.Sprintf("metadata: internal error: a refusal of class %+v, which answerRules does not allow", d.Class()))
 	}
 	s.denials.Add(d, at)

@@ -21,6 +21,14 @@ import (
 type Host struct {
 	Home     string
 	Declared map[string]string
+
+	// realHome is Home with its symlinks resolved ("" when it is not a
+	// directory), once resolved (homeDone): by one call of Find or
+	// Candidates, on its own copy of the Host, never kept beyond it, so
+	// that each default place beneath Home costs one lstat a component
+	// instead of a walk from the root.
+	realHome string
+	homeDone bool
 }
 
 // Found is the toolchain a program lies in: the identity's label (its
@@ -124,11 +132,37 @@ func (h *Host) place(name string, defaults ...string) (dir string, declared bool
 		return "", false
 	}
 	for _, d := range defaults {
-		if dir := canonicalDir(filepath.Join(h.Home, d)); dir != "" {
+		if dir := h.homeDir(d); dir != "" {
 			return dir, false
 		}
 	}
 	return "", false
+}
+
+// homeDir is canonicalDir(Home/rel), rel a clean relative path, resolved
+// from the canonical Home: a component that is a symlink hands the whole
+// path to canonicalDir.
+func (h *Host) homeDir(rel string) string {
+	if !h.homeDone {
+		h.realHome, h.homeDone = canonicalDir(h.Home), true
+	}
+	if h.realHome == "" {
+		return ""
+	}
+	cur := h.realHome
+	for c := range strings.SplitSeq(rel, "/") {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err != nil:
+			return ""
+		case fi.Mode()&os.ModeSymlink != 0:
+			return canonicalDir(filepath.Join(h.Home, rel))
+		case !fi.IsDir():
+			return ""
+		}
+	}
+	return cur
 }
 
 // canonicalDir is p with its symlinks resolved when it is a clean

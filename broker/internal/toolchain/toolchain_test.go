@@ -505,3 +505,36 @@ func TestUnknown(t *testing.T) {
 		t.Fatalf("no paths: %+v %q", f, why)
 	}
 }
+
+// TestPlaceResolvesSymlinks: a default place is found at its canonical
+// path when the home, the place or a directory on the way to it is a
+// symlink, and not found when it is a file or missing.
+func TestPlaceResolvesSymlinks(t *testing.T) {
+	dir := canon(t, t.TempDir())
+	build(t, dir, map[string]string{
+		"real-home/":                     "",
+		"home -> real-home":              "",
+		"real-home/.pyenv -> ../pyenv":   "",
+		"pyenv/":                         "",
+		"real-home/.config -> ../config": "",
+		"config/nvm/":                    "",
+		"real-home/.rustup":              "a file",
+		"real-home/.volta -> ../nowhere": "",
+		"real-home/.local/share/mise/":   "",
+	})
+	h := Host{Home: filepath.Join(dir, "home")}
+	for _, c := range []struct{ name, want string }{
+		{"PYENV_ROOT", filepath.Join(dir, "pyenv")},
+		{"NVM_DIR", filepath.Join(dir, "config", "nvm")},
+		{"MISE_DATA_DIR", filepath.Join(dir, "real-home", ".local", "share", "mise")},
+		{"RUSTUP_HOME", ""},
+		{"VOLTA_HOME", ""},
+		{"SDKMAN_DIR", ""},
+	} {
+		defaults := map[string][]string{"PYENV_ROOT": {".pyenv"}, "NVM_DIR": {".nvm", ".config/nvm"}, "MISE_DATA_DIR": {".local/share/mise"},
+			"RUSTUP_HOME": {".rustup"}, "VOLTA_HOME": {".volta"}, "SDKMAN_DIR": {".sdkman"}}[c.name]
+		if got, _ := h.place(c.name, defaults...); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

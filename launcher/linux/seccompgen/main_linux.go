@@ -21,8 +21,9 @@ func main() {
 	}
 }
 
-// programNames are the embedded files, in load order.
-var programNames = []string{"args", "main"}
+// programNames are the embedded files: args is loaded first, then main,
+// or hints in its place (main that notifies write-intent opens too).
+var programNames = []string{"args", "main", "hints"}
 
 func programFile(name string) string {
 	return fmt.Sprintf("seccomp_%s_%s.bpf", name, runtime.GOARCH)

@@ -238,19 +238,91 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			}
 		}
 	}
+	filters := []*seccomp.ScmpFilter{args}
+	for _, hints := range []bool{false, true} {
+		main, err := mainFilter(hints)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer main.Release()
+		filters = append(filters, main)
+	}
+	for _, f := range filters {
+		p, err := export(f.ExportBPF)
+		if err != nil {
+			return nil, nil, err
+		}
+		text, err := export(f.ExportPFC)
+		if err != nil {
+			return nil, nil, err
+		}
+		progs, pfc = append(progs, p), append(pfc, string(text))
+	}
+	return progs, pfc, nil
+}
+
+// writeIntent are the open flags that ask to change a file (O_TMPFILE
+// needs O_WRONLY or O_RDWR); writeOpens the calls they are compared on,
+// by the flags' argument (-1: creat, which always creates).
+const writeIntent = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC
+
+var writeOpens = []flagsArg{{"open", 1}, {"openat", 2}, {"creat", -1}}
+
+type flagsArg struct {
+	name string
+	arg  int
+}
+
+// mainFilter is the main program; with hints, it notifies every open
+// with write intent as well (writeIntent, compared masked on the flags'
+// low bits), for the broker's observer of write-intent opens, which
+// always lets the kernel continue them: Landlock decides. An open the
+// argument program refuses (a setuid or setgid file created) is EPERM
+// there, which wins over the notification.
+func mainFilter(hints bool) (*seccomp.ScmpFilter, error) {
 	main, err := newFilter(actAbsent)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer main.Release()
+	ok := false
+	defer func() {
+		if !ok {
+			main.Release()
+		}
+	}()
 	for _, name := range strings.Fields(allowed + " ioctl") {
+		if hints && slices.ContainsFunc(writeOpens, func(o flagsArg) bool { return o.name == name }) {
+			continue // notified with write intent, below
+		}
 		if err := addRule(main, name, seccomp.ActAllow); err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+	}
+	for _, o := range writeOpens {
+		if !hints {
+			break
+		}
+		if o.arg < 0 {
+			if err := addRule(main, o.name, seccomp.ActNotify); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := addRule(main, o.name, seccomp.ActAllow, cond(uint(o.arg), seccomp.CompareMaskedEqual, writeIntent, 0)); err != nil {
+			return nil, err
+		}
+		for bit := uint64(1); bit <= writeIntent; bit <<= 1 {
+			if bit&writeIntent == 0 {
+				continue
+			}
+			if err := addRule(main, o.name, seccomp.ActNotify, cond(uint(o.arg), seccomp.CompareMaskedEqual, bit, bit)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, name := range strings.Fields(denied + " " + notified + " " + network) {
 		if err := addRule(main, name, seccomp.ActNotify); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	// clone with a namespace flag is notified too, flag by flag, and the
@@ -261,7 +333,7 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 			continue
 		}
 		if err := addRule(main, "clone", seccomp.ActNotify, cond(0, seccomp.CompareMaskedEqual, bit, bit)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	conditional := []struct {
@@ -276,7 +348,7 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	}
 	for _, r := range conditional {
 		if err := addRule(main, r.name, seccomp.ActAllow, r.c); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	// A filter of the target's own may be added, never with a listener:
@@ -289,20 +361,10 @@ func compilePolicy() (progs [][]byte, pfc []string, err error) {
 	// before this one is loaded with its own listener.
 	if err := addRule(main, "seccomp", actDeny, cond(1, seccomp.CompareMaskedEqual,
 		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, f := range []*seccomp.ScmpFilter{args, main} {
-		p, err := export(f.ExportBPF)
-		if err != nil {
-			return nil, nil, err
-		}
-		text, err := export(f.ExportPFC)
-		if err != nil {
-			return nil, nil, err
-		}
-		progs, pfc = append(progs, p), append(pfc, string(text))
-	}
-	return progs, pfc, nil
+	ok = true
+	return main, nil
 }
 
 // newFilter returns a native-architecture filter whose other-architecture

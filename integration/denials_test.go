@@ -442,16 +442,16 @@ func denialsFlood(t *testing.T, b *denialBench) {
 	secs := float64(rc.End.MonoNs-rc.Start.MonoNs) / 1e9
 	perCall := float64(m.BrokerCPUNs) / calls / 1e3
 	// The burst is spent once the target has outrun the rate for a while;
-	// at six times the rate or faster (this host: about 15 times) that is
-	// within 2 s, and at least half of what the calls past the burst take
-	// at the rate is then spent holding answers back.
+	// at four times the rate or faster (the hosts so far: 4 to 15 times)
+	// that is within 2.5 s, and at least a quarter of what the calls past
+	// the burst take at the rate is then spent holding answers back.
 	past := float64(calls-metaBurst) / metaRate
 	t.Logf("flood of %d refusals in %.2f s: broker CPU %.2f s (%.1f µs a call), answers held back %.2f s by the budget (at least %.2f s wanted)",
-		calls, secs, float64(m.BrokerCPUNs)/1e9, perCall, float64(m.HeldNs)/1e9, past/2)
+		calls, secs, float64(m.BrokerCPUNs)/1e9, perCall, float64(m.HeldNs)/1e9, past/4)
 	if bound := metaBurst + metaRate*secs; calls > bound {
 		t.Errorf("%d calls answered in %.2f s, past the budget's %.0f", calls, secs, bound)
 	}
-	if held := float64(m.HeldNs) / 1e9; held < past/2 {
+	if held := float64(m.HeldNs) / 1e9; held < past/4 {
 		t.Errorf("answers were held back %.2f s; the %d calls past the burst take %.2f s at %d/s: the budget did not hold them", held, calls-metaBurst, past, metaRate)
 	}
 	if perCall > 20 {

@@ -69,19 +69,31 @@ func pendingApprovals(t *testing.T, d *brokerd) []string {
 	return ids
 }
 
+// leaseApprovals reads every page: a shared daemon's leases, spent ones
+// included, run past one.
 func leaseApprovals(t *testing.T, d *brokerd) []string {
 	t.Helper()
-	out, code := d.CLI("leases", "--json")
-	if code != 0 {
-		t.Fatalf("broker leases: exit %d\n%s", code, out)
-	}
 	var ids []string
-	for _, v := range wholeListing[struct {
-		ApprovalID string `json:"approval_id"`
-	}](t, "leases", out) {
-		ids = append(ids, v.ApprovalID)
+	args := []string{"leases", "--json"}
+	for {
+		out, code := d.CLI(args...)
+		if code != 0 {
+			t.Fatalf("broker leases: exit %d\n%s", code, out)
+		}
+		var l listing[struct {
+			ApprovalID string `json:"approval_id"`
+		}]
+		if err := json.Unmarshal([]byte(out), &l); err != nil || l.Items == nil || l.Truncated != (l.NextAfter != nil) {
+			t.Fatalf("broker leases --json printed no listing: %v\n%s", err, out)
+		}
+		for _, v := range l.Items {
+			ids = append(ids, v.ApprovalID)
+		}
+		if l.NextAfter == nil {
+			return ids
+		}
+		args = []string{"leases", "--json", "--after", *l.NextAfter}
 	}
-	return ids
 }
 
 // approve approves request id through the operator CLI.

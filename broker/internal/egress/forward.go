@@ -2,10 +2,13 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -101,12 +104,51 @@ func (c *client) forward(req *http.Request) bool {
 		return false
 	}
 	hopByHop(resp.Header)
-	err = resp.Write(c.conn)
-	resp.Body.Close()
+	err = c.respond(req, resp)
 	if err != nil || resp.Close {
 		c.release()
 	}
 	return err == nil && !resp.Close && !req.Close
+}
+
+// respond sends resp to the client. A body of known length goes by
+// splice(2) from the upstream's socket to the client's once what the
+// head's read buffered is sent, counted as it moves; any other body
+// through Response.Write.
+func (c *client) respond(req *http.Request, resp *http.Response) error {
+	n := resp.ContentLength
+	if n <= 0 || len(resp.TransferEncoding) > 0 || req.Method == http.MethodHead {
+		err := resp.Write(c.conn)
+		resp.Body.Close()
+		return err
+	}
+	// resp.Body is left unread and unclosed: its Close would read the
+	// body that the splice below moves.
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "HTTP/%d.%d %03d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.StatusCode,
+		strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" "))
+	resp.Header.Del("Content-Length")
+	if err := resp.Header.Write(&head); err != nil {
+		return err
+	}
+	fmt.Fprintf(&head, "Content-Length: %d\r\n", n)
+	if resp.Close {
+		head.WriteString("Connection: close\r\n")
+	}
+	head.WriteString("\r\n")
+	if _, err := c.conn.Write(head.Bytes()); err != nil {
+		return err
+	}
+	buffered := min(int64(c.up.br.Buffered()), n)
+	if _, err := io.CopyN(c.conn, c.up.br, buffered); err != nil {
+		return err
+	}
+	moved, err := io.Copy(c.conn, io.LimitReader(c.up.conn, n-buffered)) // splice(2)
+	c.up.m.read += uint64(moved)
+	if err == nil && moved < n-buffered {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // response reads the upstream's final response to req: informational

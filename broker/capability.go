@@ -101,30 +101,18 @@ func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Repor
 // (admission.Resolver.ResolveProbe: the default policy, the broker's
 // environment plus extraEnv, no workspace cache, its scratch workspace
 // under <state>/probe) with the egress grant the probe asks for, exact
-// (the egress check's: egress.Expand with no presets), pins binding,
-// and snapshots it.
+// (the egress check's: egress.Expand with no presets), and binding
+// pinned, in one fingerprint, and snapshots it.
 func (b *Broker) prepareProbe(s *wire.Submit, extraEnv []string, binding wire.Binding) (*runner.Launch, error) {
 	granted, err := egress.Expand(s.Request.Egress, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.admit.ResolveProbe(s, extraEnv, b.dirs.Root)
+	res, err := b.admit.ResolveProbe(s, extraEnv, b.dirs.Root, func(id *wire.CommandIdentity) {
+		id.Egress, id.Binding = granted, binding
+	})
 	if err != nil {
 		return nil, err
-	}
-	if len(granted) > 0 {
-		if err := res.Amend(func(id *wire.CommandIdentity) { id.Egress = granted }); err != nil {
-			res.Close()
-			return nil, err
-		}
-	}
-	if res.Identity().Binding != binding {
-		id, fp, err := res.Rebind(binding)
-		if err != nil {
-			res.Close()
-			return nil, err
-		}
-		res = res.WithIdentity(id, fp)
 	}
 	l := &runner.Launch{Resolved: res}
 	if err := b.snapshots(l); err != nil {

@@ -35,7 +35,7 @@ func listen(t *testing.T, network, addr string) net.Listener {
 func TestLauncherNetworkAndIPC(t *testing.T) {
 	a := newAction(t)
 	tcp := listen(t, "tcp4", "127.0.0.1:0")
-	port := fmt.Sprint(tcp.Addr().(*net.TCPAddr).Port)
+	port := fmt.Sprint(portOf(tcp))
 	path := filepath.Join(a.Outside, "sock")
 	pathSock := listen(t, "unix", path)
 	abstract := "@warrant-test-" + fmt.Sprint(os.Getpid())

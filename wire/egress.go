@@ -34,14 +34,14 @@ func ParseEgressEntry(s string) (string, error) {
 
 // SplitEgressEntry returns the host and port of a canonical entry.
 func SplitEgressEntry(s string) (host string, port uint16, err error) {
-	c, err := ParseEgressEntry(s)
-	if err == nil && c != s {
-		err = fmt.Errorf("egress entry %q: not canonical (%q)", s, c)
-	}
+	host, port, err = splitEgress(s)
 	if err != nil {
-		return "", 0, err
+		return "", 0, fmt.Errorf("egress entry %q: %w", s, err)
 	}
-	return splitEgress(s)
+	if c := joinEgress(host, port); c != s {
+		return "", 0, fmt.Errorf("egress entry %q: not canonical (%q)", s, c)
+	}
+	return host, port, nil
 }
 
 // EgressLiteral returns the address of a canonical entry whose host is

@@ -117,10 +117,7 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 	st := StateFlag(e.State)
 	uses := " [--uses" + nbsp + "N]"
 	if e.full {
-		uses += " [--ttl" + nbsp + "D] [--binding" + nbsp + "B]"
-	}
-	if e.full {
-		uses += " [--egress" + nbsp + "HOST:PORT,…|none]"
+		uses += " [--ttl" + nbsp + "D] [--binding" + nbsp + "B] [--egress" + nbsp + "HOST:PORT,…|none]"
 	}
 	r.command("broker approve "+v.ID+st+uses, "")
 	r.command("broker deny "+v.ID+st+" [--reason"+nbsp+"R]", "")

@@ -82,14 +82,8 @@ func (c *conn) approvalOut(a *asked) *approvalOut {
 	id := &a.view.Identity
 	state := view.ShellQuote(c.cfg.StateDir)
 	o := &approvalOut{RequestID: a.id, ApproveCommand: "broker approve " + a.id + " --state " + state,
-		ReviewCommand: "broker approvals --state " + state, Executable: id.Executable.File.Path, Argv: id.Argv,
-		Cwd: id.Cwd.Path, Fingerprint: hex.EncodeToString(a.view.Fingerprint), Egress: id.Egress}
-	if o.Argv == nil {
-		o.Argv = []string{}
-	}
-	if o.Egress == nil {
-		o.Egress = []string{}
-	}
+		ReviewCommand: "broker approvals --state " + state, Executable: id.Executable.File.Path, Argv: view.NonNil(id.Argv),
+		Cwd: id.Cwd.Path, Fingerprint: hex.EncodeToString(a.view.Fingerprint), Egress: view.NonNil(id.Egress)}
 	if len(o.Egress) > 0 {
 		o.Message = fmt.Sprintf("Approval required: nothing ran. A human must approve this command outside the agent; you cannot approve it. "+
 			"Tell them what you asked to run (%s) and the network access you asked for (%s), and that they can review it with `%s` "+

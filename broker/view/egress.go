@@ -89,7 +89,7 @@ func (e *Egress) line() string {
 	}
 	for _, t := range e.Totals {
 		if t.Connections > 0 {
-			fmt.Fprintf(&b, " · %s %d conn ↑%s ↓%s", Plain(t.Entry), t.Connections, Size(t.UpBytes), Size(t.DownBytes))
+			fmt.Fprintf(&b, " · %s %d conn ↑%s ↓%s", Plain(t.Entry), t.Connections, size(t.UpBytes), size(t.DownBytes))
 		}
 	}
 	if e.Total == 0 {
@@ -137,9 +137,9 @@ func connectionLine(c *receipt.EgressConnection) string {
 	return fmt.Sprintf("%s %s (%s)", dest, verdict, strings.Join(parts, ", "))
 }
 
-// Size is n bytes in binary units, one decimal past the first: "512 B",
+// size is n bytes in binary units, one decimal past the first: "512 B",
 // "1.2 KiB", "3.4 MiB".
-func Size(n uint64) string {
+func size(n uint64) string {
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}

@@ -112,8 +112,8 @@ func TestEgressRemedies(t *testing.T) {
 func TestSize(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1229: "1.2 KiB", 3565158: "3.4 MiB",
 		5 << 30: "5.0 GiB", 1<<64 - 1: "16.0 EiB"} {
-		if got := Size(n); got != want {
-			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		if got := size(n); got != want {
+			t.Errorf("size(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

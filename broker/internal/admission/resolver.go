@@ -84,13 +84,14 @@ func (r *Resolver) Resolve(s *wire.Submit) (*identity.Resolved, error) {
 // directory root: inside the state directory by design, so that one
 // place — the state directory's root — is left out of its workspace
 // check (identity.Protected.Without); every other place, keys/, run/ and
-// actions/ among them, is checked as for any action.
-func (r *Resolver) ResolveProbe(s *wire.Submit, extraEnv []string, root string) (*identity.Resolved, error) {
+// actions/ among them, is checked as for any action. amend, if set, adds
+// what the probe pins (identity.Resolve's amend: one fingerprint).
+func (r *Resolver) ResolveProbe(s *wire.Submit, extraEnv []string, root string, amend func(*wire.CommandIdentity)) (*identity.Resolved, error) {
 	env := ActionEnv(append(append([]string{}, r.Environ...), extraEnv...), r.Declared)
 	return identity.Resolve(s, r.Protected.Without(root), func(ws wire.DirIdentity, exe wire.Executable) ([]wire.EnvVar, wire.Policy, error) {
 		pol, err := policy.For(r.Base, r.Withheld, ws.Path, exe)
 		return env, pol, err
-	}, nil)
+	}, amend)
 }
 
 // notOnPath adds to the refusal err of req, when req names a bare

@@ -154,11 +154,11 @@ func (p *Proxy) accept(c *net.TCPConn) {
 	switch {
 	case a == nil:
 		c.Close()
-	case a.twice:
-		c.Close()
+	case a.twice: // recorded before the close its client may be waiting for
 		for _, s := range a.sessions {
 			s.note(fmt.Sprintf("source address %s was admitted twice, so the connection is no action's", key))
 		}
+		c.Close()
 	default:
 		a.sessions[0].start(c)
 	}

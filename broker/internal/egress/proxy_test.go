@@ -368,7 +368,7 @@ func TestProxyClose(t *testing.T) {
 // within the cap, and each is a denial.
 func TestFlood(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10,000 connections")
+		t.Skip("skip: -short; the flood makes 10,000 connections")
 	}
 	p := newProxy(t)
 	var d denials

@@ -157,20 +157,6 @@ func (r *Resolved) Rebind(b wire.Binding) (*wire.CommandIdentity, []byte, error)
 	return &id, fp, err
 }
 
-// Amend changes r's identity by f — an addition the broker decides only
-// after Resolve (the capability probe's egress grant; Resolve's amend
-// makes those known before, with one fingerprint) — and recomputes its
-// fingerprint.
-func (r *Resolved) Amend(f func(*wire.CommandIdentity)) error {
-	f(&r.id)
-	fp, err := Fingerprint(&r.id)
-	if err != nil {
-		return err
-	}
-	r.fingerprint = fp
-	return nil
-}
-
 // WithIdentity returns r bound as id says (an identity Rebind made from
 // r, whose lease matched); r's descriptors move to the result.
 func (r *Resolved) WithIdentity(id *wire.CommandIdentity, fp []byte) *Resolved {

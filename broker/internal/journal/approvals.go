@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"warrant/wire"
@@ -312,7 +311,7 @@ func (j *Journal) Approve(ctx context.Context, requestID string, uses uint32, tt
 		}
 		if !slices.Equal(granted.Egress, v.Identity.Egress) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO lease_egress (lease_id, egress) VALUES (?, ?)`,
-				lease.ID, strings.Join(granted.Egress, " ")); err != nil {
+				lease.ID, egressColumn(granted.Egress)); err != nil {
 				return err
 			}
 		}

@@ -99,11 +99,7 @@ func (j *Journal) AmendedLeases(ctx context.Context, g Goal, ws wire.DirIdentity
 		if err := rows.Scan(&l.id, &l.approvalID, &l.fingerprint, &egress); err != nil {
 			return nil, fmt.Errorf("match amended leases: %w", err)
 		}
-		a := Amended{Lease: l}
-		if egress != "" {
-			a.Egress = strings.Split(egress, " ")
-		}
-		out = append(out, a)
+		out = append(out, Amended{Lease: l, Egress: egressList(egress)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("match amended leases: %w", err)
@@ -172,11 +168,9 @@ func (j *Journal) listLeases(ctx context.Context, grants bool, after string, lim
 			return nil, fmt.Errorf("list leases: %s: %w", v.ID, err)
 		}
 		v.Executable, v.Argv, v.ArgvTruncated, v.Profile = listed(id)
-		switch {
-		case !amended.Valid:
-			v.Egress = id.Egress
-		case amended.String != "":
-			v.Egress = strings.Split(amended.String, " ")
+		v.Egress = id.Egress
+		if amended.Valid {
+			v.Egress = egressList(amended.String)
 		}
 		if identities != nil {
 			*identities = append(*identities, id)
@@ -238,4 +232,15 @@ func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left u
 		return 0, wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
 	}
 	return left, nil
+}
+
+// egressColumn is an egress list as lease_egress keeps it: the entries
+// separated by spaces, which no entry holds; egressList reads it back.
+func egressColumn(entries []string) string { return strings.Join(entries, " ") }
+
+func egressList(column string) []string {
+	if column == "" {
+		return nil
+	}
+	return strings.Split(column, " ")
 }

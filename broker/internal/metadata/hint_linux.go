@@ -68,15 +68,14 @@ func (s *Server) writeHint(n *notif, o openCall) *wire.Denial {
 	if _, ok := c.procFD(*p); ok {
 		return nil
 	}
+	base := ""
 	if !path.IsAbs(*p) {
-		base, ok := c.dirPath(o.dirfd)
-		if !ok {
+		var ok bool
+		if base, ok = c.dirPath(o.dirfd); !ok {
 			return nil
 		}
-		if s.scopeHolds(lexical(base, *p)) {
-			return nil
-		}
-	} else if s.scopeHolds(path.Clean(*p)) {
+	}
+	if s.scopeHolds(lexical(base, *p)) {
 		return nil
 	}
 	follow := o.flags&unix.O_NOFOLLOW == 0 && o.flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL

@@ -118,10 +118,11 @@ func (h *egressHost) close() {
 // judge turns the prober's lines, the upstream's log, the sockets and
 // the proxy's record into the checks.
 func (h *egressHost) judge(run lifecycle.Result, out string) []Check {
+	lines := probeprog.ParseLines(out)
 	line := func(check string) *probeprog.Line {
-		for _, l := range probeprog.ParseLines(out) {
-			if l.Who == probeprog.EgressProber && l.Check == check {
-				return &l
+		for i := range lines {
+			if lines[i].Who == probeprog.EgressProber && lines[i].Check == check {
+				return &lines[i]
 			}
 		}
 		return nil

@@ -111,6 +111,7 @@ func TestLeftoversAreEndedByMembership(t *testing.T) {
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
 			pid := cmd.Process.Pid
+			execed(t, pid)
 			if a.dir != "" {
 				if err := writeKnob(a.dir, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 					t.Fatal(err)
@@ -379,4 +380,18 @@ func TestWarmOnlyWhereItPays(t *testing.T) {
 			t.Errorf("cgroups %+v: warmCosts = %v, want pays %v", c.cg, err, c.pays)
 		}
 	}
+}
+
+// execed waits until pid's command line is readable: Start returns once
+// the vfork child has its new memory, a moment before the kernel writes
+// the arguments there.
+func execed(t *testing.T, pid int) {
+	t.Helper()
+	for range 1000 {
+		if command(pid) != "" {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("process %d has no command line after a second", pid)
 }

@@ -267,12 +267,8 @@ func (c *caller) open(cl *call) (int, unix.Errno) {
 			cl = &call{dirfd: n, apply: cl.apply}
 		}
 	}
-	var base string
-	if cl.dirfd == unix.AT_FDCWD {
-		base = fmt.Sprintf("/proc/%d/cwd", c.pid)
-	} else if cl.dirfd >= 0 {
-		base = fmt.Sprintf("/proc/%d/fd/%d", c.pid, cl.dirfd)
-	} else {
+	base, ok := c.dirLink(cl.dirfd)
+	if !ok {
 		return -1, unix.EBADF
 	}
 	dir, err := unix.Open(base, unix.O_PATH|unix.O_CLOEXEC, 0)

@@ -141,19 +141,24 @@ func fdPathErrno(fd int) (string, unix.Errno) {
 // dirPath is the path the kernel names the caller's directory dirfd by
 // (its cwd for AT_FDCWD).
 func (c *caller) dirPath(dirfd int32) (string, bool) {
-	link := "/proc/" + strconv.Itoa(c.pid) + "/cwd"
-	if dirfd != unix.AT_FDCWD {
-		if dirfd < 0 {
-			return "", false
-		}
-		link = "/proc/" + strconv.Itoa(c.pid) + "/fd/" + strconv.Itoa(int(dirfd))
-	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlink(link, buf)
-	if err != nil || n >= len(buf) || !path.IsAbs(string(buf[:n])) {
+	link, ok := c.dirLink(dirfd)
+	if !ok {
 		return "", false
 	}
-	return string(buf[:n]), true
+	p, err := readlink(link)
+	return p, err == nil && path.IsAbs(p)
+}
+
+// dirLink is the caller's magic link for its directory dirfd: its cwd
+// for AT_FDCWD; false for any other negative dirfd.
+func (c *caller) dirLink(dirfd int32) (string, bool) {
+	switch {
+	case dirfd == unix.AT_FDCWD:
+		return "/proc/" + strconv.Itoa(c.pid) + "/cwd", true
+	case dirfd < 0:
+		return "", false
+	}
+	return "/proc/" + strconv.Itoa(c.pid) + "/fd/" + strconv.Itoa(int(dirfd)), true
 }
 
 // lexical is p, relative to base, as an absolute cleaned path: ".." is

@@ -227,9 +227,12 @@ func (s *Server) record(d wire.Denial, at time.Time) {
 }
 
 // fdPath is the path the kernel names an open descriptor's object by.
-func fdPath(fd int) (string, error) {
+func fdPath(fd int) (string, error) { return readlink(procFD(fd)) }
+
+// readlink reads a link of at most PATH_MAX bytes.
+func readlink(link string) (string, error) {
 	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlink(procFD(fd), buf)
+	n, err := unix.Readlink(link, buf)
 	if err != nil {
 		return "", err
 	}

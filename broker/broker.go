@@ -328,11 +328,15 @@ func (b *Broker) recordSurvivors(ctx context.Context, s runner.Survivor) error {
 
 // withEgress gives l, an action admitted under lease, the broker's
 // egress proxy when its identity has an egress grant: the proxy listens
-// at the first such action. A proxy that cannot listen refuses the
+// at the first such action. A proxy that cannot listen, or a host the
+// probe did not show to enforce egress leases (checkEgress), refuses the
 // action before anything is consumed or run (SANDBOX_UNAVAILABLE).
 func (b *Broker) withEgress(l *runner.Launch, lease string) error {
 	if len(l.Resolved.Identity().Egress) == 0 {
 		return nil
+	}
+	if err := b.checkEgress(); err != nil {
+		return err // a lease granted before this host was found to lack egress
 	}
 	b.egress.Lock()
 	defer b.egress.Unlock()

@@ -46,13 +46,56 @@ func (b *Broker) checkCapability() error {
 	return wire.Errorf(wire.CodeSandboxUnavailable, "%s", msg)
 }
 
+// checkEgress is the gate for an egress grant on a verified host (on
+// any other, checkCapability refuses every submit):
+// SANDBOX_UNAVAILABLE unless the probe showed that this host enforces
+// egress leases (probe.FeatureEgress). Where it lacks what they need,
+// nothing with a grant runs or is granted: never a run whose grant
+// reaches nothing.
+func (b *Broker) checkEgress() error {
+	r := b.Capability()
+	if r.State != wire.Verified {
+		return nil
+	}
+	why := r.Unoffered(probe.FeatureEgress)
+	if why == "" {
+		return nil
+	}
+	msg := "egress leases are not available on this host, so nothing with an egress grant is run or granted here: " + why
+	for _, f := range r.Features {
+		if f.Name == probe.FeatureEgress && f.Fix != "" {
+			msg += "; " + f.Fix
+		}
+	}
+	msg += "; a command without an egress grant runs here, with no network at all"
+	return wire.Errorf(wire.CodeSandboxUnavailable, "%s", msg)
+}
+
+// checkApprovalEgress refuses approval m (checkEgress) when the lease it
+// would grant carries an egress grant: the list m sets, else the one its
+// request asked for.
+func (b *Broker) checkApprovalEgress(ctx context.Context, m *wire.Approve) error {
+	err := b.checkEgress()
+	if err == nil || m.SetEgress && len(m.Egress) == 0 {
+		return nil
+	}
+	if !m.SetEgress {
+		v, rerr := b.j.Request(ctx, m.RequestID)
+		if rerr != nil || len(v.Identity.Egress) == 0 {
+			return rerr
+		}
+	}
+	return err
+}
+
 // EnsureCapability decides the capability state: the stored report when it
 // is verified and bound to this host, launcher, policy and probe program,
 // else a new probe (always, when force), which is stored. It fails only
 // when the journal does; a probe that cannot run is an unavailable report.
 func (b *Broker) EnsureCapability(ctx context.Context, force bool) (*probe.Report, error) {
 	if slices.Contains(b.seams, seam.SkipProbe) {
-		r := &probe.Report{State: wire.Verified, Reason: "test binary: the probe was skipped (seam.InsecureSkipProbe)"}
+		r := &probe.Report{State: wire.Verified, Reason: "test binary: the probe was skipped (seam.InsecureSkipProbe)",
+			Features: []probe.Feature{{Name: probe.FeatureEgress, Available: true}}}
 		b.setCapability(r)
 		return r, nil
 	}

@@ -90,6 +90,9 @@ func (b *Broker) HandleOperator(ctx context.Context, m wire.Message) wire.Messag
 	switch m := m.(type) {
 	case *wire.Approve:
 		var l *wire.LeaseView
+		if err = b.checkApprovalEgress(ctx, m); err != nil {
+			break // no lease whose grant this host cannot enforce
+		}
 		if l, err = b.j.Approve(ctx, m.RequestID, m.Uses, time.Duration(m.TTLSeconds)*time.Second, amendment(m)); err == nil {
 			reply = &wire.LeaseGranted{Lease: *l}
 			b.notify()

@@ -32,7 +32,9 @@ import (
 // started an action answers that action's *wire.Status
 // (admission.Repeated). Unless the capability probe
 // verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
-// before anything else. Without an Executor it refuses with
+// before anything else; so it does a request with egress, or a lease
+// with egress it matched (withEgress), unless the probe showed the
+// host enforces egress leases (checkEgress). Without an Executor it refuses with
 // SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
 // nothing is recorded as executed.
 func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, error) {
@@ -41,6 +43,11 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 	}
 	if err := identity.Admit(s); err != nil {
 		return nil, err
+	}
+	if len(s.Request.Egress) > 0 {
+		if err := b.checkEgress(); err != nil {
+			return nil, err // nor for a grant this host cannot enforce
+		}
 	}
 	goalID := s.Request.Goal
 	if goalID == "" {

@@ -40,11 +40,18 @@ func TestEgressProbeChecksAsUser(t *testing.T) {
 // the local upstream's page through the proxy, and the proxy counted
 // that connection's bytes as the upstream did; the proxy refused
 // another port; the direct connects, the datagram and the DNS query
-// failed with nothing arriving. Each row's evidence says so.
+// failed with nothing arriving. Each row's evidence says so, and the
+// report's features offer egress.
 func egressProbeChecks(t *testing.T, status []byte, code int) {
 	var r struct {
-		State  string       `json:"state"`
-		Checks []probeCheck `json:"checks"`
+		State    string       `json:"state"`
+		Checks   []probeCheck `json:"checks"`
+		Features []struct {
+			Name        string   `json:"name"`
+			Available   bool     `json:"available"`
+			Unsupported *string  `json:"unsupported"`
+			Checks      []string `json:"checks"`
+		} `json:"features"`
 	}
 	if err := json.Unmarshal(status, &r); err != nil || code != 0 {
 		t.Fatalf("broker status --json: exit %d, %v\n%s", code, err, status)
@@ -81,5 +88,10 @@ func egressProbeChecks(t *testing.T, status []byte, code int) {
 	}
 	if r.State != "verified" {
 		t.Errorf("the capability state is %s", r.State)
+	}
+	// This host offers egress: the feature lists the checks above.
+	if len(r.Features) != 1 || r.Features[0].Name != "egress" || !r.Features[0].Available || r.Features[0].Unsupported != nil ||
+		len(r.Features[0].Checks) != len(probeprog.EgressChecks) {
+		t.Errorf("features %+v: want egress available, by its %d checks", r.Features, len(probeprog.EgressChecks))
 	}
 }

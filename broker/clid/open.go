@@ -14,6 +14,7 @@ import (
 
 	"warrant/broker"
 	"warrant/broker/internal/follow"
+	"warrant/broker/internal/probe"
 	"warrant/broker/runner"
 	"warrant/internal/probeprog"
 	"warrant/receipt"
@@ -118,6 +119,8 @@ func openBroker(ctx context.Context, e *cli.Env, o cli.BrokerOptions, logw io.Wr
 	logf("capability %s (probed %s in %d ms)", c.State, c.At.Format(time.RFC3339), c.DurationMS)
 	if c.State != wire.Verified {
 		logf("every submit is refused with SANDBOX_UNAVAILABLE: %s; fix: %s; see `broker probe`", c.Reason, strings.Join(c.Hints, "; "))
+	} else if why := c.Unoffered(probe.FeatureEgress); why != "" {
+		logf("every request and approval with an egress grant is refused with SANDBOX_UNAVAILABLE: %s; see `broker probe`", why)
 	}
 	return &daemon{b: b, r: r, lock: lock}, nil
 }

@@ -108,6 +108,7 @@ func printReport(w io.Writer, r *probe.Report) error {
 	fmt.Fprintf(w, "launcher:   sha256:%s\n", b.LauncherDigest)
 	fmt.Fprintf(w, "policy:     sha256:%s\n", b.PolicyDigest)
 	fmt.Fprintf(w, "probe:      sha256:%s\n", b.ProbeDigest)
+	fmt.Fprintf(w, "ptrace:     %s\n", b.Ptrace)
 	if r.Reason != "" {
 		fmt.Fprintf(w, "reason:     %s\n", r.Reason)
 	}
@@ -119,6 +120,21 @@ func printReport(w io.Writer, r *probe.Report) error {
 			fmt.Fprintf(w, "limit:      %s NOT enforced on this host: %s\n", l.Name, l.Detail)
 		} else {
 			fmt.Fprintf(w, "limit:      %s enforced by %s (checked: see %s_limit below)\n", l.Name, l.EnforcedBy, l.Name)
+		}
+	}
+	off := map[string]bool{}
+	for _, f := range r.Features {
+		switch {
+		case f.Available:
+			fmt.Fprintf(w, "%-11s available (its %d checks passed)\n", f.Name+":", len(f.Checks))
+		case f.Unsupported != "":
+			fmt.Fprintf(w, "%-11s NOT AVAILABLE on this host: %s; a request or approval with an egress grant is refused (SANDBOX_UNAVAILABLE); fix: %s\n",
+				f.Name+":", f.Unsupported, f.Fix)
+			for _, c := range f.Checks {
+				off[c] = true
+			}
+		default:
+			fmt.Fprintf(w, "%-11s its checks failed (below)\n", f.Name+":")
 		}
 	}
 	fmt.Fprintf(w, "\n%d checks:\n", len(r.Checks))
@@ -137,7 +153,10 @@ func printReport(w io.Writer, r *probe.Report) error {
 		fmt.Fprintln(tw, "  RESULT\tCHECK\tFROM\tEXPECTED\tOBSERVED\tEVIDENCE")
 		for _, c := range checks {
 			res := "pass"
-			if !c.Pass {
+			switch {
+			case !c.Pass && off[c.Key()]:
+				res = "off" // a check of a feature this host does not support (above)
+			case !c.Pass:
 				res = "FAIL"
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", res, c.Name, c.From, c.Expected, c.Observed, c.Evidence)
@@ -169,6 +188,7 @@ type capability struct {
 	Hints      []string      `json:"hints"`
 	Checks     []probe.Check `json:"checks"`
 	Limits     []probe.Limit `json:"limits"`
+	Features   []feature     `json:"features"`
 	TestSeams  []string      `json:"test_seams"`
 	// CgroupDirs are the cgroup directories the binding's cgroup
 	// describes; CgroupMissing those of them `broker status` found gone
@@ -183,6 +203,25 @@ type capability struct {
 	// of its actions' private directories ([] when nothing), each tried
 	// again at every start; null from probe.
 	Unremoved []unremoved `json:"unremoved"`
+}
+
+// feature is what the host does with one feature (probe.Feature):
+// unsupported and fix are null unless the host lacks what it needs.
+type feature struct {
+	Name        string   `json:"name"`
+	Available   bool     `json:"available"`
+	Unsupported *string  `json:"unsupported"`
+	Fix         *string  `json:"fix"`
+	Checks      []string `json:"checks"`
+}
+
+func featuresOf(fs []probe.Feature) []feature {
+	out := []feature{}
+	for _, f := range fs {
+		out = append(out, feature{Name: f.Name, Available: f.Available, Unsupported: view.Text(f.Unsupported),
+			Fix: view.Text(f.Fix), Checks: view.NonNil(f.Checks)})
+	}
+	return out
 }
 
 // unremoved is an entry of the actions directory that a broker could not
@@ -232,6 +271,7 @@ func witnessOf(w *broker.WitnessStatus) *witness {
 func capabilityOf(r *probe.Report) capability {
 	c := capability{State: r.State.String(), Probed: view.OptTime(r.At), Reason: view.Text(r.Reason),
 		Failed: view.NonNil(r.Failed), Hints: view.NonNil(r.Hints), Checks: view.NonNil(r.Checks), Limits: view.NonNil(r.Limits),
+		Features:  featuresOf(r.Features),
 		TestSeams: view.NonNil(r.TestSeams), CgroupDirs: view.NonNil(r.CgroupDirs), CgroupMissing: r.CgroupMissing,
 		Binding: r.Binding}
 	if c.Probed != nil {

@@ -66,9 +66,14 @@
 // address connected to, the SNI, and the bytes written to (Up) and read
 // from (Down) the upstream connection. In a tunnel these are io.Copy's
 // counts: when the client's side breaks, bytes read from the upstream
-// but not yet written to the client are not in Down. The host and SNI a
-// client sent are recorded escaped (wire.DenialObject) and cut at a
-// character to wire's cap, "…" marking the cut (recorded); Close's
+// but not yet written to the client are not in Down. Nor are bytes the
+// upstream sends once the action is over: Session.Close closes the
+// tunnel, and what the proxy had not read by then it never moved, though
+// the upstream counts it as written. A TLS server's close_notify for a
+// connection its client left open races so: the client exits, the
+// server answers its close, and the session may close first. The host
+// and SNI a client sent are recorded escaped (wire.DenialObject) and cut
+// at a character to wire's cap, "…" marking the cut (recorded); Close's
 // record passes wire validation whatever was recorded (text that would
 // not is replaced, the connection kept), so that a receipt holds it.
 //

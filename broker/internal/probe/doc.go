@@ -38,8 +38,28 @@
 //     upstream counted them; the proxy must refuse another port, and
 //     the prober's direct connects to the upstream and to that port, a
 //     UDP datagram and a DNS query must fail with nothing arriving on
-//     the host. A failed egress check is a failed check: the host is
-//     not verified.
+//     the host.
+//   - Egress is a capability of its own (Report.Features, FeatureEgress):
+//     a host can run commands without being able to run them with a
+//     network. The broker connects the target's socket to the proxy
+//     itself, which needs a thread pidfd (Linux 6.9) and pidfd_getfd,
+//     which needs ptrace access to the target (refused by Yama's
+//     ptrace_scope 3, or 2 without CAP_SYS_PTRACE, or an LSM). Where the
+//     egress checks fail only because the prober never reached the
+//     proxy, and the run's record holds the broker's refusal of that
+//     connect by the rule that names the lack (kernel-unsupported,
+//     caller-unreadable), egress is unsupported: the report says why
+//     and how to fix it, its checks do not fail the host, and the broker
+//     refuses with SANDBOX_UNAVAILABLE every submit, lease and approval
+//     that carries an egress grant, before anything is asked, granted
+//     or consumed: never a run whose grant silently reaches nothing. A
+//     leak is not a missing feature: if anything got past the proxy (a
+//     direct connect, the other port, a datagram, a DNS query; or the
+//     probe cannot tell: a missing line), or the proxy connected, or the
+//     record names no lack, the egress checks fail the host, as any
+//     failed check does. A verified report offers egress only where it
+//     lists it available; the ptrace policy is part of the Binding, so
+//     a change to it is probed anew at the next start.
 //   - A check whose line is missing from the target's output fails; a
 //     forbidden attempt that the target reports as failed but that shows
 //     on the host object fails too. There is no flag that runs

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,9 +32,10 @@ import (
 // that connection's bytes exactly as the upstream counted them; the
 // proxy must refuse another port, and the prober's connects to the
 // upstream and to that port, its UDP datagram and its DNS query must
-// fail with nothing arriving at any of them.
-func egressChecks(ctx context.Context, p Prober, s Setup) []Check {
-	fail := func(why string) []Check {
+// fail with nothing arriving at any of them. It returns the checks, and
+// whether the host offers egress leases (egressFeature).
+func egressChecks(ctx context.Context, p Prober, s Setup) ([]Check, Feature) {
+	fail := func(why string) ([]Check, Feature) {
 		var checks []Check
 		for _, name := range probeprog.EgressChecks {
 			c := Check{Name: name, From: probeprog.EgressProber, Binding: Bindings[0].String(), Expected: "fails",
@@ -42,7 +45,7 @@ func egressChecks(ctx context.Context, p Prober, s Setup) []Check {
 			}
 			checks = append(checks, c)
 		}
-		return checks
+		return checks, egressFeature(checks, lifecycle.Result{}, netip.AddrPort{})
 	}
 	h, err := newEgressHost()
 	if err != nil {
@@ -64,7 +67,81 @@ func egressChecks(ctx context.Context, p Prober, s Setup) []Check {
 	if err != nil {
 		return fail("the egress check could not run: " + err.Error())
 	}
-	return h.judge(run, out)
+	checks := h.judge(run, out)
+	return checks, egressFeature(checks, run, proxy.Addr())
+}
+
+// egressLeaks are the egress checks that fail when anything got past
+// the proxy (or when the probe cannot tell): a connection the upstream
+// or the other listener accepted, a datagram or a DNS query that
+// arrived. egress_proxy and egress_off_lease fail as well when the
+// proxy was never reached, and that alone may be a missing mechanism.
+var egressLeaks = []string{probeprog.EgressDirect, probeprog.EgressOtherPort, probeprog.EgressUDP, probeprog.EgressDNS}
+
+// egressFeature decides whether the host offers egress leases, from the
+// egress checks and the prober's run (FeatureEgress): available when
+// every check passed. It is unsupported, and the host may still be
+// verified for everything else, only when nothing got past the proxy
+// (every check of egressLeaks passed), the proxy recorded no connection
+// it made, and the run's record holds a connect the broker refused for
+// a lack it names (egressLack): the kernel lacks thread pidfds, or
+// refused the broker the ptrace access that pidfd_getfd needs. A leak,
+// a wrong count or any failure the probe cannot name leaves the
+// feature unavailable without a lack, which fails the host.
+func egressFeature(checks []Check, run lifecycle.Result, proxy netip.AddrPort) Feature {
+	f := Feature{Name: FeatureEgress, Available: true}
+	leaked := false
+	for _, c := range checks {
+		f.Checks = append(f.Checks, c.Key())
+		if !c.Pass {
+			f.Available = false
+			leaked = leaked || slices.Contains(egressLeaks, c.Name)
+		}
+	}
+	if f.Available || leaked || run.Egress != nil && slices.ContainsFunc(run.Egress.Connections, func(c wire.EgressConnection) bool { return c.Allowed }) {
+		return f
+	}
+	f.Unsupported, f.Fix = egressLack(run.Denials, proxy, ptraceFact())
+	return f
+}
+
+// egressLack names what the host lacks for egress leases, as the run's
+// record of refusals shows it: a connect (to the proxy, or to an address
+// the broker could not read) that the broker refused because pidfd_open
+// or pidfd_getfd failed (broker/internal/metadata: rule
+// kernel-unsupported for a kernel without thread pidfds, caller-unreadable
+// where ptrace access is refused). ptrace is the host's ptrace policy
+// (ptraceFact). It returns "" when the record names no such lack.
+func egressLack(d *wire.Denials, proxy netip.AddrPort, ptrace string) (lack, fix string) {
+	if d == nil {
+		return "", ""
+	}
+	var rule wire.DenialRule
+	for _, r := range d.Records {
+		if r.Effect == wire.EffectConnect && r.Source == wire.SourceBroker && (r.Object == "" || r.Object == proxy.String()) &&
+			(r.Rule == wire.RuleKernelUnsupported || r.Rule == wire.RuleCallerUnreadable) {
+			rule = r.Rule
+			break
+		}
+	}
+	seen := fmt.Sprintf("the egress prober's connect to the proxy was refused (%s)", rule)
+	switch rule {
+	case wire.RuleKernelUnsupported:
+		return "this kernel has no thread pidfds (pidfd_open with PIDFD_THREAD, Linux 6.9), which the broker needs to take " +
+				"the target's socket and connect it to the proxy itself: " + seen,
+			"use Linux 6.9 or newer for egress leases"
+	case wire.RuleCallerUnreadable:
+		lack := "the kernel refused the broker the ptrace access to the target that taking its socket (pidfd_getfd) needs, " +
+			"so the broker cannot connect it to the proxy (" + ptrace + "): " + seen
+		switch ptrace {
+		case "yama ptrace_scope 3":
+			return lack, "Yama's ptrace_scope 3 holds until reboot: boot with kernel.yama.ptrace_scope=1 (a sysctl.d file) for egress leases"
+		case "yama ptrace_scope 2":
+			return lack, "run the broker with CAP_SYS_PTRACE (as root), or set kernel.yama.ptrace_scope=1, then restart the broker"
+		}
+		return lack, "allow the broker ptrace access to its actions (the LSM policy that restricts ptrace), then restart the broker"
+	}
+	return "", ""
 }
 
 // egressHost is the host side of the egress checks: the upstream, and

@@ -16,9 +16,9 @@ import (
 	"warrant/wire"
 )
 
-// hostFacts returns the kernel release and whether seccomp filters with
-// errno actions are available.
-func hostFacts() (kernel, seccomp string) {
+// hostFacts returns the kernel release, whether seccomp filters with
+// errno actions are available, and the ptrace policy (ptraceFact).
+func hostFacts() (kernel, seccomp, ptrace string) {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		kernel = unix.ByteSliceToString(u.Release[:])
@@ -27,7 +27,20 @@ func hostFacts() (kernel, seccomp string) {
 	if b, err := os.ReadFile("/proc/sys/kernel/seccomp/actions_avail"); err == nil && bytes.Contains(b, []byte("errno")) {
 		seccomp = "available: " + strings.TrimSpace(string(b))
 	}
-	return kernel, seccomp
+	return kernel, seccomp, ptraceFact()
+}
+
+// yamaScope is where Yama keeps its ptrace policy.
+const yamaScope = "/proc/sys/kernel/yama/ptrace_scope"
+
+// ptraceFact is Yama's ptrace policy, "yama ptrace_scope N", or "no
+// yama" where the kernel has none.
+func ptraceFact() string {
+	b, err := os.ReadFile(yamaScope)
+	if err != nil {
+		return "no yama"
+	}
+	return "yama ptrace_scope " + strings.TrimSpace(string(b))
 }
 
 // probeOutputCap bounds what the broker keeps of the target's output.
@@ -37,7 +50,8 @@ const probeOutputCap = 1 << 20
 // objects in a fresh scratch directory, runs the probe program as one
 // action through p, and judges every check on the host; then it checks
 // each resource limit the host offers (limitChecks) and egress leases
-// (egressChecks). The report's state is left for Conclude.
+// (egressChecks, which also say whether the host offers them). The
+// report's state is left for Conclude.
 func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	r := &Report{Binding: bind}
 	for _, b := range Bindings {
@@ -50,7 +64,8 @@ func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	}
 	checks, limits := limitChecks(ctx, p, s)
 	r.Checks, r.Limits = append(r.Checks, checks...), limits
-	r.Checks = append(r.Checks, egressChecks(ctx, p, s)...)
+	checks, egress := egressChecks(ctx, p, s)
+	r.Checks, r.Features = append(r.Checks, checks...), append(r.Features, egress)
 	return r
 }
 
@@ -281,7 +296,7 @@ func markerState(pid int) string {
 		k, v, _ := strings.Cut(l, ":")
 		v = strings.TrimSpace(v)
 		switch {
-		case k == "State" && !strings.HasPrefix(v, "S") && !strings.HasPrefix(v, "R"):
+		case k == "State" && v != "" && strings.ContainsRune("TtZX", rune(v[0])): // stopped, traced or ended (not D: paging in)
 			return "the marker process is " + v
 		case k == "TracerPid" && v != "0":
 			return "the marker process is traced by " + v

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"warrant/broker/lifecycle"
 	"warrant/wire"
@@ -87,4 +90,30 @@ func TestProbeJudgesTheRecordOfRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want socket %v write %v", name, verdict, c.socket, c.write)
 		}
 	}
+}
+
+// TestMarkerState: a stopped or ended marker is what a signal did; a
+// sleeping one is not.
+func TestMarkerState(t *testing.T) {
+	cmd := exec.Command("sleep", "600")
+	must(t, cmd.Start())
+	pid := cmd.Process.Pid
+	defer cmd.Process.Kill()
+	state := func(want string) {
+		t.Helper()
+		for range 1000 {
+			if markerState(pid) == want {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatalf("marker state %q, want %q", markerState(pid), want)
+	}
+	state("")
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	state("the marker process is T (stopped)")
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	state("the marker process is Z (zombie)")
+	cmd.Wait()
+	state("the marker process is gone")
 }

@@ -6,13 +6,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hostFacts returns the kernel release; macOS has no seccomp.
-func hostFacts() (kernel, seccomp string) {
+// hostFacts returns the kernel release; macOS has no seccomp, and no
+// ptrace policy an action needs.
+func hostFacts() (kernel, seccomp, ptrace string) {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	return kernel, "unavailable"
+	return kernel, "unavailable", ""
 }
 
 // Run has no battery on macOS yet: nothing about the darwin launcher's

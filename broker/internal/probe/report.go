@@ -50,6 +50,10 @@ type Binding struct {
 	LauncherDigest string `json:"launcher_digest"`
 	PolicyDigest   string `json:"policy_digest"` // of the action-independent default policy
 	ProbeDigest    string `json:"probe_digest"`  // of the probe target program
+	// Ptrace is the host's ptrace policy ("yama ptrace_scope N", or "no
+	// yama"): egress leases need the broker's ptrace access to the
+	// target (FeatureEgress).
+	Ptrace string `json:"ptrace"`
 }
 
 // Key is the hex SHA-256 of the binding's JSON: what the journal stores
@@ -90,6 +94,9 @@ type Report struct {
 	// does, why, and how to get it. A missing limit does not make the
 	// host unavailable; an offered one that does not bind does.
 	Limits []Limit `json:"limits,omitempty"`
+	// Features says, for each feature beyond running a command whose
+	// checks ran (FeatureEgress), whether the host offers it.
+	Features []Feature `json:"features,omitempty"`
 	// CgroupDirs are the cgroup directories Binding.Cgroup describes, as
 	// they were when the report was made; `broker status` checks that
 	// they are still there. Not part of the binding: Cgroup names them
@@ -111,19 +118,70 @@ type Limit struct {
 	Detail     string `json:"detail"`      // its check's evidence, or why it is missing and how to get it
 }
 
+// FeatureEgress is egress leases (issue 34): its checks are the egress
+// prober's (probeprog.EgressChecks).
+const FeatureEgress = "egress"
+
+// Feature is what the host does with one feature: available when every
+// one of its checks passed. Where they failed because the host lacks a
+// mechanism the feature needs, which the probe saw the sandbox refuse
+// by name, Unsupported says which, and the feature alone is off: its
+// failed checks do not fail the host, and the broker refuses what needs
+// it. Any other failure of its checks fails the host.
+type Feature struct {
+	Name        string   `json:"name"`
+	Available   bool     `json:"available"`
+	Unsupported string   `json:"unsupported,omitempty"` // what the host lacks, and how the probe saw it
+	Fix         string   `json:"fix,omitempty"`         // how to get it
+	Checks      []string `json:"checks"`                // its checks, as Failed names them
+}
+
+// Key names a check as Failed and Feature.Checks do: "name/from@binding".
+func (c Check) Key() string { return c.Name + "/" + c.From + "@" + c.Binding }
+
+// Unoffered says why the host does not offer feature name, in one
+// sentence, or "" when it does: when r is verified and its Features say
+// the feature is available. A feature the report does not list is not
+// offered: its checks never ran.
+func (r *Report) Unoffered(name string) string {
+	if r.State != wire.Verified {
+		return fmt.Sprintf("the capability is %s", r.State)
+	}
+	for _, f := range r.Features {
+		switch {
+		case f.Name != name:
+		case f.Available:
+			return ""
+		case f.Unsupported != "":
+			return f.Unsupported
+		default:
+			return "its checks failed"
+		}
+	}
+	return "the capability report holds no check of it (`broker probe` checks it)"
+}
+
 // Unverified is the report of a broker that has not probed.
 func Unverified(reason string) *Report {
 	return &Report{State: wire.Unverified, Reason: reason}
 }
 
 // Conclude sets the state from the checks: verified only when there are
-// checks and every one passed; unverified when no check could run
-// (nothing was proven either way); unavailable when any check failed.
+// checks and every one passed, but for those of a feature the host does
+// not support (Feature.Unsupported); unverified when no check could run
+// (nothing was proven either way); unavailable when any other check
+// failed.
 func (r *Report) Conclude() {
+	off := map[string]bool{}
+	for _, f := range r.Features {
+		for _, c := range f.Checks {
+			off[c] = off[c] || f.Unsupported != ""
+		}
+	}
 	r.Failed = nil
 	for _, c := range r.Checks {
-		if !c.Pass {
-			r.Failed = append(r.Failed, c.Name+"/"+c.From+"@"+c.Binding)
+		if !c.Pass && !off[c.Key()] {
+			r.Failed = append(r.Failed, c.Key())
 		}
 	}
 	switch {
@@ -220,7 +278,7 @@ type Setup struct {
 // p's launcher and cgroup mode, the action-independent default policy and
 // the probe program.
 func NewBinding(p Prober, base *wire.Policy, target string) (Binding, error) {
-	kernel, seccomp := hostFacts()
+	kernel, seccomp, ptrace := hostFacts()
 	pol, err := identity.Digest(base)
 	if err != nil {
 		return Binding{}, fmt.Errorf("digest the default policy: %w", err)
@@ -235,7 +293,7 @@ func NewBinding(p Prober, base *wire.Policy, target string) (Binding, error) {
 	}
 	return Binding{OS: runtime.GOOS + "/" + runtime.GOARCH, Kernel: kernel, LandlockABI: landlockabi.Running(),
 		Seccomp: seccomp, Cgroup: cg, LauncherDigest: p.LauncherDigest(), PolicyDigest: hex.EncodeToString(pol),
-		ProbeDigest: hex.EncodeToString(prog)}, nil
+		ProbeDigest: hex.EncodeToString(prog), Ptrace: ptrace}, nil
 }
 
 // random returns prefix followed by 96 random bits in hex: nonces,

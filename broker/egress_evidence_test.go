@@ -125,13 +125,13 @@ func TestEgressObservedReceipt(t *testing.T) {
 		Connections: []wire.EgressConnection{{Host: "127.0.0.1", Port: 4873, Address: "127.0.0.1", Up: 78, Down: 1 << 20,
 			Start: now.UnixNano(), End: now.Add(time.Second).UnixNano(), Allowed: true}}}
 	run := &lifecycle.Result{Outcome: wire.Exited, Ready: &wire.Ready{SeccompDigest: make([]byte, 32)}, Started: now, Egress: seen}
-	rc, err := r.b.observedReceipt(context.Background(), handle, &runner.Observation{Result: &wire.Result{}, Run: run})
+	rc, err := r.b.observedReceipt(context.Background(), handle, nil, &runner.Observation{Result: &wire.Result{}, Run: run})
 	must(t, err)
 	if want := receipt.EgressOf(seen, r.b.Stamp); !reflect.DeepEqual(rc.Egress, want) || rc.Egress.Connections[0].End.MonoNs-rc.Egress.Connections[0].Start.MonoNs != int64(time.Second) {
 		t.Fatalf("started: egress %+v, want %+v", rc.Egress, want)
 	}
 	run.Started = time.Time{}
-	rc, err = r.b.observedReceipt(context.Background(), handle, &runner.Observation{Result: &wire.Result{}, Run: run})
+	rc, err = r.b.observedReceipt(context.Background(), handle, nil, &runner.Observation{Result: &wire.Result{}, Run: run})
 	must(t, err)
 	if rc.Egress == nil || !slices.Equal(rc.Egress.Granted, seen.Granted) || rc.Egress.Total != 0 || rc.Egress.Connections != nil {
 		t.Fatalf("not started: egress %+v, want the grant alone", rc.Egress)

@@ -22,15 +22,19 @@ import (
 // The last room of the pipeline: what the executor observed becomes
 // evidence. An observer per action journals each lifecycle event as it
 // is reported, and at the end builds the receipt from the journal's facts
-// plus the observation, seals it and records the result in one
-// transaction.
+// (as its checkpoint wrote them) plus the observation, seals it and
+// records the result in one transaction.
 
 // observer is the runner.Observer of one action.
 type observer struct {
-	b         *Broker
-	handle    string
-	protected *protect.Snapshot // the protected paths before the launch; nil where not recorded
-	outputs   struct {
+	b      *Broker
+	handle string
+	// checkpointed is the action's record as its checkpoint wrote it
+	// (journal.Lease.Checkpointed), carried rather than read back; nil:
+	// the receipt reads the journal.
+	checkpointed *journal.Record
+	protected    *protect.Snapshot // the protected paths before the launch; nil where not recorded
+	outputs      struct {
 		ws    *os.File // the action's workspace, held for the read-back; nil without outputs
 		paths []string // the step's declared outputs
 	}
@@ -118,7 +122,7 @@ func (o *observer) End(obs *runner.Observation) {
 	defer b.cfg.Output.End(o.handle) // after the end is recorded: followers then find it
 	checked := o.protectedChanges(obs)
 	artefacts := o.artefacts(obs)
-	rc, err := b.observedReceipt(ctx, o.handle, obs)
+	rc, err := b.observedReceipt(ctx, o.handle, o.checkpointed, obs)
 	if err == nil && checked != nil {
 		rc.Protected = checked
 	}
@@ -187,9 +191,11 @@ func (b *Broker) Stamp(t time.Time) receipt.Time {
 // reached Ready), and what the lifecycle observed: sandbox facts, start,
 // end, pid, exit or signal, group gone, outcome, what the cgroups
 // counted and whether the memory limit ended it, what a started action
-// with an egress grant connected to, STARTED … TERMINATED.
-func (b *Broker) observedReceipt(ctx context.Context, handle string, obs *runner.Observation) (*receipt.Receipt, error) {
-	rc, err := b.journalledReceipt(ctx, handle, receipt.EventExecuting)
+// with an egress grant connected to, STARTED … TERMINATED. The journal's
+// facts are checkpointed, the action's record as its checkpoint wrote it,
+// where the caller holds it (nil: read from the journal).
+func (b *Broker) observedReceipt(ctx context.Context, handle string, checkpointed *journal.Record, obs *runner.Observation) (*receipt.Receipt, error) {
+	rc, err := b.journalledReceipt(ctx, handle, checkpointed, receipt.EventExecuting)
 	if err != nil {
 		return nil, fmt.Errorf("prepare receipt of %s: %w", handle, err)
 	}
@@ -287,13 +293,18 @@ func usage(rc *receipt.Receipt, res *lifecycle.Result) {
 	}
 }
 
-// journalledReceipt builds a receipt of handle from the journal alone,
-// with the journalled events up to last, and its egress grant, if any,
-// with nothing counted. Outcome and limits are left for the caller.
-func (b *Broker) journalledReceipt(ctx context.Context, handle string, last receipt.EventType) (*receipt.Receipt, error) {
-	rec, err := b.j.Record(ctx, handle)
-	if err != nil {
-		return nil, err
+// journalledReceipt builds a receipt of handle from the journal's facts
+// alone, with the journalled events up to last, and its egress grant, if
+// any, with nothing counted. Outcome and limits are left for the caller.
+// rec is handle's record as its checkpoint wrote it, which holds every
+// fact up to EXECUTING; without it (recovery), or for a later last, the
+// record is read from the journal.
+func (b *Broker) journalledReceipt(ctx context.Context, handle string, rec *journal.Record, last receipt.EventType) (*receipt.Receipt, error) {
+	var err error
+	if rec == nil || last > receipt.EventExecuting {
+		if rec, err = b.j.Record(ctx, handle); err != nil {
+			return nil, err
+		}
 	}
 	revision := rec.GoalRevision
 	r := &receipt.Receipt{Format: receipt.Format, ID: journal.NewID("r-"), Action: handle, Session: rec.Session,
@@ -366,7 +377,7 @@ func (b *Broker) unexecutedReceipt(ctx context.Context, handle string, o wire.Ou
 	if o == wire.OutcomeUnknown {
 		last, enforced = receipt.EventUnknownTermination, receipt.EnforcedByUnknown
 	}
-	r, err := b.journalledReceipt(ctx, handle, last)
+	r, err := b.journalledReceipt(ctx, handle, nil, last)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s receipt of %s: %w", o, handle, err)
 	}

@@ -127,13 +127,14 @@ func (b *Broker) sealReceipt(ctx context.Context, res *wire.Result, r *receipt.R
 		r.ID = journal.NewID("r-")
 	}
 	err := b.appendLog(ctx, func(tx *journal.LogTx, c *receipt.Chain) (bool, error) {
+		var err error
 		if res != nil {
 			res.ReceiptID = r.ID
-			if err := tx.Finish(r.Action, res); err != nil {
-				return false, err
-			}
+			err = tx.Finish(r.Action, res, r.ID) // the end and the link to the receipt
+		} else {
+			err = tx.LinkReceipt(r.Action, r.ID)
 		}
-		if err := tx.LinkReceipt(r.Action, r.ID); err != nil {
+		if err != nil {
 			return false, err
 		}
 		e, err := c.Seal(r, streams...)

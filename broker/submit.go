@@ -161,7 +161,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		obs.release()
 		return admission.Raced(ctx, b.j, b.cfg.Now, call, err)
 	}
-	obs.handle = launch.Handle
+	obs.handle, obs.checkpointed = launch.Handle, lease.Checkpointed() // the receipt is built from what the checkpoint wrote
 	defer b.notify()
 	handle, durable := launch.Handle, launch.Durable // launch is the executor's once handed
 	// The launcher confines itself while the checkpoint's fsync runs; it

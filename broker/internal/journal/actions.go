@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"warrant/wire"
 )
@@ -32,7 +33,8 @@ var actionStates = map[string]wire.ActionState{
 // (bindCall), first, so a repeat of a call that already started an action
 // is ErrCallStarted, not BUSY. Afterwards l.UsesLeft is what the lease has
 // left. A contract grant's lease (UnderContract) is consumed the same way,
-// and the action keeps its parse.
+// and the action keeps its parse. Afterwards l.Checkpointed is the
+// action's record as written (nil if Checkpoint failed).
 func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string, id *wire.CommandIdentity, call *Call) (handle string, durable func() error, err error) {
 	blob, err := wire.Canonical(id)
 	if err != nil {
@@ -40,11 +42,13 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 	}
 	handle = NewID("a-")
 	j.crashPoint("checkpoint:begin")
+	l.checkpointed = nil
+	var rec *Record
 	err = j.relaxedTx(ctx, func(tx *sql.Tx) error {
 		if err := j.bindCall(ctx, tx, call, handle, ""); err != nil {
 			return err
 		}
-		left, err := j.leaseUsable(ctx, tx, l)
+		left, requested, decided, err := j.leaseUsable(ctx, tx, l)
 		if err != nil {
 			return err
 		}
@@ -70,8 +74,18 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if l.contract != "" {
 			detail += " (contract " + l.contract + ")"
 		}
-		if err := j.event(ctx, tx, handle, "EXECUTING", detail); err != nil {
+		at, err := j.eventAt(ctx, tx, handle, "EXECUTING", detail)
+		if err != nil {
 			return err
+		}
+		if requested.Valid { // else Record names the missing request
+			rec = &Record{Handle: handle, LeaseID: l.id, ApprovalID: l.approvalID, Goal: l.goal, Session: session, Step: step,
+				GoalRevision: l.revision, Fingerprint: l.fingerprint, Identity: *id, Requested: time.Unix(requested.Int64, 0),
+				Events: []Event{{Kind: "EXECUTING", At: at}}, Parse: l.parse}
+			if decided.Valid {
+				approved := time.Unix(decided.Int64, 0)
+				rec.Approved = &approved
+			}
 		}
 		j.crashPoint("checkpoint:in-tx")
 		return nil
@@ -79,6 +93,7 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 	if err != nil {
 		return "", nil, wrapUnlessCoded("checkpoint", err)
 	}
+	l.checkpointed = rec
 	j.crashPoint("checkpoint:committed")
 	return handle, j.syncAhead(), nil
 }
@@ -106,11 +121,13 @@ func (j *Journal) MarkRunning(ctx context.Context, handle string) error {
 // Finish records how an executing or running action ended. An unknown
 // outcome leaves the action unknown; anything else makes it terminal.
 func (j *Journal) Finish(ctx context.Context, handle string, r *wire.Result) error {
-	err := j.tx(ctx, func(tx *sql.Tx) error { return j.finish(ctx, tx, handle, r) })
+	err := j.tx(ctx, func(tx *sql.Tx) error { return j.finish(ctx, tx, handle, r, "") })
 	return wrapUnlessCoded("finish action", err)
 }
 
-func (j *Journal) finish(ctx context.Context, tx *sql.Tx, handle string, r *wire.Result) error {
+// finish is Finish in tx; with a receiptID it also links that receipt
+// (as LogTx.LinkReceipt), in the same write of the action's row.
+func (j *Journal) finish(ctx context.Context, tx *sql.Tx, handle string, r *wire.Result, receiptID string) error {
 	state, kind := "terminal", "TERMINATED"
 	if r.Outcome == wire.OutcomeUnknown {
 		state, kind = "unknown", "UNKNOWN_TERMINATION"
@@ -119,12 +136,22 @@ func (j *Journal) finish(ctx context.Context, tx *sql.Tx, handle string, r *wire
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
-		WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
+	var res sql.Result
+	if receiptID == "" {
+		res, err = tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
+			WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
+	} else {
+		res, err = tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?, receipt_id = ?
+			WHERE handle = ? AND state IN ('executing', 'running') AND receipt_id = ''`,
+			state, r.Outcome.String(), blob, j.now().Unix(), receiptID, handle)
+	}
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if receiptID != "" {
+			return fmt.Errorf("action %s is not in flight, or already has a receipt", handle)
+		}
 		return fmt.Errorf("action %s is not in flight", handle)
 	}
 	return j.event(ctx, tx, handle, kind, r.Outcome.String())

@@ -62,6 +62,9 @@ func TestContractGrant(t *testing.T) {
 		if rec.LeaseID != v.ID || string(rec.Fingerprint) != string(fp) || string(rec.Parse) != "\xa0" || rec.Goal != g.ID {
 			t.Fatalf("record %+v", rec)
 		}
+		if !sameRecord(l.Checkpointed(), rec) {
+			t.Fatalf("the checkpoint's record %+v, read back %+v", l.Checkpointed(), rec)
+		}
 	}
 	must(t, j.Revoke(ctx, v.ID))
 	var we *wire.Error

@@ -361,15 +361,22 @@ func column[T any](ctx context.Context, q rowsQuerier, query string, args ...any
 	return out, rows.Err()
 }
 
-// event appends one event to an action's history.
+// event appends one event to an action's history, at now.
 func (j *Journal) event(ctx context.Context, tx *sql.Tx, handle, kind, detail string) error {
+	_, err := j.eventAt(ctx, tx, handle, kind, detail)
+	return err
+}
+
+// eventAt is event, and returns the time recorded, as Record reads it.
+func (j *Journal) eventAt(ctx context.Context, tx *sql.Tx, handle, kind, detail string) (time.Time, error) {
+	ns := j.now().UnixNano()
 	_, err := tx.ExecContext(ctx, `INSERT INTO action_events (handle, seq, kind, at_unix_ns, detail)
 		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM action_events WHERE handle = ?), ?, ?, ?)`,
-		handle, handle, kind, j.now().UnixNano(), detail)
+		handle, handle, kind, ns, detail)
 	if err != nil {
-		return fmt.Errorf("record %s event: %w", kind, err)
+		return time.Time{}, fmt.Errorf("record %s event: %w", kind, err)
 	}
-	return nil
+	return time.Unix(0, ns), nil
 }
 
 // NewID returns prefix followed by 96 random bits in hex: the form of

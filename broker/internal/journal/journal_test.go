@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -273,5 +275,68 @@ func TestCheckpointDurableWaitsForTheLogsSync(t *testing.T) {
 	fail = nil
 	if err := checkpoint(); !errors.Is(err, syscall.EIO) || !errors.Is(j.Flush(), syscall.EIO) {
 		t.Fatalf("after a failed fsync, durable = %v and Flush = %v", err, j.Flush())
+	}
+}
+
+// Checkpoint leaves on its lease the record of the action it wrote, as
+// Record reads it back (the identity equal under the canonical encoding:
+// the fixture's nil lists read back empty), and none when it wrote
+// nothing (here BUSY).
+func TestCheckpointCarriesItsRecord(t *testing.T) {
+	ctx := context.Background()
+	j, l, id := leased(t, 2)
+	id.Egress = []string{"example.org:443"}
+	h, _, err := j.Checkpoint(ctx, l, "s", "build", id, nil)
+	must(t, err)
+	rec, err := j.Record(ctx, h)
+	must(t, err)
+	if got := l.Checkpointed(); got == nil || !sameRecord(got, rec) || rec.Approved == nil || len(rec.Events) != 1 {
+		t.Fatalf("the checkpoint's record %+v, read back %+v", got, rec)
+	}
+	if _, _, err := j.Checkpoint(ctx, l, "s", "", id, nil); err == nil || l.Checkpointed() != nil {
+		t.Fatalf("a second action of the session: %v, record %+v", err, l.Checkpointed())
+	}
+}
+
+// sameRecord reports whether a and b are the same record, their
+// identities compared under the canonical encoding.
+func sameRecord(a, b *Record) bool {
+	ea, erra := wire.Canonical(&a.Identity)
+	eb, errb := wire.Canonical(&b.Identity)
+	x, y := *a, *b
+	x.Identity, y.Identity = wire.CommandIdentity{}, wire.CommandIdentity{}
+	return erra == nil && errb == nil && bytes.Equal(ea, eb) && reflect.DeepEqual(x, y)
+}
+
+// The log transaction's Finish records the end and links the receipt in
+// one write: the result (naming the receipt), the state and the event;
+// an action already finished, or already holding a receipt, is refused
+// and nothing of the transaction stays.
+func TestLogTxFinishLinksTheReceipt(t *testing.T) {
+	ctx := context.Background()
+	j, h, _ := checkpointed(t)
+	res := &wire.Result{Outcome: wire.KnownNotExecuted, ReceiptID: "r-1"}
+	must(t, j.InLogTx(ctx, func(tx *LogTx) error { return tx.Finish(h, res, "r-1") }))
+	st, err := j.Status(ctx, h)
+	must(t, err)
+	rec, err := j.Record(ctx, h)
+	must(t, err)
+	var linked string
+	must(t, j.db.QueryRowContext(ctx, `SELECT receipt_id FROM actions WHERE handle = ?`, h).Scan(&linked))
+	if st.State != wire.StateTerminal || st.Result == nil || st.Result.ReceiptID != "r-1" || linked != "r-1" ||
+		rec.Events[len(rec.Events)-1].Kind != "TERMINATED" {
+		t.Fatalf("finished: %+v, linked %q, events %+v", st, linked, rec.Events)
+	}
+	if err := j.InLogTx(ctx, func(tx *LogTx) error { return tx.Finish(h, res, "r-2") }); err == nil {
+		t.Fatal("finished twice")
+	}
+	j2, h2, _ := checkpointed(t)
+	err = j2.InLogTx(ctx, func(tx *LogTx) error {
+		must(t, tx.LinkReceipt(h2, "r-3"))
+		return tx.Finish(h2, res, "r-4")
+	})
+	must(t, j2.db.QueryRowContext(ctx, `SELECT receipt_id FROM actions WHERE handle = ?`, h2).Scan(&linked))
+	if st, _ := j2.Status(ctx, h2); err == nil || st.State != wire.StateAccepted || linked != "" {
+		t.Fatalf("an action with a receipt finished with another: %v, %+v, linked %q", err, st, linked)
 	}
 }

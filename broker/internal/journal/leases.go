@@ -22,6 +22,9 @@ type Lease struct {
 	// the contract's name and the parse of the action's argv.
 	contract string
 	parse    []byte
+	// checkpointed is the record of the action the last Checkpoint under
+	// this lease wrote (Checkpointed).
+	checkpointed *Record
 }
 
 // ID is the lease id.
@@ -37,6 +40,16 @@ func (l *Lease) Contract() string { return l.contract }
 // UsesLeft is what the lease had left right after the Checkpoint that
 // consumed a use of it.
 func (l *Lease) UsesLeft() uint32 { return l.usesLeft }
+
+// Checkpointed is the record of the action that the last Checkpoint under
+// this lease wrote, as Record would read it back then (its only event is
+// EXECUTING), but for its identity, which is the one Checkpoint was given:
+// equal under the canonical encoding, where a nil list reads back empty.
+// The broker builds the receipt of an action it observed from it rather
+// than read it back; a broker that did not make the checkpoint reads the
+// journal. It is nil before a Checkpoint, after one that failed, and
+// where the lease's approval request is missing (Record names that).
+func (l *Lease) Checkpointed() *Record { return l.checkpointed }
 
 // MatchLease returns a usable lease for exactly this goal revision,
 // workspace and fingerprint, or nil when there is none. Matching is byte
@@ -201,37 +214,43 @@ func decodeIdentity(identity []byte) (*wire.CommandIdentity, error) {
 
 // leaseUsable re-checks, inside the checkpoint transaction, everything
 // that may have changed since MatchLease: revocation, expiry, remaining
-// uses, and the goal's state and revision; it returns the uses left.
-func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left uint32, err error) {
+// uses, and the goal's state and revision; it returns the uses left. In
+// the same read it returns the lease's approval request's creation and
+// decision (NULL where there is none), for the action's record.
+func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left uint32, requested, decided sql.NullInt64, err error) {
 	var expires int64
 	var revoked sql.NullInt64
 	var reason string
-	err = tx.QueryRowContext(ctx, `SELECT expires_unix, uses_left, revoked_unix, revoked_reason FROM leases WHERE id = ?`, l.id).
-		Scan(&expires, &left, &revoked, &reason)
+	err = tx.QueryRowContext(ctx, `SELECT l.expires_unix, l.uses_left, l.revoked_unix, l.revoked_reason, r.created_unix, r.decided_unix
+		FROM leases l LEFT JOIN approval_requests r ON r.id = ? WHERE l.id = ?`, l.approvalID, l.id).
+		Scan(&expires, &left, &revoked, &reason, &requested, &decided)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
+		return 0, requested, decided, wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
 	}
 	if err != nil {
-		return 0, err
+		return 0, requested, decided, err
 	}
 	g, err := readGoal(ctx, tx, l.goal)
 	if err != nil {
-		return 0, err
+		return 0, requested, decided, err
 	}
 	switch {
 	case g.State != wire.GoalActive:
-		return 0, wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; its leases cannot be used", g.ID, g.State)
+		err = wire.Errorf(wire.CodeGoalInactive, "goal %s is %s; its leases cannot be used", g.ID, g.State)
 	case g.Revision != l.revision:
-		return 0, wire.Errorf(wire.CodeGoalRevisionMismatch, "lease %s was granted under revision %d of goal %s, which is now at revision %d",
+		err = wire.Errorf(wire.CodeGoalRevisionMismatch, "lease %s was granted under revision %d of goal %s, which is now at revision %d",
 			l.id, l.revision, g.ID, g.Revision)
 	case revoked.Valid:
-		return 0, wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
+		err = wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
 	case expires <= j.now().Unix():
-		return 0, wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
+		err = wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
 	case left == 0:
-		return 0, wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
+		err = wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
 	}
-	return left, nil
+	if err != nil {
+		return 0, requested, decided, err
+	}
+	return left, requested, decided, nil
 }
 
 // egressColumn is an egress list as lease_egress keeps it: the entries

@@ -28,9 +28,11 @@ func (j *Journal) InLogTx(ctx context.Context, fn func(*LogTx) error) error {
 }
 
 // Finish records how an executing or running action ended, as
-// Journal.Finish does, inside the log transaction.
-func (t *LogTx) Finish(handle string, r *wire.Result) error {
-	return t.j.finish(t.ctx, t.tx, handle, r)
+// Journal.Finish does, and receiptID as its receipt (as LinkReceipt),
+// inside the log transaction: one write of the action's row, where the
+// two would rewrite it twice.
+func (t *LogTx) Finish(handle string, r *wire.Result, receiptID string) error {
+	return t.j.finish(t.ctx, t.tx, handle, r, receiptID)
 }
 
 // LinkReceipt records receiptID as the receipt of handle. An action has

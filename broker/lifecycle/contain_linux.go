@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/internal/audit"
 	"warrant/broker/internal/egress"
 	"warrant/broker/internal/metadata"
 	"warrant/wire"
@@ -19,6 +20,7 @@ type osState struct {
 	metaErr    error            // why there is no meta
 	metaServed bool             // meta answered the target's listener: its denials are the target's
 	session    *egress.Session  // the action's session of the egress proxy, opened with meta
+	audit      *audit.Watch     // the kernel's records of Landlock's refusals, where the broker reads them
 	scanned    bool             // the last survey looked at every process in /proc (else the cgroups held none)
 }
 
@@ -38,6 +40,12 @@ func (s *supervisor) prepareMetadata() {
 	s.meta, s.metaErr = metadata.Prepare(int(s.spec.Workspace.Fd()), []string{q.Home, q.Tmp}, pins)
 	if s.meta != nil && q.ObserveWrites { // the launcher loads the filter that notifies write-intent opens
 		s.meta.ObserveWrites()
+	}
+	if s.meta != nil && audit.Available() { // root, and audit on: never turned on here
+		if r, err := audit.Shared(); err == nil { // the launcher's pid creates the domain
+			s.meta.WatchKernelAudit()
+			s.audit = r.Watch(s.l.pid, s.meta.RecordAudit)
+		}
 	}
 	if e := &s.spec.Egress; s.meta != nil && len(e.Granted) > 0 { // Egress.check: Proxy is set
 		s.session = e.Proxy.Open(e.Lease, e.Granted, s.meta.Record)
@@ -72,6 +80,9 @@ func (s *supervisor) serveMetadata(fds []int) error {
 func (s *supervisor) stopMetadata() {
 	if s.meta == nil {
 		return
+	}
+	if s.audit != nil { // the group is gone: its last records are on their way
+		s.audit.Close()
 	}
 	st := s.meta.Stop()
 	s.r.MetadataDone, s.r.MetadataRefused = st.Done, st.Refused

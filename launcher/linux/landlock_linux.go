@@ -10,14 +10,13 @@ import (
 	"warrant/wire"
 )
 
-// knownABIs[n] is go-landlock's preset for ABI n: every fs, net and scope
-// right that ABI knows. Only its three masks are read; its Restrict (best
-// effort, all threads) is never used. A kernel newer than the last preset
-// is handled as that ABI: the rights it added stay unhandled, and Ready
-// reports the preset's number, not the kernel's.
-var knownABIs = [...]landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3,
-	4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7, 8: landlock.V8,
-	9: landlock.V9, 10: landlock.V10, 11: landlock.V11}
+// knownABIs[n] is go-landlock's preset for ABI n: every fs, net and scope right
+// that ABI knows. Only its three masks are read; its Restrict (best effort, all
+// threads) is never used. A kernel newer than the last preset is handled as
+// that ABI: the rights it added stay unhandled, and Ready reports the preset's
+// number, not the kernel's.
+var knownABIs = [...]landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3, 4: landlock.V4, 5: landlock.V5,
+	6: landlock.V6, 7: landlock.V7, 8: landlock.V8, 9: landlock.V9, 10: landlock.V10, 11: landlock.V11}
 
 // Rights granted per kind of path, before masking with what is handled.
 const (
@@ -84,11 +83,12 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "grant the egress port: %v", err)
 		}
 	}
-	// Only the calling thread is confined, not every thread as go-landlock's
-	// AllThreads variant would: Main locked it, and the execveat of step 12
-	// runs on it, so the target starts inside the domain (exec ends the
-	// runtime's other threads).
-	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
+	// Only the calling thread is confined (not every thread, as go-landlock's
+	// AllThreads would): Main locked it and step 12's execveat runs on it, so
+	// the target starts inside the domain (exec ends the other threads); from
+	// ABI 7 its refusals after exec are logged too, where audit is on (step 9).
+	logExec := map[bool]uint32{true: unix.LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON}[abi >= 7]
+	if err := ll.LandlockRestrictSelf(ruleset, logExec); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "enforce Landlock: %v", err)
 	}
 	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, attr.HandledAccessNet, attr.Scoped
@@ -110,13 +110,12 @@ type grant struct {
 }
 
 // grantPath adds a path-beneath rule for p. Rights that only apply to
-// directories are dropped for a file. A policy path is opened without
-// following any symlink and granted only if it is the object the broker
-// pinned: one swapped for a symlink or another directory since is never
-// granted: it is refused, or, for one of /etc's entries (replaced by
-// rename as resolv.conf is), skipped. HOME and TMPDIR are the broker's
-// own directories in its state directory, which no target can reach, and
-// are opened as they are named.
+// directories are dropped for a file. A policy path is opened without following
+// any symlink and granted only if it is the object the broker pinned: one
+// swapped for a symlink or another directory since is never granted: it is
+// refused, or, for one of /etc's entries (replaced by rename as resolv.conf
+// is), skipped. HOME and TMPDIR are the broker's own directories in its state
+// directory, which no target can reach, and are opened as they are named.
 func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC}
 	if g.pinned {

@@ -19,9 +19,12 @@
 // The sources that add to a Log (wire.DenialSource): the metadata server
 // (broker/internal/metadata) for the calls it answers itself, "broker",
 // and for the calls the launcher's seccomp filter hands it only to be
-// refused and counted, "filter-count". A Log says which sources watched
-// its action, so that an empty list reads as "nothing refused was seen
-// by these", never as "nothing was refused".
+// refused and counted, "filter-count"; its observer of write-intent
+// opens, "hint" (the target's path, --write-hints); and, for a root
+// broker where audit is on, Landlock's own refusals as the kernel's audit
+// records name them, "kernel-audit" (broker/internal/audit). A Log says
+// which sources watched its action, so that an empty list reads as
+// "nothing refused was seen by these", never as "nothing was refused".
 //
 // It decides nothing: what it holds is evidence for the receipt and the
 // result, and advice for a person (broker/view says the remedy).

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/broker/internal/denial"
 	"warrant/internal/retry"
 	"warrant/wire"
 )
@@ -61,6 +62,24 @@ func (s *Server) AllowEgress(e Egress) {
 // Stop is in Denials, not in Stop's Stats.
 func (s *Server) Record(d wire.Denial, at time.Time) {
 	d.Effect, d.Call, d.Source = wire.EffectConnect, "connect", wire.SourceBroker
+	s.record(d, at)
+}
+
+// WatchKernelAudit adds kernel-audit to the sources that watch the
+// action (broker/internal/audit reads the kernel's records of Landlock's
+// refusals). It must be called before Serve, after ObserveWrites.
+func (s *Server) WatchKernelAudit() {
+	sources := []wire.DenialSource{wire.SourceBroker, wire.SourceKernelAudit, wire.SourceFilterCount}
+	if s.hints {
+		sources = append(sources, wire.SourceHint)
+	}
+	s.denials = denial.New(sources...)
+}
+
+// RecordAudit adds a refusal the kernel's audit recorded, source
+// kernel-audit; safe for concurrent use, as Record is.
+func (s *Server) RecordAudit(d wire.Denial, at time.Time) {
+	d.Source = wire.SourceKernelAudit
 	s.record(d, at)
 }
 

@@ -13,11 +13,13 @@ import (
 
 // The observer of write-intent opens: Landlock refuses a write outside
 // the writable scope by itself, and says so only in its audit records,
-// which this broker does not read. With ObserveWrites the launcher's
-// hints program notifies every open with write intent; the server reads
-// the path, records a hint where it lies outside the scope, and always
-// lets the kernel continue the call: Landlock decides, nothing here
-// does. The path is the target's string, read once and acted on never.
+// which a broker reads only as root where audit is on
+// (broker/internal/audit, WatchKernelAudit). With ObserveWrites the
+// launcher's hints program notifies every open with write intent; the
+// server reads the path, records a hint where it lies outside the scope,
+// and always lets the kernel continue the call: Landlock decides,
+// nothing here does. The path is the target's string, read once and
+// acted on never.
 
 // writeOpenCalls are the calls a hint may name (writeOpen decodes them).
 var writeOpenCalls = []string{"open", "openat", "creat"}

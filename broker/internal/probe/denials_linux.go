@@ -15,7 +15,8 @@ import (
 // (chmod) of the file outside must be recorded by the broker, refused as
 // outside the writable scope, under the path the broker resolved. A file
 // write that Landlock refuses is not among them: it is recorded only from
-// the kernel's audit records, which this broker does not read.
+// the kernel's audit records, which a broker reads only as root where
+// audit is on (broker/internal/audit), or as a hint.
 const (
 	RecordSocket   = "denial_record_socket"
 	RecordMetadata = "denial_record_metadata"

@@ -1,0 +1,165 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"warrant/receipt"
+	"warrant/wire"
+)
+
+// Landlock's refusals read from the kernel's audit records (source
+// kernel-audit, broker/internal/audit): with audit enabled, as an
+// operator would enable it (the broker never does), a write and a create
+// outside the writable scope are named in --json and the signed receipt
+// with the kernel's path; nothing is written on the host; an allowed run
+// lists no kernel-audit refusal while the source watches.
+func TestDenialsKernelAudit(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("kernel-audit needs a root broker (CAP_AUDIT_READ) and root to enable audit")
+	}
+	enableKernelAudit(t)
+	b := rootDenialBench(t)
+	victim := b.file(b.outside, "victim", 0o644)
+	dir, err := filepath.EvalSymlinks(b.outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := filepath.Join(dir, "created")
+	j := b.run("/bin/sh", "-c", `echo more >> "$1"; touch "$2"`, "sh", victim, created)
+	want := []wire.Denial{
+		{Effect: wire.EffectWrite, Call: "fs.write_file", Object: victim, Rule: wire.RuleOutsideScope},
+		{Effect: wire.EffectCreate, Call: "fs.make_reg", Object: dir, Rule: wire.RuleOutsideScope},
+	}
+	if j.DenialsSeen == nil || !slices.Contains(j.DenialsSeen.Sources, "kernel-audit") {
+		t.Fatalf("kernel-audit did not watch the action: %+v", j.DenialsSeen)
+	}
+	var got []shownDenial
+	for _, d := range append(j.Denials, j.RoutineDenials...) {
+		if d.Source == "kernel-audit" {
+			got = append(got, d)
+		}
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(d shownDenial) bool {
+			return d.Effect == w.Effect.String() && d.Call == w.Call && d.Object == w.Object && d.Rule == w.Rule.String() &&
+				d.Count >= 1 && d.First != "" && d.Remedy != ""
+		}) {
+			t.Errorf("--json does not name %+v from kernel-audit: %+v", w, got)
+		}
+	}
+	rc, _ := b.receipt(*j.ReceiptID)
+	if rc.Denials == nil || !slices.Contains(rc.Denials.Sources, "kernel-audit") {
+		t.Fatalf("the receipt's denials: %+v", rc.Denials)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(rc.Denials.Records, func(r receipt.Denial) bool {
+			return r.Effect == w.Effect && r.Call == w.Call && r.Object == w.Object && r.Rule == w.Rule &&
+				r.Source == wire.SourceKernelAudit && r.Count >= 1 && r.First.WallUnixNs != 0
+		}) {
+			t.Errorf("the receipt does not name %+v from kernel-audit: %+v", w, rc.Denials.Records)
+		}
+	}
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "x" {
+		t.Errorf("%s on the host: %q, %v; want it unchanged", victim, data, err)
+	}
+	if _, err := os.Lstat(created); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists on the host: %v", created, err)
+	}
+
+	allowed := b.run("/usr/bin/touch", filepath.Join(b.ws, "inside"))
+	if allowed.DenialsSeen == nil || !slices.Contains(allowed.DenialsSeen.Sources, "kernel-audit") {
+		t.Fatalf("kernel-audit did not watch the allowed run: %+v", allowed.DenialsSeen)
+	}
+	for _, d := range append(allowed.Denials, allowed.RoutineDenials...) {
+		if d.Source == "kernel-audit" {
+			t.Errorf("an allowed run lists %+v", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(b.ws, "inside")); err != nil {
+		t.Errorf("the allowed touch: %v", err)
+	}
+}
+
+// enableKernelAudit turns the kernel's audit on (AUDIT_SET, as auditctl
+// -e 1 does) and restores it in Cleanup; it skips where the kernel has
+// none.
+func enableKernelAudit(t *testing.T) {
+	t.Helper()
+	status, err := auditRequest(unix.AUDIT_GET, nil)
+	if err != nil || len(status) < 8 {
+		t.Skipf("the kernel has no audit to read (%v)", err)
+	}
+	if binary.NativeEndian.Uint32(status[4:8]) != 0 {
+		return
+	}
+	set := func(on uint32) error {
+		var st [8]byte // struct audit_status: mask, enabled
+		binary.NativeEndian.PutUint32(st[0:4], unix.AUDIT_STATUS_ENABLED)
+		binary.NativeEndian.PutUint32(st[4:8], on)
+		_, err := auditRequest(unix.AUDIT_SET, st[:])
+		return err
+	}
+	if err := set(1); err != nil {
+		t.Skipf("cannot enable audit: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := set(0); err != nil {
+			t.Errorf("restore audit to disabled: %v", err)
+		}
+	})
+}
+
+// auditRequest sends one audit control message and returns the payload
+// of the kernel's reply of the same type (AUDIT_GET), or nil once it
+// acknowledged (AUDIT_SET).
+func auditRequest(typ uint16, payload []byte) ([]byte, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	tv := unix.Timeval{Sec: 2}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return nil, err
+	}
+	msg := make([]byte, unix.NLMSG_HDRLEN+len(payload))
+	binary.NativeEndian.PutUint32(msg[0:4], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:6], typ)
+	binary.NativeEndian.PutUint16(msg[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
+	copy(msg[unix.NLMSG_HDRLEN:], payload)
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 8192)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return nil, err
+		}
+		for b := buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
+			l := int(binary.NativeEndian.Uint32(b[0:4]))
+			if l < unix.NLMSG_HDRLEN || l > len(b) {
+				return nil, errors.New("a malformed netlink message")
+			}
+			t, p := binary.NativeEndian.Uint16(b[4:6]), b[unix.NLMSG_HDRLEN:l]
+			switch {
+			case t == unix.NLMSG_ERROR && len(p) >= 4 && int32(binary.NativeEndian.Uint32(p)) != 0:
+				return nil, unix.Errno(-int32(binary.NativeEndian.Uint32(p)))
+			case t == typ && typ == unix.AUDIT_GET:
+				return append([]byte(nil), p...), nil
+			case t == unix.NLMSG_ERROR && typ != unix.AUDIT_GET:
+				return nil, nil
+			}
+			b = b[min(len(b), (l+3)&^3):]
+		}
+	}
+}

@@ -30,11 +30,11 @@ import (
 // launcher confines itself). It answers *wire.Accepted or
 // *wire.ApprovalRequired, or a *wire.Error; a repeat of a call id that
 // started an action answers that action's *wire.Status
-// (admission.Repeated). Unless the capability probe
-// verified this host (capability.go) it refuses with SANDBOX_UNAVAILABLE
-// before anything else; so it does a request with egress, or a lease
-// with egress it matched (withEgress), unless the probe showed the
-// host enforces egress leases (checkEgress). Without an Executor it refuses with
+// (admission.Repeated). Unless the capability probe verified this host
+// (capability.go) it refuses with SANDBOX_UNAVAILABLE before anything
+// else; so it does a request with egress, or a lease with egress it
+// matched (withEgress), unless the probe showed that the host enforces
+// egress leases (checkEgress). Without an Executor it refuses with
 // SANDBOX_UNAVAILABLE before the checkpoint: nothing is consumed and
 // nothing is recorded as executed.
 func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, error) {

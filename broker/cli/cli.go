@@ -37,8 +37,8 @@ const (
 // --help says beyond the synopsis and the flags, and its body.
 type command struct {
 	synopsis string
-	about    string
-	run      Body // nil: brokerd's (Local.Commands)
+	about    string // run's is runAbout, written when --help asks
+	run      Body   // nil: brokerd's (Local.Commands)
 }
 
 var commands = map[string]command{
@@ -52,7 +52,7 @@ var commands = map[string]command{
 	"actions":    {"actions [--unknown] [--limit N] [--after CURSOR] [--json]", "List actions, newest first: command, outcome, exit code, age.", runActions},
 	"resolve":    {"resolve HANDLE success|failed|stop [--note N] [--json]", "Record what you know of an action whose outcome is unknown (it stays unknown in receipts).", runResolve},
 	"receipts":   {"receipts list|show ID|verify|checkpoint|export|pubkey|prune [flags]", "Read, verify, checkpoint, export or prune the signed receipt log.", nil},
-	"run":        {"run [flags] -- EXECUTABLE [ARG...]", runAbout, runRun},
+	"run":        {"run [flags] -- EXECUTABLE [ARG...]", "", runRun},
 	"caches":     {"caches list|prune --older-than D|--all [--json]", "List or remove the per-workspace caches.", nil},
 	"contracts":  {"contracts list|show NAME|offer REQUEST|enable NAME [--request REQUEST]|revoke ID [flags]", "List, show, offer, enable or revoke program contracts, each a typed grammar of one program's arguments (docs/contracts.md): one grant admits every argv it accepts.", runContracts},
 	"toolchains": {"toolchains [PROGRAM...] [--limit N] [--after CURSOR] [--json]", "Say which toolchain (rustup, pyenv, nvm, a JDK, …) an action of each PROGRAM gets: its root, read-only, the variables it sets and why; without PROGRAM, for each toolchain at the known places.", nil},
@@ -308,7 +308,11 @@ func printUsage(w io.Writer) {
 
 // printHelp prints the command's synopsis, what it does and its flags.
 func (e *Env) printHelp() {
-	fmt.Fprintf(e.Stdout, "usage: broker %s\n\n%s\n\nflags:\n", e.cmd.synopsis, e.cmd.about)
+	about := e.cmd.about
+	if e.name == "run" {
+		about = runAbout() // not at init: it formats every profile's limits
+	}
+	fmt.Fprintf(e.Stdout, "usage: broker %s\n\n%s\n\nflags:\n", e.cmd.synopsis, about)
 	e.Flags.VisitAll(func(f *flag.Flag) {
 		kind, usage := flag.UnquoteUsage(f)
 		name := "--" + f.Name

@@ -61,7 +61,7 @@ func (e *Env) connect(ctx context.Context, o BrokerOptions) (cl *client.Client, 
 
 // runAbout is what `broker run --help` says beyond the synopsis and the
 // flags: what run does, the profiles and the exit statuses.
-var runAbout = func() string {
+func runAbout() string {
 	var b strings.Builder
 	b.WriteString("Submit EXECUTABLE with its arguments (literal: there is no shell) and wait for it to end, showing its\n" +
 		"redacted output. Without a daemon on the state directory, run starts an embedded broker for the run.\n" +
@@ -78,7 +78,7 @@ var runAbout = func() string {
 	b.WriteString("\nExit status: the target's; 128+N killed by signal N; 124 timed out; 130 cancelled; 122 output budget\n" +
 		"reached; 125 not executed (any refusal or usage error); 126 could not execute; 127 not found; 123 unknown.")
 	return b.String()
-}()
+}
 
 func runRun(e *Env, args []string) error {
 	var o runOptions

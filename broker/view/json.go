@@ -56,12 +56,13 @@ func Document(schema string, v any) ([]byte, error) {
 	if len(raw) < 2 || raw[0] != '{' {
 		panic(fmt.Sprintf("view: internal error: %s is not a JSON object", schema))
 	}
-	head, err := json.Marshal(map[string]string{"schema": schema})
+	name, err := json.Marshal(schema)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", schema, err)
 	}
 	var doc bytes.Buffer
-	doc.Write(head[:len(head)-1])
+	doc.WriteString(`{"schema":`)
+	doc.Write(name)
 	if string(raw) != "{}" {
 		doc.WriteByte(',')
 		doc.Write(raw[1:])

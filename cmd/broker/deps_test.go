@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,5 +30,53 @@ func TestThinClientLinksOnlyARoundTrip(t *testing.T) {
 			strings.HasPrefix(p, "github.com/modelcontextprotocol/") {
 			t.Errorf("broker links %s, which belongs in brokerd", p)
 		}
+	}
+}
+
+// TestThinClientInitIsCheap: what the thin client's own packages do
+// before main, which every command pays (`broker --help` too), stays
+// small: no package of warrant's allocates more than 8 KiB at init, nor
+// all of them together more than 16 KiB (GODEBUG=inittrace=1 counts
+// it). A table or a regular expression built at init belongs in a
+// sync.Once of the command that uses it: the approval card's regular
+// expression, compiled at init, allocated 95 kB and took 0.1 ms of every
+// start.
+func TestThinClientInitIsCheap(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "broker")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--help")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var trace strings.Builder
+	cmd.Stderr = &trace
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("broker --help: %v\n%s", err, trace.String())
+	}
+	const each, all = 8 << 10, 16 << 10
+	total, seen := 0, 0
+	for line := range strings.Lines(trace.String()) {
+		// init PKG @T ms, C ms clock, N bytes, M allocs
+		f := strings.Fields(line)
+		if len(f) < 10 || f[0] != "init" || !strings.HasPrefix(f[1], "warrant/") {
+			continue
+		}
+		n, err := strconv.Atoi(f[7])
+		if err != nil || f[8] != "bytes," {
+			t.Fatalf("unexpected inittrace line %q", line)
+		}
+		seen++
+		total += n
+		if n > each {
+			t.Errorf("%s allocates %d bytes at init, over %d: build it when a command needs it", f[1], n, each)
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no init of warrant's packages in the trace:\n%s", trace.String())
+	}
+	if total > all {
+		t.Errorf("warrant's packages allocate %d bytes at init in all, over %d", total, all)
 	}
 }

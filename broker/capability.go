@@ -49,9 +49,8 @@ func (b *Broker) checkCapability() error {
 // checkEgress is the gate for an egress grant on a verified host (on
 // any other, checkCapability refuses every submit):
 // SANDBOX_UNAVAILABLE unless the probe showed that this host enforces
-// egress leases (probe.FeatureEgress). Where it lacks what they need,
-// nothing with a grant runs or is granted: never a run whose grant
-// reaches nothing.
+// egress leases (probe.FeatureEgress): where it lacks what they need,
+// no grant is run or given, never one that reaches nothing.
 func (b *Broker) checkEgress() error {
 	r := b.Capability()
 	if r.State != wire.Verified {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -87,7 +88,35 @@ func TestDenialsKernelAudit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.ws, "inside")); err != nil {
 		t.Errorf("the allowed touch: %v", err)
 	}
+
+	// A target's own domain is never logged: under the launcher's pid its
+	// refusals would read as the sandbox's.
+	own := b.file(b.ws, "own", 0o644)
+	forged := b.run("/usr/bin/python3", "-c", ownDomain, own)
+	if strings.TrimSpace(forged.Stdout.Text) != "refused" {
+		t.Fatalf("the target's own domain did not refuse its write: %q %q", forged.Stdout.Text, forged.Stderr.Text)
+	}
+	for _, d := range append(forged.Denials, forged.RoutineDenials...) {
+		if d.Source == "kernel-audit" {
+			t.Errorf("a refusal of the target's own domain is claimed: %+v", d)
+		}
+	}
 }
+
+// ownDomain has the target restrict itself with a Landlock domain of its
+// own that handles file writes, then write to argv[1].
+const ownDomain = `import ctypes, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+attr = ctypes.create_string_buffer(struct.pack("QQQ", 1 << 1, 0, 0))
+fd = libc.syscall(444, attr, 24, 0)
+if fd < 0 or libc.syscall(446, fd, 0) != 0:
+    sys.exit("landlock: errno %d" % ctypes.get_errno())
+try:
+    open(sys.argv[1], "a").write("x")
+    print("written")
+except PermissionError:
+    print("refused")
+`
 
 // enableKernelAudit turns the kernel's audit on (AUDIT_SET, as auditctl
 // -e 1 does) and restores it in Cleanup; it skips where the kernel has

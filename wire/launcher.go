@@ -47,13 +47,19 @@ type SpawnRequest struct {
 	// continue and records as a hint where it names a path outside the
 	// writable scope (broker/internal/metadata): observed, never decided.
 	ObserveWrites bool `cbor:"observe_writes,omitempty"`
+	// AuditDenials has the launcher ask Landlock (ABI 7) to log the
+	// target's refusals after its exec, and none of a domain the target
+	// makes itself, for the broker to read (broker/internal/audit). Set
+	// only where the broker reads them, so that no target writes to the
+	// host's audit log unread.
+	AuditDenials bool `cbor:"audit_denials,omitempty"`
 }
 
 // SpawnProtocol is the spawn protocol of this broker and launcher: one
 // SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
 // which the launcher waits for before it executes. 3 added the protected
-// binds: a launcher of 2 would ignore them; 4 the egress port and the
-// write observer.
+// binds: a launcher of 2 would ignore them; 4 the egress port, the
+// write observer and the audit request.
 const SpawnProtocol = 4
 
 // Type implements Message.

@@ -116,7 +116,7 @@ func sampleSpawn(full bool) *SpawnRequest {
 		r.Interpreter = sampleInterpreter()
 		r.Snapshots, r.Binding = true, SealedSnapshot
 		r.Protect = []ProtectBind{{Path: ".git"}, {Path: ".git/config", ReadOnly: true}, {Path: ".git/hooks", ReadOnly: true}}
-		r.EgressPort, r.ObserveWrites = 41234, true
+		r.EgressPort, r.ObserveWrites, r.AuditDenials = 41234, true, true
 	}
 	return r
 }

@@ -81,3 +81,6 @@ func (s *supervisor) markGone(pgid int) {
 	s.r.Evidence = fmt.Sprintf("no process of group %d remains and none of its members' descendants was found outside it (sysctl kern.proc.all); "+
 		"on macOS a process that left the group and whose parent then exited cannot be traced, so it is not covered", pgid)
 }
+
+// AuditDenials is false: macOS has no Landlock.
+func AuditDenials() bool { return false }

@@ -41,7 +41,7 @@ func (s *supervisor) prepareMetadata() {
 	if s.meta != nil && q.ObserveWrites { // the launcher loads the filter that notifies write-intent opens
 		s.meta.ObserveWrites()
 	}
-	if s.meta != nil && audit.Available() { // root, and audit on: never turned on here
+	if s.meta != nil && q.AuditDenials { // the launcher asks Landlock to log them (AuditDenials)
 		if r, err := audit.Shared(); err == nil { // the launcher's pid creates the domain
 			s.meta.WatchKernelAudit()
 			s.audit = r.Watch(s.l.pid, s.meta.RecordAudit)
@@ -199,3 +199,7 @@ func (s *supervisor) markGone(pgid int) {
 	}
 	s.r.Evidence = strings.Join(seen, " and ")
 }
+
+// AuditDenials reports whether the next action's launcher should have
+// Landlock log its refusals for the broker to read (audit.Available).
+func AuditDenials() bool { return audit.Available() }

@@ -399,7 +399,7 @@ func (r *Runner) spec(l *Launch, out, errs io.Writer, cancel <-chan struct{}, on
 	if r.noMountNS == "" {
 		req.Protect = l.Protect
 	}
-	req.ObserveWrites = r.hints
+	req.ObserveWrites, req.AuditDenials = r.hints, lifecycle.AuditDenials()
 	return lifecycle.Spec{
 		ID: l.Handle, Launcher: r.launcher.path, Request: req,
 		Workspace: l.Resolved.Workspace(), Snapshots: snaps,

@@ -125,9 +125,12 @@ func landlockRemedy(e wire.DenialEffect) string {
 // a failure, and a successful run's text leaves them out: every
 // socket(AF_UNIX) then, whatever a program wanted it for (one that tried
 // a host's service and did without it ran as it was allowed to). They
-// stay in the JSON (routine_denials), the counts and the receipt.
+// stay in the JSON (routine_denials), the counts and the receipt. So
+// does Landlock's refusal of a device ioctl (isatty of /dev/null, in
+// every shell), seen where the kernel's audit records are read.
 func Routine(d *wire.Denial) bool {
-	return d.Rule == wire.RuleInterfaceList || d.Rule == wire.RuleHostSocket && d.Call == "socket"
+	return d.Rule == wire.RuleInterfaceList || d.Rule == wire.RuleHostSocket && d.Call == "socket" ||
+		d.Source == wire.SourceKernelAudit && d.Call == "fs.ioctl_dev"
 }
 
 // denialOf is d in words.

@@ -37,10 +37,8 @@ func TestThinClientLinksOnlyARoundTrip(t *testing.T) {
 // before main, which every command pays (`broker --help` too), stays
 // small: no package of warrant's allocates more than 8 KiB at init, nor
 // all of them together more than 16 KiB (GODEBUG=inittrace=1 counts
-// it). A table or a regular expression built at init belongs in a
-// sync.Once of the command that uses it: the approval card's regular
-// expression, compiled at init, allocated 95 kB and took 0.1 ms of every
-// start.
+// it): a table or a regular expression belongs in a sync.Once of the
+// command that uses it.
 func TestThinClientInitIsCheap(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "broker")
 	build := exec.Command("go", "build", "-o", bin, ".")

@@ -62,28 +62,26 @@
 //     bounding set too when the launcher holds CAP_SETPCAP (an ordinary
 //     user's full bounding set cannot be shrunk, and grants nothing under
 //     no_new_privs); no_new_privs.
-//  9. Landlock: ABI ≥ max(4, policy floor) or refuse, the ABI counted by
+//  9. Landlock: ABI ≥ max(4, policy floor) or refuse, counted by
 //     internal/landlockabi as the broker counts it (an ABI 6+ kernel without
-//     the signal-scope erratum fix counts as ABI 5); every fs, net and scope
-//     right the running ABI knows is handled, as go-landlock's presets V1…V11
-//     name them (a newer kernel is handled as ABI 11: the rights it added stay
-//     unhandled and Ready reports ABI 11, not the kernel's number);
+//     the signal-scope erratum fix counts as 5); every fs, net and scope right
+//     the running ABI knows is handled, as go-landlock's presets V1…V11 name
+//     them (a newer kernel is handled, and reported in Ready, as ABI 11);
 //     read+execute on the runtime paths and /etc's listed entries
-//     (policy.read_entries); every right except making devices or sockets,
-//     ioctl on devices and connecting to pathname sockets on the workspace
-//     (granted by its verified descriptor), HOME, TMPDIR and any extra
-//     read-write path; read+write on listed character devices; no network rule
-//     but TCP connect to the egress port when the request has one (the broker's
-//     proxy; a second wall, as Landlock names a port, not an address; no bind);
-//     abstract unix sockets and signals scoped (ABI 6+); from ABI 7 the
-//     target's refusals are logged where audit is on (LOG_NEW_EXEC_ON; read by
-//     broker/internal/audit). Every policy path is opened with
-//     RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its (dev, ino) is
-//     the pin the broker measured (IDENTITY_DRIFT otherwise; an /etc entry that
-//     is not its pin any more is skipped: it grants less), so a granted
-//     directory swapped for a symlink or another directory after approval
-//     grants nothing more; HOME and TMPDIR, the broker's own directories, are
-//     opened as named.
+//     (policy.read_entries); every right but making devices or sockets, ioctl
+//     on devices and connecting to pathname sockets on the workspace (by its
+//     verified descriptor), HOME, TMPDIR and any extra read-write path;
+//     read+write on listed character devices; no network rule but TCP connect
+//     to the egress port when the request has one (the broker's proxy; a
+//     second wall, as Landlock names a port, not an address; no bind);
+//     abstract unix sockets and signals scoped (ABI 6+); with AuditDenials
+//     (ABI 7) the target's refusals logged, and none of a domain it makes,
+//     which could forge them (broker/internal/audit). Each policy path is
+//     opened with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS and granted only if its
+//     (dev, ino) is the broker's pin (IDENTITY_DRIFT otherwise; an /etc entry
+//     no longer its pin is skipped: it grants less), so a granted directory
+//     swapped after approval grants nothing more; HOME and TMPDIR, the
+//     broker's own directories, are opened as named.
 //  10. seccomp, last: two programs compiled by libseccomp at build time
 //     (seccompgen; a test proves the embedded bytes are libseccomp's output,
 //     seccomp_GOARCH.txt disassembles them; each binary-searches the syscall

@@ -83,12 +83,14 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "grant the egress port: %v", err)
 		}
 	}
-	// Only the calling thread is confined (not every thread, as go-landlock's
-	// AllThreads would): Main locked it and step 12's execveat runs on it, so
-	// the target starts inside the domain (exec ends the other threads); from
-	// ABI 7 its refusals after exec are logged too, where audit is on (step 9).
-	logExec := map[bool]uint32{true: unix.LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON}[abi >= 7]
-	if err := ll.LandlockRestrictSelf(ruleset, logExec); err != nil {
+	// Only the calling thread is confined (not all, as go-landlock's AllThreads
+	// would): Main locked it and step 12's execveat runs on it, so the target
+	// starts inside the domain (exec ends the other threads); logs: step 9.
+	var logs uint32
+	if req.AuditDenials && abi >= 7 {
+		logs = unix.LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON | unix.LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF
+	}
+	if err := ll.LandlockRestrictSelf(ruleset, logs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "enforce Landlock: %v", err)
 	}
 	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, attr.HandledAccessNet, attr.Scoped

@@ -17,7 +17,7 @@ func enableAudit(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: CAP_AUDIT_CONTROL and CAP_AUDIT_READ")
 	}
-	was, err := Enabled()
+	was, _, err := Enabled()
 	if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.ECONNREFUSED) {
 		t.Skipf("the kernel has no audit: %v", err)
 	}

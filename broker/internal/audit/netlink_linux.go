@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/landlockabi"
 )
 
 // The audit netlink messages read and sent here (linux/audit.h).
@@ -83,21 +85,25 @@ func request(typ uint16, payload []byte, want uint16) ([]byte, error) {
 }
 
 // Enabled reports whether the kernel's audit is enabled (AUDIT_GET; it
-// needs CAP_AUDIT_CONTROL): only then does Landlock log its refusals.
-func Enabled() (bool, error) {
+// needs CAP_AUDIT_CONTROL), only then does Landlock log its refusals, and
+// whether a lost record panics the kernel (failure mode 2).
+func Enabled() (on, panics bool, err error) {
 	p, err := request(unix.AUDIT_GET, nil, unix.AUDIT_GET)
 	if err != nil {
-		return false, fmt.Errorf("audit: read the kernel's audit status: %w", err)
+		return false, false, fmt.Errorf("audit: read the kernel's audit status: %w", err)
 	}
-	if len(p) < 8 {
-		return false, fmt.Errorf("audit: a status of %d bytes", len(p))
+	if len(p) < 12 {
+		return false, false, fmt.Errorf("audit: a status of %d bytes", len(p))
 	}
-	return binary.NativeEndian.Uint32(p[4:8]) != 0, nil
+	return binary.NativeEndian.Uint32(p[4:8]) != 0, binary.NativeEndian.Uint32(p[8:12]) == 2, nil
 }
 
-// Available reports whether Landlock's refusals reach a Reader now: the
-// broker may read the audit status (root) and audit is enabled.
+// Available reports whether an action's Landlock refusals would reach a
+// Reader now, so that the launcher may ask for them to be logged: the
+// broker may read the audit status (root), audit is enabled, Landlock is
+// of ABI 7 as the launcher counts it, and a flood of refusals cannot
+// panic the kernel (audit failure mode 2, where they stay unlogged).
 func Available() bool {
-	on, err := Enabled()
-	return err == nil && on
+	on, panics, err := Enabled()
+	return err == nil && on && !panics && landlockabi.Running() >= 7
 }

@@ -51,8 +51,10 @@ func Open() (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvBuf) // best effort: records lost are not counted
-	tv := unix.Timeval{Usec: 100_000}                                    // Close is seen within it
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvBuf) != nil { // best effort: records lost are not counted
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rcvBuf)
+	}
+	tv := unix.Timeval{Usec: 100_000} // Close is seen within it
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -163,16 +165,21 @@ func (r *Reader) Watch(pid int, add func(wire.Denial, time.Time)) *Watch {
 
 // Close drains the action's records once its group is gone: every
 // refusal was logged as it happened, so only the kernel's sending is
-// waited for, until no record came for drainQuiet, at most drainMax
-// (a domain is freed, status=deallocated, only once its processes are
-// reaped, and then late: not waited for). Then nothing more is handed to
-// the watch.
+// waited for, until no record came for drainQuiet since Close began, at
+// most drainMax (a domain is freed, status=deallocated, only once its
+// processes are reaped, and then late: not waited for). Then nothing
+// more is handed to the watch.
 func (w *Watch) Close() {
 	r := w.r
-	deadline := time.Now().Add(drainMax)
+	start := time.Now()
+	deadline := start.Add(drainMax)
 	for {
 		r.mu.Lock()
-		if time.Since(r.last) >= drainQuiet || time.Now().After(deadline) {
+		last := r.last
+		if last.Before(start) {
+			last = start
+		}
+		if time.Since(last) >= drainQuiet || time.Now().After(deadline) {
 			if r.watches[w.pid] == w {
 				delete(r.watches, w.pid)
 			}

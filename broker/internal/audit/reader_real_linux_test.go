@@ -31,7 +31,7 @@ func TestReaderReadsTheKernelsRecords(t *testing.T) {
 	if landlockabi.Running() < 7 {
 		t.Skip("Landlock ABI 7 logs refusals; this kernel's is older")
 	}
-	if on, err := Enabled(); err != nil || !on {
+	if on, _, err := Enabled(); err != nil || !on {
 		t.Fatalf("Enabled after enabling: %v %v", on, err)
 	}
 	r, err := Open()

@@ -139,16 +139,18 @@ func parse(typ uint16, payload []byte) (record, bool) {
 
 // blockers maps each Landlock right a record may name to the effect it
 // refused: closed, so an action's classes stay bounded (an unknown one is
-// "landlock", of effect kernel).
+// "landlock", of effect kernel). The rights no action is ever granted
+// (devices, sockets, their ioctls and connects, the scopes but signals)
+// are of effect kernel: no grant would allow them.
 var blockers = map[string]wire.DenialEffect{
 	"fs.execute": wire.EffectExec, "fs.write_file": wire.EffectWrite, "fs.read_file": wire.EffectRead,
 	"fs.read_dir": wire.EffectRead, "fs.remove_dir": wire.EffectWrite, "fs.remove_file": wire.EffectWrite,
-	"fs.make_char": wire.EffectCreate, "fs.make_dir": wire.EffectCreate, "fs.make_reg": wire.EffectCreate,
-	"fs.make_sock": wire.EffectCreate, "fs.make_fifo": wire.EffectCreate, "fs.make_block": wire.EffectCreate,
+	"fs.make_char": wire.EffectKernel, "fs.make_dir": wire.EffectCreate, "fs.make_reg": wire.EffectCreate,
+	"fs.make_sock": wire.EffectKernel, "fs.make_fifo": wire.EffectCreate, "fs.make_block": wire.EffectKernel,
 	"fs.make_sym": wire.EffectCreate, "fs.refer": wire.EffectWrite, "fs.truncate": wire.EffectWrite,
-	"fs.ioctl_dev": wire.EffectWrite, "fs.resolve_unix": wire.EffectConnect,
+	"fs.ioctl_dev": wire.EffectKernel, "fs.resolve_unix": wire.EffectKernel,
 	"net.bind_tcp": wire.EffectSocket, "net.connect_tcp": wire.EffectConnect,
-	"scope.abstract_unix_socket": wire.EffectConnect, "scope.signal": wire.EffectSignal,
+	"scope.abstract_unix_socket": wire.EffectKernel, "scope.signal": wire.EffectSignal,
 }
 
 // denialOf is the refusal of an access record's first blocker. Call

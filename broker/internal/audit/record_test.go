@@ -32,7 +32,7 @@ func TestParseRealRecords(t *testing.T) {
 	}{
 		{typeLandlockAccess, realMakeReg, wire.EffectCreate, "fs.make_reg", "/tmp/capout", wire.RuleOutsideScope},
 		{typeLandlockAccess, realRead, wire.EffectRead, "fs.read_file", "/root/.bashrc", wire.RuleLandlock},
-		{typeLandlockAccess, realIoctl, wire.EffectWrite, "fs.ioctl_dev", "/dev/null", wire.RuleOutsideScope},
+		{typeLandlockAccess, realIoctl, wire.EffectKernel, "fs.ioctl_dev", "/dev/null", wire.RuleLandlock},
 		{typeLandlockAccess, realReadDir, wire.EffectRead, "fs.read_dir", "/root", wire.RuleLandlock},
 	} {
 		r, ok := parse(c.typ, []byte(c.text+"\x00"))

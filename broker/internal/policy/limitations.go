@@ -181,9 +181,8 @@ const (
 // resourcesRe is the first sentence of lifecycle.Enforcement.Sentence:
 // the memory limit and what enforces it (1-3), the process-count limit
 // and what enforces it (4-5 or 6-7), and which limit is NOT limited (8),
-// or all of it NOT limited (9). It is compiled on first use, by Brief:
-// compiled at init it cost every start of the thin client, whatever its
-// command, about 0.1 ms and 95 kB.
+// or all of it NOT limited (9). Compiled on first use, by Brief: not at
+// every start of the thin client.
 var resourcesRe = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(resourcesPattern)
 })

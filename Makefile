@@ -16,12 +16,15 @@ build:
 
 # Unit tests, integration tests (they build their own binaries) and every
 # fuzz target's seed corpus (go test's 10-minute default per package is
-# too close for the integration package on a loaded 2-core machine); then the recorder again on the frozen FIPS
-# module, whose SHA-256 cannot copy its state (the fallbacks of the
-# retained digest and of the raw digest shared until the first redaction).
+# too close for the integration package on a loaded 2-core machine); then
+# the recorder again on the frozen FIPS module, whose SHA-256 cannot copy
+# its state (the fallbacks of the retained digest and of the raw digest
+# shared until the first redaction); then, alone, the tests that turn the
+# kernel's audit on host-wide (kernel-audit), which no other test sees.
 test:
 	$(GO) test -count=1 -timeout 30m ./...
 	GOFIPS140=v1.0.0 $(GO) test -count=1 -run '^TestRecorder' ./receipt
+	WARRANT_TEST_HOST_AUDIT=1 $(GO) test -count=1 -p 1 -run '^(TestReaderReadsTheKernelsRecords|TestDenialsKernelAudit)$$' ./broker/internal/audit ./integration
 
 integration:
 	$(GO) test -count=1 -v ./integration/...

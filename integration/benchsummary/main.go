@@ -188,10 +188,10 @@ func summarize(w io.Writer, res results) {
 	fmt.Fprintf(w, "%d of %d goals met (%d measured)\n", met, len(goals), measured)
 }
 
-// limit prints a goal's limit: 1.0, 1.5, 64, 2500.
+// limit prints a goal's limit: 1.0, 1.02, 1.5, 64, 2500.
 func limit(v float64) string {
 	if v < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
+		return strconv.FormatFloat(v, 'f', max(1, len(strconv.FormatFloat(v, 'f', -1, 64))-2), 64)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }

@@ -3,6 +3,8 @@ package audit
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -102,8 +104,29 @@ func Enabled() (on, panics bool, err error) {
 // Reader now, so that the launcher may ask for them to be logged: the
 // broker may read the audit status (root), audit is enabled, Landlock is
 // of ABI 7 as the launcher counts it, and a flood of refusals cannot
-// panic the kernel (audit failure mode 2, where they stay unlogged).
+// panic the kernel (audit failure mode 2, where they stay unlogged). The
+// status is read at most once per statusFor: a netlink round trip cost
+// each action about 0.3 ms. An action started within that time of audit
+// being switched follows the old state, as one running while it is
+// switched does.
 func Available() bool {
-	on, panics, err := Enabled()
-	return err == nil && on && !panics && landlockabi.Running() >= 7
+	if landlockabi.Running() < 7 {
+		return false
+	}
+	status.Lock()
+	defer status.Unlock()
+	if now := time.Now(); now.Sub(status.at) >= statusFor {
+		on, panics, err := Enabled()
+		status.at, status.ok = now, err == nil && on && !panics
+	}
+	return status.ok
+}
+
+const statusFor = time.Second
+
+// status is Available's last reading.
+var status struct {
+	sync.Mutex
+	at time.Time
+	ok bool
 }

@@ -56,15 +56,13 @@ func (b *Broker) checkEgress() error {
 	if r.State != wire.Verified {
 		return nil
 	}
-	why := r.Unoffered(probe.FeatureEgress)
+	why, fix := r.Unoffered(probe.FeatureEgress)
 	if why == "" {
 		return nil
 	}
 	msg := "egress leases are not available on this host, so nothing with an egress grant is run or granted here: " + why
-	for _, f := range r.Features {
-		if f.Name == probe.FeatureEgress && f.Fix != "" {
-			msg += "; " + f.Fix
-		}
+	if fix != "" {
+		msg += "; " + fix
 	}
 	msg += "; a command without an egress grant runs here, with no network at all"
 	return wire.Errorf(wire.CodeSandboxUnavailable, "%s", msg)

@@ -56,7 +56,9 @@ func TestCarriedRecordIsTheJournals(t *testing.T) {
 		r.approved(req, 1)
 		handles = append(handles, r.wantAccepted(req))
 	}
-	if _, err := exec.LookPath("git"); err == nil {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Log("no git here: the contract grant's shape is not compared")
+	} else {
 		v := r.wantApproval(r.gitRequest("status"))
 		_, err := r.enable("git", v.ID, "")
 		must(t, err)

@@ -119,7 +119,7 @@ func openBroker(ctx context.Context, e *cli.Env, o cli.BrokerOptions, logw io.Wr
 	logf("capability %s (probed %s in %d ms)", c.State, c.At.Format(time.RFC3339), c.DurationMS)
 	if c.State != wire.Verified {
 		logf("every submit is refused with SANDBOX_UNAVAILABLE: %s; fix: %s; see `broker probe`", c.Reason, strings.Join(c.Hints, "; "))
-	} else if why := c.Unoffered(probe.FeatureEgress); why != "" {
+	} else if why, _ := c.Unoffered(probe.FeatureEgress); why != "" {
 		logf("every request and approval with an egress grant is refused with SANDBOX_UNAVAILABLE: %s; see `broker probe`", why)
 	}
 	return &daemon{b: b, r: r, lock: lock}, nil

@@ -122,7 +122,6 @@ func printReport(w io.Writer, r *probe.Report) error {
 			fmt.Fprintf(w, "limit:      %s enforced by %s (checked: see %s_limit below)\n", l.Name, l.EnforcedBy, l.Name)
 		}
 	}
-	off := map[string]bool{}
 	for _, f := range r.Features {
 		switch {
 		case f.Available:
@@ -130,13 +129,11 @@ func printReport(w io.Writer, r *probe.Report) error {
 		case f.Unsupported != "":
 			fmt.Fprintf(w, "%-11s NOT AVAILABLE on this host: %s; a request or approval with an egress grant is refused (SANDBOX_UNAVAILABLE); fix: %s\n",
 				f.Name+":", f.Unsupported, f.Fix)
-			for _, c := range f.Checks {
-				off[c] = true
-			}
 		default:
 			fmt.Fprintf(w, "%-11s its checks failed (below)\n", f.Name+":")
 		}
 	}
+	off := r.Off()
 	fmt.Fprintf(w, "\n%d checks:\n", len(r.Checks))
 	var bindings []string // in the order the battery ran under them
 	byBinding := map[string][]probe.Check{}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"warrant/internal/retry"
 )
 
 // peerStopped reports whether the process at the other end of nc (the
@@ -47,14 +49,17 @@ func peerStopped(nc net.Conn) (int, bool) {
 // procStat is the start of /proc/PID/stat (the state is within its first
 // few dozen bytes), in one read: every request checks its broker.
 func procStat(pid int) ([]byte, bool) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var fd, n int
+	err := retry.EINTR(func() (err error) {
+		fd, err = unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return nil, false
 	}
 	defer unix.Close(fd)
 	var buf [1024]byte
-	n, err := unix.Read(fd, buf[:])
-	if err != nil || n <= 0 {
+	if err := retry.EINTR(func() (err error) { n, err = unix.Read(fd, buf[:]); return err }); err != nil || n <= 0 {
 		return nil, false
 	}
 	return buf[:n], true

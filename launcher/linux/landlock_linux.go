@@ -87,7 +87,7 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	// would): Main locked it and step 12's execveat runs on it, so the target
 	// starts inside the domain (exec ends the other threads); logs: step 9.
 	var logs uint32
-	if req.AuditDenials && abi >= 7 {
+	if req.AuditDenials { // asked on ABI 7 only; below, the kernel refuses them
 		logs = unix.LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON | unix.LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF
 	}
 	if err := ll.LandlockRestrictSelf(ruleset, logs); err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"warrant/wire"
 )
@@ -78,14 +77,11 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if err != nil {
 			return err
 		}
-		if requested.Valid { // else Record names the missing request
-			rec = &Record{Handle: handle, LeaseID: l.id, ApprovalID: l.approvalID, Goal: l.goal, Session: session, Step: step,
-				GoalRevision: l.revision, Fingerprint: l.fingerprint, Identity: *id, Requested: time.Unix(requested.Int64, 0),
-				Events: []Event{{Kind: "EXECUTING", At: at}}, Parse: l.parse}
-			if decided.Valid {
-				approved := time.Unix(decided.Int64, 0)
-				rec.Approved = &approved
-			}
+		rec = &Record{Handle: handle, LeaseID: l.id, ApprovalID: l.approvalID, Goal: l.goal, Session: session, Step: step,
+			GoalRevision: l.revision, Fingerprint: l.fingerprint, Identity: *id,
+			Events: []Event{{Kind: "EXECUTING", At: at}}, Parse: l.parse}
+		if !rec.approval(requested, decided) {
+			rec = nil // Record names the missing request
 		}
 		j.crashPoint("checkpoint:in-tx")
 		return nil

@@ -271,6 +271,20 @@ type Event struct {
 	At   time.Time
 }
 
+// approval sets the record's request and decision times from their
+// columns (a LEFT JOIN's); false when there is no request.
+func (r *Record) approval(requested, decided sql.NullInt64) bool {
+	if !requested.Valid {
+		return false
+	}
+	r.Requested = time.Unix(requested.Int64, 0)
+	if decided.Valid {
+		at := time.Unix(decided.Int64, 0)
+		r.Approved = &at
+	}
+	return true
+}
+
 // Record reads the journalled facts of handle.
 func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	r := &Record{Handle: handle}
@@ -292,13 +306,8 @@ func (j *Journal) Record(ctx context.Context, handle string) (*Record, error) {
 	if err := wire.DecodeCanonical(idBlob, &r.Identity); err != nil {
 		return nil, fmt.Errorf("decode identity of %s: %w", handle, err)
 	}
-	if !requested.Valid {
+	if !r.approval(requested, decided) {
 		return nil, fmt.Errorf("read approval request %s: %w", r.ApprovalID, sql.ErrNoRows)
-	}
-	r.Requested = time.Unix(requested.Int64, 0)
-	if decided.Valid {
-		at := time.Unix(decided.Int64, 0)
-		r.Approved = &at
 	}
 	rows, err := j.db.QueryContext(ctx, `SELECT kind, at_unix_ns FROM action_events WHERE handle = ? ORDER BY seq`, handle)
 	if err != nil {

@@ -33,8 +33,9 @@ import (
 // proxy must refuse another port, and the prober's connects to the
 // upstream and to that port, its UDP datagram and its DNS query must
 // fail with nothing arriving at any of them. It returns the checks, and
-// whether the host offers egress leases (egressFeature).
-func egressChecks(ctx context.Context, p Prober, s Setup) ([]Check, Feature) {
+// whether the host offers egress leases (egressFeature); ptrace is the
+// binding's ptrace policy.
+func egressChecks(ctx context.Context, p Prober, s Setup, ptrace string) ([]Check, Feature) {
 	fail := func(why string) ([]Check, Feature) {
 		var checks []Check
 		for _, name := range probeprog.EgressChecks {
@@ -45,7 +46,7 @@ func egressChecks(ctx context.Context, p Prober, s Setup) ([]Check, Feature) {
 			}
 			checks = append(checks, c)
 		}
-		return checks, egressFeature(checks, lifecycle.Result{}, netip.AddrPort{})
+		return checks, egressFeature(checks, lifecycle.Result{}, netip.AddrPort{}, ptrace)
 	}
 	h, err := newEgressHost()
 	if err != nil {
@@ -68,7 +69,7 @@ func egressChecks(ctx context.Context, p Prober, s Setup) ([]Check, Feature) {
 		return fail("the egress check could not run: " + err.Error())
 	}
 	checks := h.judge(run, out)
-	return checks, egressFeature(checks, run, proxy.Addr())
+	return checks, egressFeature(checks, run, proxy.Addr(), ptrace)
 }
 
 // egressLeaks are the egress checks that fail when anything got past
@@ -88,7 +89,7 @@ var egressLeaks = []string{probeprog.EgressDirect, probeprog.EgressOtherPort, pr
 // refused the broker the ptrace access that pidfd_getfd needs. A leak,
 // a wrong count or any failure the probe cannot name leaves the
 // feature unavailable without a lack, which fails the host.
-func egressFeature(checks []Check, run lifecycle.Result, proxy netip.AddrPort) Feature {
+func egressFeature(checks []Check, run lifecycle.Result, proxy netip.AddrPort, ptrace string) Feature {
 	f := Feature{Name: FeatureEgress, Available: true}
 	leaked := false
 	for _, c := range checks {
@@ -101,7 +102,7 @@ func egressFeature(checks []Check, run lifecycle.Result, proxy netip.AddrPort) F
 	if f.Available || leaked || run.Egress != nil && slices.ContainsFunc(run.Egress.Connections, func(c wire.EgressConnection) bool { return c.Allowed }) {
 		return f
 	}
-	f.Unsupported, f.Fix = egressLack(run.Denials, proxy, ptraceFact())
+	f.Unsupported, f.Fix = egressLack(run.Denials, proxy, ptrace)
 	return f
 }
 

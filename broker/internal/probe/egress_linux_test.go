@@ -162,7 +162,7 @@ func TestProbeEgressFeature(t *testing.T) {
 			}
 			run := lifecycle.Result{Egress: eg, Denials: c.denials, Outcome: wire.Exited}
 			checks := h.judge(run, out.String())
-			f := egressFeature(checks, run, proxy)
+			f := egressFeature(checks, run, proxy, ptraceFact())
 			if f.Available || len(f.Checks) != len(probeprog.EgressChecks) {
 				t.Fatalf("feature %+v", f)
 			}
@@ -172,7 +172,7 @@ func TestProbeEgressFeature(t *testing.T) {
 			r := &Report{Checks: append([]Check{{Name: "launch", From: "host", Binding: "in-place", Pass: true}}, checks...),
 				Features: []Feature{f}}
 			r.Conclude()
-			why := r.Unoffered(FeatureEgress)
+			why, _ := r.Unoffered(FeatureEgress)
 			switch {
 			case c.lack != "" && (r.State != wire.Verified || len(r.Failed) != 0 || !strings.Contains(why, c.lack)):
 				t.Fatalf("state %s, failed %v, egress %q: want verified, egress unsupported", r.State, r.Failed, why)
@@ -198,8 +198,8 @@ func TestProbeEgressOffered(t *testing.T) {
 		{Report{State: wire.Verified}, false},
 		{Report{State: wire.Unavailable, Features: []Feature{on}}, false},
 	} {
-		if got := c.r.Unoffered(FeatureEgress) == ""; got != c.offer {
-			t.Errorf("%s report with %+v: offered %v, want %v", c.r.State, c.r.Features, got, c.offer)
+		if why, _ := c.r.Unoffered(FeatureEgress); (why == "") != c.offer {
+			t.Errorf("%s report with %+v: offered %v, want %v", c.r.State, c.r.Features, why == "", c.offer)
 		}
 	}
 }

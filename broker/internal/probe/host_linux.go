@@ -64,7 +64,7 @@ func Run(ctx context.Context, p Prober, bind Binding, s Setup) *Report {
 	}
 	checks, limits := limitChecks(ctx, p, s)
 	r.Checks, r.Limits = append(r.Checks, checks...), limits
-	checks, egress := egressChecks(ctx, p, s)
+	checks, egress := egressChecks(ctx, p, s, bind.Ptrace)
 	r.Checks, r.Features = append(r.Checks, checks...), append(r.Features, egress)
 	return r
 }

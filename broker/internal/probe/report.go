@@ -140,25 +140,40 @@ type Feature struct {
 func (c Check) Key() string { return c.Name + "/" + c.From + "@" + c.Binding }
 
 // Unoffered says why the host does not offer feature name, in one
-// sentence, or "" when it does: when r is verified and its Features say
-// the feature is available. A feature the report does not list is not
-// offered: its checks never ran.
-func (r *Report) Unoffered(name string) string {
+// sentence, and how to get it where the report knows, or "" when it
+// does: when r is verified and its Features say the feature is
+// available. A feature the report does not list is not offered: its
+// checks never ran.
+func (r *Report) Unoffered(name string) (why, fix string) {
 	if r.State != wire.Verified {
-		return fmt.Sprintf("the capability is %s", r.State)
+		return fmt.Sprintf("the capability is %s", r.State), ""
 	}
 	for _, f := range r.Features {
 		switch {
 		case f.Name != name:
 		case f.Available:
-			return ""
+			return "", ""
 		case f.Unsupported != "":
-			return f.Unsupported
+			return f.Unsupported, f.Fix
 		default:
-			return "its checks failed"
+			return "its checks failed", ""
 		}
 	}
-	return "the capability report holds no check of it (`broker probe` checks it)"
+	return "the capability report holds no check of it (`broker probe` checks it)", ""
+}
+
+// Off is the set of checks (by Key) of the features the host does not
+// support: failed, they fail nothing.
+func (r *Report) Off() map[string]bool {
+	off := map[string]bool{}
+	for _, f := range r.Features {
+		if f.Unsupported != "" {
+			for _, c := range f.Checks {
+				off[c] = true
+			}
+		}
+	}
+	return off
 }
 
 // Unverified is the report of a broker that has not probed.
@@ -172,12 +187,7 @@ func Unverified(reason string) *Report {
 // (nothing was proven either way); unavailable when any other check
 // failed.
 func (r *Report) Conclude() {
-	off := map[string]bool{}
-	for _, f := range r.Features {
-		for _, c := range f.Checks {
-			off[c] = off[c] || f.Unsupported != ""
-		}
-	}
+	off := r.Off()
 	r.Failed = nil
 	for _, c := range r.Checks {
 		if !c.Pass && !off[c.Key()] {

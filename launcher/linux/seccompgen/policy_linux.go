@@ -300,7 +300,7 @@ func mainFilter(hints bool) (*seccomp.ScmpFilter, error) {
 	}
 	for _, o := range writeOpens {
 		if !hints {
-			continue
+			break
 		}
 		if o.arg < 0 {
 			if err := addRule(main, o.name, seccomp.ActNotify); err != nil {

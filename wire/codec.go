@@ -85,6 +85,11 @@ func Encode(m Message) ([]byte, error) {
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
 	}
+	return marshal(m)
+}
+
+// marshal encodes m, valid or not, in its envelope.
+func marshal(m Message) ([]byte, error) {
 	body, err := encMode.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
@@ -112,7 +117,7 @@ func Decode(data []byte, ch Channel) (Message, error) {
 	if err := m.validate(); err != nil {
 		return nil, malformed("%s: %v", env.Type, err)
 	}
-	again, err := Encode(m)
+	again, err := marshal(m) // validated just above
 	if err != nil {
 		return nil, malformed("%s: %v", env.Type, err)
 	}

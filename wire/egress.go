@@ -119,7 +119,7 @@ func checkEgress(field string, list []string) error {
 		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, len(list), MaxEgress)
 	}
 	for i, e := range list {
-		if err := checkEgressEntry(fmt.Sprintf("%s[%d]", field, i), e); err != nil {
+		if err := at(checkEgressEntry("", e), field, i); err != nil {
 			return err
 		}
 	}
@@ -303,12 +303,12 @@ func (e *Egress) Validate() error {
 		err = firstErr(checkLen("egress.totals", len(e.Totals), MaxEgress), checkLen("egress.connections", len(e.Connections), MaxConnections))
 	}
 	for i := 0; err == nil && i < len(e.Totals); i++ {
-		err = checkEgressEntry(fmt.Sprintf("egress.totals[%d].entry", i), e.Totals[i].Entry)
+		err = at(checkEgressEntry(".entry", e.Totals[i].Entry), "egress.totals", i)
 	}
 	for i := 0; err == nil && i < len(e.Connections); i++ {
-		c, f := &e.Connections[i], fmt.Sprintf("egress.connections[%d].", i)
-		err = firstErr(checkText(f+"host", c.Host, maxName), checkText(f+"address", c.Address, maxName),
-			checkText(f+"sni", c.SNI, maxName), checkText(f+"reason", c.Reason, maxText))
+		c := &e.Connections[i]
+		err = at(firstErr(checkText(".host", c.Host, maxName), checkText(".address", c.Address, maxName),
+			checkText(".sni", c.SNI, maxName), checkText(".reason", c.Reason, maxText)), "egress.connections", i)
 	}
 	if err == nil {
 		err = e.checkCounts()

@@ -89,8 +89,7 @@ func checkEnv(env []EnvVar) error {
 	}
 	seen := make(map[string]bool, len(env))
 	for i, kv := range env {
-		if err := firstErr(checkName(fmt.Sprintf("env[%d].name", i), kv.Name),
-			checkText(fmt.Sprintf("env[%d].value", i), kv.Value, MaxArgBytes)); err != nil {
+		if err := at(firstErr(checkName(".name", kv.Name), checkText(".value", kv.Value, MaxArgBytes)), "env", i); err != nil {
 			return err
 		}
 		if seen[kv.Name] {
@@ -152,7 +151,7 @@ func (p *Policy) validate() error {
 		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*MaxPaths+maxEntries)
 	}
 	for i := 0; err == nil && i < len(p.Pins); i++ {
-		err = checkAbs(fmt.Sprintf("policy.pins[%d].path", i), p.Pins[i].Path)
+		err = at(checkAbs(".path", p.Pins[i].Path), "policy.pins", i)
 		if err == nil && i > 0 && p.Pins[i-1].Path >= p.Pins[i].Path {
 			err = fmt.Errorf("policy.pins: not sorted by path, or %q twice", p.Pins[i].Path)
 		}

@@ -59,3 +59,21 @@ func TestPolicyEntries(t *testing.T) {
 		t.Fatalf("a policy without entries encodes them: %v", err)
 	}
 }
+
+// BenchmarkDecodeSpawnRequest is the launcher's decode of a request
+// with a host's /etc (140 entries), its checks and the canonical
+// re-encoding included.
+func BenchmarkDecodeSpawnRequest(b *testing.B) {
+	r := sampleSpawn(true)
+	r.Policy = withEntries(140, "/etc/shadow")
+	buf, err := EncodeFrame(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeFrame(buf, MaxLauncherFrame, SpawnChannel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func (t *Toolchain) validate() error {
 	err := firstErr(checkEnum(t.Kind), checkName("toolchain.name", t.Name), checkAbs("toolchain.root", t.Root),
 		checkLen("toolchain.vars", len(t.Vars), maxToolchainVars))
 	for i := 0; err == nil && i < len(t.Vars); i++ {
-		err = checkName(fmt.Sprintf("toolchain.vars[%d]", i), t.Vars[i])
+		err = at(checkName("", t.Vars[i]), "toolchain.vars", i)
 	}
 	return err
 }

@@ -53,6 +53,16 @@ func checkName(field, s string) error {
 	return checkText(field, s, maxName)
 }
 
+// at names the element i of the list field in err, which a check made
+// with an empty field name (": …", or ".name: …" for a member): a valid
+// list formats no names.
+func at(err error, field string, i int) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s[%d]%w", field, i, err)
+}
+
 // checkAbs requires a clean absolute path.
 func checkAbs(field, p string) error {
 	if err := checkText(field, p, maxPath); err != nil {
@@ -76,7 +86,7 @@ func checkAbsCap(field string, ps []string, max int) error {
 		return fmt.Errorf("%s: %d entries exceeds the cap of %d", field, len(ps), max)
 	}
 	for i, p := range ps {
-		if err := checkAbs(fmt.Sprintf("%s[%d]", field, i), p); err != nil {
+		if err := at(checkAbs("", p), field, i); err != nil {
 			return err
 		}
 	}
@@ -135,7 +145,7 @@ func checkArgs(field string, args []string, first int) error {
 	}
 	total := 0
 	for i, a := range args {
-		if err := checkText(fmt.Sprintf("%s[%d]", field, first+i), a, MaxArgBytes); err != nil {
+		if err := at(checkText("", a, MaxArgBytes), field, first+i); err != nil {
 			return err
 		}
 		total += len(a)

@@ -28,7 +28,10 @@ import (
 // goal ≥ 0.8), and the CPU each used a GiB: the daemon's with its
 // reaped children's (the proxy, the chain and the sandboxed curl:
 // cpu-s/GiB) against the host curl's (direct-cpu-s/GiB); the upstream,
-// this process, serves both. `make bench` runs it three times.
+// this process, serves both. The floor of any relay is measured in the
+// same loop: the host curl through a bare one (relay-x-direct), two
+// io.Copy between the connections (splice(2), as the proxy's), with no
+// protocol, grant, count or sandbox. `make bench` runs it three times.
 func BenchmarkEgressDownload(b *testing.B) {
 	d := startBroker(b, "")
 	for _, https := range []bool{false, true} {
@@ -67,7 +70,7 @@ func benchDownload(b *testing.B, d *brokerd, https bool) {
 		}
 		return size / secs / (1 << 20)
 	}
-	var chain, direct float64
+	var chain, direct, relayed float64
 	var chainCPU, directCPU time.Duration
 	run := func() {
 		cpu := d.CPU()
@@ -79,18 +82,27 @@ func benchDownload(b *testing.B, d *brokerd, https bool) {
 		u.requireCounted(u.take(), j.egress(), "broker run --json")
 		b.StartTimer()
 	}
-	host := func() {
-		cmd := exec.Command(curl, argv[1:]...)
+	onHost := func(extra ...string) (float64, time.Duration) {
+		cmd := exec.Command(curl, append(extra, argv[1:]...)...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		out, err := cmd.Output()
 		if err != nil {
-			b.Fatalf("curl on the host: %v", err)
+			b.Fatalf("curl on the host %v: %v", extra, err)
 		}
-		direct += speed(string(out))
 		b.StopTimer()
-		directCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		defer b.StartTimer()
 		u.take()
-		b.StartTimer()
+		return speed(string(out)), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	host := func() {
+		mibs, cpu := onHost()
+		direct += mibs
+		directCPU += cpu
+	}
+	relay := bareRelay(b, u.Entry)
+	viaRelay := func() {
+		mibs, _ := onHost("--connect-to", u.Entry+":"+relay)
+		relayed += mibs
 	}
 	host() // the first read of the sparse file fills the page cache: neither side pays it timed
 	chain, direct, directCPU = 0, 0, 0
@@ -99,7 +111,9 @@ func benchDownload(b *testing.B, d *brokerd, https bool) {
 		if i%2 == 0 {
 			run()
 			host()
+			viaRelay()
 		} else {
+			viaRelay()
 			host()
 			run()
 		}
@@ -108,8 +122,43 @@ func benchDownload(b *testing.B, d *brokerd, https bool) {
 	b.ReportMetric(chain/float64(b.N), "MiB/s")
 	b.ReportMetric(direct/float64(b.N), "direct-MiB/s")
 	b.ReportMetric(chain/direct, "x-direct")
+	b.ReportMetric(relayed/direct, "relay-x-direct")
 	b.ReportMetric(chainCPU.Seconds()/float64(b.N), "cpu-s/GiB")
 	b.ReportMetric(directCPU.Seconds()/float64(b.N), "direct-cpu-s/GiB")
+}
+
+// bareRelay listens on 127.0.0.1 and relays each connection to target
+// both ways until both ends have finished; it returns its address.
+func bareRelay(b *testing.B, target string) string {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	pump := func(dst, src *net.TCPConn) {
+		io.Copy(dst, src) // splice(2)
+		dst.CloseWrite()
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp4", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				defer up.Close()
+				go pump(up.(*net.TCPConn), c.(*net.TCPConn))
+				pump(c.(*net.TCPConn), up.(*net.TCPConn))
+			}()
+		}
+	}()
+	return l.Addr().String()
 }
 
 // connectScript makes argv[3] connections to argv[2] ("HOST:PORT"),

@@ -76,6 +76,16 @@ func (c *loggedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom counts what the server sends from a file (a response body)
+// and keeps its sendfile(2): a registry's server does not copy a file
+// through its own memory, and this one shares the host's two CPUs with
+// the client and the proxy it stands in front of.
+func (c *loggedConn) ReadFrom(r io.Reader) (int64, error) {
+	n, err := c.Conn.(io.ReaderFrom).ReadFrom(r)
+	c.written.Add(uint64(n))
+	return n, err
+}
+
 // Close ends the upstream's side first and reads (and counts) what its
 // peer still sends until the peer ends too: every byte the peer wrote is
 // in the log, the last TLS alert included, whoever closes first.

@@ -200,8 +200,17 @@ type launch struct {
 	Wrap       []string              // a command line in front of the launcher
 	ExtraFiles []*os.File            // inherited by the launcher from fd 4 on
 	// Warm starts the launcher and waits this long before sending the
-	// request, as the daemon's warm launcher is sent its request.
-	Warm time.Duration
+	// request, as the daemon's warm launcher is sent its request; Waiting,
+	// if set, then runs with the launcher's pid, the request not yet sent.
+	Warm    time.Duration
+	Waiting func(t testing.TB, sock, pid int)
+	// Prepare is sent, encoded, as its own datagram before the request;
+	// with Warm, right after the launcher starts, as the daemon sends its
+	// warm launcher the Prepare of the slot's shape.
+	Prepare       *wire.Prepare
+	PrepareFrames [][]byte // sent instead of Prepare's encoding, one datagram each
+	PrepareFDs    bool     // the request's descriptors come with the Prepare too
+	Hangup        bool     // no request: the broker shuts its end for writing instead
 	// AfterReady is what the broker does once Ready has come from the
 	// launcher pid, on its end of the socket (default: send Proceed, as
 	// the broker does once the action is durably EXECUTING).
@@ -259,8 +268,15 @@ func (a *action) Launch(l launch) *result {
 	t := a.t
 	t.Helper()
 	fds, stdout, stderr := a.descriptors(l)
-	frame := l.Frame
-	if frame == nil {
+	frame, prepares := l.Frame, l.PrepareFrames
+	if l.Prepare != nil && prepares == nil {
+		b, err := wire.EncodeFrame(l.Prepare)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepares = [][]byte{b}
+	}
+	if frame == nil && !l.Hangup {
 		var err error
 		if frame, err = wire.EncodeFrame(l.Req); err != nil {
 			t.Fatal(err)
@@ -289,8 +305,25 @@ func (a *action) Launch(l launch) *result {
 	}
 	unix.SetsockoptInt(sv[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 4<<20) // oversized datagrams
 	r := &result{}
+	prepare := func() {
+		var oob []byte
+		if l.PrepareFDs {
+			oob = unix.UnixRights(fds...)
+		}
+		for _, b := range prepares {
+			if err := unix.Sendmsg(sv[0], b, oob, nil, 0); err != nil {
+				t.Fatalf("send the prepare message: %v", err)
+			}
+		}
+	}
 	send := func() {
 		r.Sent = time.Now()
+		if l.Hangup {
+			if err := unix.Shutdown(sv[0], unix.SHUT_WR); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
 		for range sends {
 			if err := unix.Sendmsg(sv[0], frame, unix.UnixRights(fds...), nil, 0); err != nil {
 				t.Fatalf("send the request: %v", err)
@@ -298,6 +331,7 @@ func (a *action) Launch(l launch) *result {
 		}
 	}
 	if l.Warm == 0 {
+		prepare()
 		send()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), launchSafety)
@@ -314,7 +348,11 @@ func (a *action) Launch(l launch) *result {
 	}
 	theirs.Close()
 	if l.Warm > 0 {
+		prepare()
 		time.Sleep(l.Warm)
+		if l.Waiting != nil {
+			l.Waiting(t, sv[0], cmd.Process.Pid)
+		}
 		send()
 	}
 	for fd := range toClose { // the kernel holds its own copies in flight

@@ -24,9 +24,11 @@ import (
 // launcher is (lifecycle.Warm), timed from the request: its checks,
 // confinement and exec, and the target's run. broker-policy is cache-hit
 // with the read set of a real daemon's policy (withBrokerPolicy: /etc
-// granted entry by entry when it holds a secret). in-place executes the
-// installed file through the descriptor the launcher verified (the
-// default binding): no copy, no digest.
+// granted entry by entry when it holds a secret); warm-broker-policy is
+// that request sent to a warm launcher that was first sent its Prepare,
+// as the daemon's warm launcher is. in-place executes the installed file
+// through the descriptor the launcher verified (the default binding): no
+// copy, no digest.
 func BenchmarkLaunchTrue(b *testing.B) {
 	truePath, err := filepath.EvalSymlinks("/bin/true")
 	if err != nil {
@@ -36,6 +38,7 @@ func BenchmarkLaunchTrue(b *testing.B) {
 	req := a.Request(truePath)
 	snap := makeSnapshot(b, req.Executable)
 	b.Cleanup(func() { unix.Close(snap) })
+	policy := withBrokerPolicy(b, withSnapshots(req), truePath)
 	cases := []struct {
 		name string
 		l    launch
@@ -43,7 +46,8 @@ func BenchmarkLaunchTrue(b *testing.B) {
 		{"cache-miss", launch{Req: req}},
 		{"cache-hit", launch{Req: withSnapshots(req), Cached: []int{snap}}},
 		{"warm", launch{Req: withSnapshots(req), Cached: []int{snap}, Warm: 20 * time.Millisecond}},
-		{"broker-policy", launch{Req: withBrokerPolicy(b, withSnapshots(req), truePath), Cached: []int{snap}}},
+		{"broker-policy", launch{Req: policy, Cached: []int{snap}}},
+		{"warm-broker-policy", launch{Req: policy, Cached: []int{snap}, Warm: 20 * time.Millisecond, Prepare: policy.Policy.Prepared()}},
 		{"in-place", launch{Req: inPlace(req)}},
 	}
 	for _, c := range cases {

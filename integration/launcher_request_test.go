@@ -42,7 +42,7 @@ func TestLauncherMalformedFrames(t *testing.T) {
 	frames := map[string][]byte{
 		"junk":                   []byte("hello, launcher"),
 		"proceed first":          proceed,
-		"another spawn protocol": splice(t, req, "\x68protocol\x04", "\x68protocol\x03"), // an older broker names no egress port
+		"another spawn protocol": splice(t, req, "\x68protocol\x05", "\x68protocol\x04"), // an older broker sends no Prepare
 		"empty":                  {},
 		"short header":           {0, 0},
 		"length mismatch":        append(append([]byte{}, valid...), 0),

@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Frame caps. A frame larger than its cap is refused before it is read.
 const (
@@ -55,12 +59,12 @@ type SpawnRequest struct {
 	AuditDenials bool `cbor:"audit_denials,omitempty"`
 }
 
-// SpawnProtocol is the spawn protocol of this broker and launcher: one
-// SpawnRequest, Refused or Ready, then (after Ready) the broker's Proceed,
-// which the launcher waits for before it executes. 3 added the protected
-// binds: a launcher of 2 would ignore them; 4 the egress port, the
-// write observer and the audit request.
-const SpawnProtocol = 4
+// SpawnProtocol is the spawn protocol of this broker and launcher: a
+// Prepare or none, one SpawnRequest, Refused or Ready, then (after Ready)
+// the broker's Proceed, which the launcher waits for before it executes.
+// 3 added the protected binds: a launcher of 2 would ignore them; 4 the
+// egress port, the write observer and the audit request; 5 the Prepare.
+const SpawnProtocol = 5
 
 // Type implements Message.
 func (*SpawnRequest) Type() MsgType { return TypeSpawnRequest }
@@ -110,6 +114,49 @@ func (r *SpawnRequest) FDCount() int {
 		return 5
 	}
 	return 4
+}
+
+// Prepare may come before the request: the /etc entries the request's
+// policy will grant one by one, each with its pin, so that a launcher
+// started ahead of its action opens, checks and grants them while it
+// waits (about 2 ms of a launch on a small VM). It carries no
+// descriptor. The request that follows must make exactly this Prepare
+// (Policy.Prepared), or the launcher refuses it: what it granted early
+// is what the request asks, bound to the same objects.
+type Prepare struct {
+	Protocol uint8     `cbor:"protocol"` // SpawnProtocol
+	Entries  []PathPin `cbor:"entries"`  // sorted by path, each once
+}
+
+// Type implements Message.
+func (*Prepare) Type() MsgType { return TypePrepare }
+
+func (p *Prepare) validate() error {
+	if p.Protocol != SpawnProtocol {
+		return fmt.Errorf("protocol: %d is not the spawn protocol %d", p.Protocol, SpawnProtocol)
+	}
+	err := checkLen("entries", len(p.Entries), maxEntries)
+	for i := 0; err == nil && i < len(p.Entries); i++ {
+		err = at(checkAbs(".path", p.Entries[i].Path), "entries", i)
+		if err == nil && i > 0 && p.Entries[i-1].Path >= p.Entries[i].Path {
+			err = fmt.Errorf("entries: not sorted by path, or %q twice", p.Entries[i].Path)
+		}
+	}
+	return err
+}
+
+// Prepared is the Prepare of a request with policy p: its /etc entries
+// with their pins.
+func (p *Policy) Prepared() *Prepare {
+	prep := &Prepare{Protocol: SpawnProtocol, Entries: make([]PathPin, 0, len(p.ReadEntries))}
+	for _, e := range p.ReadEntries {
+		if pin, ok := p.Pin(e); ok {
+			prep.Entries = append(prep.Entries, pin)
+		}
+	}
+	slices.SortFunc(prep.Entries, func(a, b PathPin) int { return strings.Compare(a.Path, b.Path) })
+	prep.Entries = slices.Compact(prep.Entries)
+	return prep
 }
 
 // Proceed is the broker's second and last message to the launcher, sent

@@ -77,3 +77,32 @@ func BenchmarkDecodeSpawnRequest(b *testing.B) {
 		}
 	}
 }
+
+// TestPrepared: a policy's Prepare is its /etc entries with their pins,
+// sorted by path, and round-trips; a Prepare out of order, with an entry
+// twice or of another protocol is not encoded.
+func TestPrepared(t *testing.T) {
+	pol := withEntries(3)
+	pol.ReadEntries = []string{"/etc/e0002", "/etc/e0000", "/etc/e0001"}
+	p := pol.Prepared()
+	want := []PathPin{{"/etc/e0000", 2049, 100}, {"/etc/e0001", 2049, 101}, {"/etc/e0002", 2049, 102}}
+	if p.Protocol != SpawnProtocol || !slices.Equal(p.Entries, want) {
+		t.Fatalf("Prepared() = %+v, want %v", p, want)
+	}
+	b, err := EncodeFrame(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := DecodeFrame(b, MaxLauncherFrame, SpawnChannel); err != nil || !slices.Equal(m.(*Prepare).Entries, want) {
+		t.Fatalf("decoded %+v, %v", m, err)
+	}
+	for name, bad := range map[string]*Prepare{
+		"unsorted":   {Protocol: SpawnProtocol, Entries: []PathPin{want[1], want[0]}},
+		"twice":      {Protocol: SpawnProtocol, Entries: []PathPin{want[0], want[0]}},
+		"protocol 4": {Protocol: 4, Entries: want},
+	} {
+		if _, err := EncodeFrame(bad); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+}

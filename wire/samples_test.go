@@ -256,10 +256,17 @@ func samples() []namedSample {
 		{"spawn-request", sampleSpawn(false)},
 		{"spawn-request-script", sampleSpawn(true)},
 		{"proceed", &Proceed{}},
+		{"prepare", samplePrepare()},
+		{"prepare-none", &Prepare{Protocol: SpawnProtocol}},
 		{"ready", sampleReady(false)},
 		{"ready-unbound-script", sampleReady(true)},
 		{"ready-in-place", sampleReadyInPlace()},
 		{"refused", &Refused{Code: CodeIdentityDrift, Detail: "cwd: inode changed"}},
 		{"exec-failed", &ExecFailed{Errno: 8}},
 	}
+}
+
+// samplePrepare is the Prepare of two /etc entries.
+func samplePrepare() *Prepare {
+	return &Prepare{Protocol: SpawnProtocol, Entries: []PathPin{{Path: "/etc/hosts", Dev: 2049, Ino: 300}, {Path: "/etc/passwd", Dev: 2049, Ino: 301}}}
 }

@@ -54,6 +54,7 @@ const (
 	// Broker → launcher.
 	TypeSpawnRequest
 	TypeProceed
+	TypePrepare
 
 	// Launcher → broker.
 	TypeReady
@@ -67,7 +68,7 @@ var msgTypeNames = []string{"",
 	"approve", "deny", "revoke", "list", "resolve", "goal_set_state", "goal_attest", "contract_enable", "contract_offer",
 	"accepted", "approval_required", "status", "wait_timeout", "cancel_reply",
 	"lease_granted", "listing", "goal", "goal_listing", "ok", "approval_state", "output_chunk", "contract_offers", "error",
-	"spawn_request", "proceed",
+	"spawn_request", "proceed", "prepare",
 	"ready", "refused", "exec_failed",
 }
 
@@ -114,6 +115,7 @@ var messageTypes = map[MsgType]reflect.Type{
 	TypeError:            reflect.TypeFor[Error](),
 	TypeSpawnRequest:     reflect.TypeFor[SpawnRequest](),
 	TypeProceed:          reflect.TypeFor[Proceed](),
+	TypePrepare:          reflect.TypeFor[Prepare](),
 	TypeReady:            reflect.TypeFor[Ready](),
 	TypeRefused:          reflect.TypeFor[Refused](),
 	TypeExecFailed:       reflect.TypeFor[ExecFailed](),
@@ -145,7 +147,7 @@ func (c Channel) allows(t MsgType) bool {
 	case ReplyChannel:
 		return t >= TypeAccepted && t <= TypeError
 	case SpawnChannel:
-		return t == TypeSpawnRequest || t == TypeProceed
+		return t >= TypeSpawnRequest && t <= TypePrepare
 	case LauncherChannel:
 		return t >= TypeReady && t <= TypeExecFailed
 	}

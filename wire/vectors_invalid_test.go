@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 )
 
@@ -130,6 +131,9 @@ func invalidSpecs() []spec {
 			}), "cap-exceeded", "a cover line over 1024 bytes"),
 		v("spawn-env-65", S, mutate(spawn, set("env", envVars(65))), "cap-exceeded", "65 env entries; the cap is 64"),
 		v("spawn-policy-65-paths", S, mutate(spawn, func(b map[any]any) { sub(b, "policy")["read_exec"] = repeat(65, "/usr") }), "cap-exceeded", "65 read_exec paths; the cap is 64"),
+		v("prepare-513-entries", S, mutate(samplePrepare(), set("entries", pathPins(513))), "cap-exceeded", "513 entries; the cap is 512"),
+		v("prepare-protocol-4", S, mutate(samplePrepare(), set("protocol", 4)), "invalid-value", "a launcher of protocol 5 knows no other"),
+		v("prepare-relative-entry", S, mutate(samplePrepare(), set("entries", []any{map[any]any{"path": "etc/hosts", "dev": 1, "ino": 2}})), "invalid-value", "an entry's path is absolute"),
 		v("query-handle-257-bytes", A, message("query", map[any]any{"handle": strings.Repeat("h", 257)}), "cap-exceeded", "an id over 256 bytes"),
 		v("submit-call-id-257-bytes", A, mutate(submit, set("call_id", strings.Repeat("c", 257))), "cap-exceeded", "a call id over 256 bytes"),
 		v("submit-call-id-int", A, mutate(submit, set("call_id", 7)), "wrong-type", "a call id is text"),
@@ -215,6 +219,15 @@ func envVars(n int) []any {
 	out := make([]any, n)
 	for i := range out {
 		out[i] = strs("V"+strings.Repeat("X", i), "1")
+	}
+	return out
+}
+
+// pathPins is n pins of distinct /etc entries, sorted by path.
+func pathPins(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[any]any{"path": fmt.Sprintf("/etc/e%04d", i), "dev": 1, "ino": i + 2}
 	}
 	return out
 }

@@ -117,8 +117,10 @@
 //
 // A daemon keeps one launcher started ahead (Warm, warm.go), already in
 // the next action's cgroups: the process start, the Go runtime's start
-// and the cgroups' making are all off the action's path. A slot is made
-// with the last action's limits and named warm-<random> (slot_linux.go):
+// and the cgroups' making are all off the action's path, and so is the
+// granting of /etc's entries one by one. A slot is made for the last
+// action's shape (its limits and its /etc entries with their pins) and
+// named warm-<random> (slot_linux.go):
 // the launcher is started in its cgroups as above (its v2 directory by
 // CLONE_INTO_CGROUP, born in its v1 ones), in the background. A write of
 // a pid (the launcher's into cgroup.procs) takes cgroup_threadgroup_rwsem
@@ -130,13 +132,15 @@
 // start. Until the launcher was born in them, a slot took that long and
 // was often not ready for the next action (BenchmarkRunTruePhases/spaced,
 // 6 ms before each action: one in ten found none and started its own,
-// paying the wait on its path). It waits for its request, the
-// first thing it reads; until then it knows of no action and runs
-// nothing. The action that takes it renames the v1 directories to its
-// handle (the v2 one, which cannot be renamed, keeps the slot's name)
-// before its origin is recorded and its request sent. A slot for other
-// limits, or whose launcher died waiting, is discarded and the action
-// starts its own. Recovery finds a dead broker's action by its v1
+// paying the wait on its path). It is sent a wire.Prepare of the shape's
+// entries, which it grants into its Landlock ruleset at once, and waits
+// for its request; until then it knows of no action and runs nothing.
+// The request must make the same Prepare, or the launcher refuses it. The
+// action that takes it renames the v1 directories to its handle (the v2
+// one, which cannot be renamed, keeps the slot's name) before its origin
+// is recorded and its request sent. A slot of another shape, or whose
+// launcher died waiting, is discarded and the action starts its own,
+// which is sent no Prepare. Recovery finds a dead broker's action by its v1
 // directories' name, so a warm launcher is kept only where the broker
 // has v1 directories, or none at all (warmCosts); a dead broker's
 // untaken slot is ended without being called a survivor: nothing in one

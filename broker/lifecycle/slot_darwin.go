@@ -1,20 +1,23 @@
 package lifecycle
 
-import "warrant/internal/profile"
+import "warrant/wire"
 
 // slot is a warm launcher on macOS, which has no cgroups.
 type slot struct {
-	l   *launcher
-	lim profile.Limits
+	l     *launcher
+	shape shape
 }
 
-func newSlot(path string, _ *Cgroups, lim profile.Limits) (*slot, error) {
+func newSlot(path string, _ *Cgroups, sh shape) (*slot, error) {
 	l, err := startLauncher(path, -1)
 	if err != nil {
 		return nil, err
 	}
-	return &slot{l: l, lim: lim}, nil
+	return &slot{l: l, shape: sh}, nil
 }
+
+// prepared is nothing: the macOS launcher grants no /etc entries.
+func prepared(*wire.SpawnRequest) []wire.PathPin { return nil }
 
 // discard ends a slot nobody took.
 func (sl *slot) discard() { sl.l.abandon() }

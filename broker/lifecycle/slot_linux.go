@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"warrant/internal/profile"
+	"warrant/wire"
 )
 
 // slotPrefix names the cgroups of a warm launcher's slot (a handle never
@@ -15,20 +15,24 @@ import (
 const slotPrefix = "warm-"
 
 // slot is a warm launcher and the cgroups it waits in (nil without
-// cgroups), made for lim.
+// cgroups), made for shape.
 type slot struct {
-	l   *launcher
-	cg  *actionCgroup
-	lim profile.Limits
+	l     *launcher
+	cg    *actionCgroup
+	shape shape
 }
 
-// newSlot makes cgroups named warm-<random> with lim's limits, starts a
-// launcher of path in them (launch) and reads its Origin: none of that is
-// left to the action.
-func newSlot(path string, c *Cgroups, lim profile.Limits) (*slot, error) {
-	sl := &slot{lim: lim}
+// newSlot makes cgroups named warm-<random> with sh's limits, starts a
+// launcher of path in them (launch), sends it the Prepare of sh's /etc
+// entries and reads its Origin: none of that is left to the action.
+func newSlot(path string, c *Cgroups, sh shape) (*slot, error) {
+	sl := &slot{shape: sh}
+	frame, err := wire.EncodeFrame(&wire.Prepare{Protocol: wire.SpawnProtocol, Entries: sh.entries})
+	if err != nil {
+		return nil, err
+	}
 	if c != nil {
-		cg, err := c.create(randomName(slotPrefix), lim)
+		cg, err := c.create(randomName(slotPrefix), sh.lim)
 		if err != nil {
 			return nil, err
 		}
@@ -40,6 +44,10 @@ func newSlot(path string, c *Cgroups, lim profile.Limits) (*slot, error) {
 		return nil, err
 	}
 	sl.l = l
+	if err := sendRequest(int(l.req.Fd()), frame, nil); err != nil {
+		sl.discard()
+		return nil, fmt.Errorf("send the prepare message: %w", err)
+	}
 	o, err := readOrigin(l.pid)
 	if err != nil {
 		sl.discard()
@@ -97,3 +105,11 @@ func warmCosts(c *Cgroups) error {
 // isSlot reports whether a child of this broker's cgroup directories is a
 // warm launcher's slot, not an action's.
 func isSlot(name string) bool { return strings.HasPrefix(name, slotPrefix) }
+
+// prepared is the /etc entries req's launcher may grant ahead.
+func prepared(req *wire.SpawnRequest) []wire.PathPin {
+	if req == nil {
+		return nil
+	}
+	return req.Policy.Prepared().Entries
+}

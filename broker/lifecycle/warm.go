@@ -3,10 +3,12 @@
 package lifecycle
 
 import (
+	"slices"
 	"sync"
 
 	"warrant/internal/ahead"
 	"warrant/internal/profile"
+	"warrant/wire"
 )
 
 // Warm keeps one launcher started ahead of the next action, already in
@@ -14,14 +16,16 @@ import (
 // and its runtime to start (about half of an action's own time for
 // /bin/true, BenchmarkRunTruePhases) nor for its cgroups to be made.
 //
-// A slot is a launcher and the cgroups it waits in, made for one set of
-// limits and named warm-<random>: the cgroup v2 directory it was started
-// in (CLONE_INTO_CGROUP) and the cgroup v1 directories it was born in
-// (launch), off the action's path. A warm launcher has done nothing but
-// what every launcher does before its request: it has cleaned its slate and
-// waits to read that request, and it knows nothing of any action. The
-// action that takes the slot (its limits must be the slot's; otherwise
-// the slot is discarded and the action starts its own) renames the v1
+// A slot is a launcher and the cgroups it waits in, made for one shape
+// (the last action's limits and /etc entries) and named warm-<random>:
+// the cgroup v2 directory it was started in (CLONE_INTO_CGROUP) and the
+// cgroup v1 directories it was born in (launch), off the action's path.
+// A warm launcher has done nothing but what every launcher does before
+// its request, and granted the /etc entries of its Prepare (Linux), which
+// are the host's, not any action's: it waits to read that request. The
+// action that takes the slot (its shape must be the slot's, or the
+// launcher would refuse its request; otherwise the slot is discarded and
+// the action starts its own, which is sent no Prepare) renames the v1
 // directories to its handle and keeps the v2 directory, which cannot be
 // renamed, under the slot's name; only then is the launcher's origin
 // recorded and its request sent. One that died while it waited is
@@ -45,14 +49,28 @@ type Warm struct {
 	cg   *Cgroups
 	one  *ahead.One[*slot]
 
-	mu  sync.Mutex
-	lim profile.Limits // what the next slot is made for: the last action's limits
+	mu   sync.Mutex
+	next shape // what the next slot is made for: the last action's
 }
+
+// shape is what a slot is made for: its cgroups' limits and the /etc
+// entries its launcher grants ahead (wire.Prepare; none on macOS).
+type shape struct {
+	lim     profile.Limits
+	entries []wire.PathPin
+}
+
+// shapeOf is the shape of spec's action.
+func shapeOf(spec *Spec) shape {
+	return shape{lim: spec.Limits, entries: prepared(spec.Request)}
+}
+
+func (a shape) is(b shape) bool { return a.lim == b.lim && slices.Equal(a.entries, b.entries) }
 
 // NewWarm returns the warm launchers of path in c (nil: no cgroups). It
 // refuses where a warm launcher cannot be found again by its action's
 // name (warmCosts). The first slot is made after the first action, whose
-// limits it takes.
+// shape it takes.
 func NewWarm(path string, c *Cgroups) (*Warm, error) {
 	if err := warmCosts(c); err != nil {
 		return nil, err
@@ -62,23 +80,23 @@ func NewWarm(path string, c *Cgroups) (*Warm, error) {
 	return w, nil
 }
 
-// make makes a slot for the limits of the last action.
+// make makes a slot of the last action's shape.
 func (w *Warm) make() (*slot, error) {
 	w.mu.Lock()
-	lim := w.lim
+	sh := w.next
 	w.mu.Unlock()
-	return newSlot(w.path, w.cg, lim)
+	return newSlot(w.path, w.cg, sh)
 }
 
-// take returns the slot if one is ready, or being made, for lim and its
-// launcher still waits; else nil, and the next slot is made for lim.
-func (w *Warm) take(lim profile.Limits) *slot {
+// take returns the slot if one is ready, or being made, for sh and its
+// launcher still waits; else nil, and the next slot is made for sh.
+func (w *Warm) take(sh shape) *slot {
 	if w == nil {
 		return nil
 	}
 	w.mu.Lock()
-	same := w.lim == lim // the slot in flight, if any, is being made for w.lim
-	w.lim = lim
+	same := w.next.is(sh) // the slot in flight, if any, is being made for w.next
+	w.next = sh
 	w.mu.Unlock()
 	take := w.one.Take
 	if !same {
@@ -88,8 +106,8 @@ func (w *Warm) take(lim profile.Limits) *slot {
 	switch {
 	case !ok:
 		return nil
-	case sl.lim != lim || sl.l.h.hasExited():
-		w.one.Go(sl.discard) // for other limits, or died waiting: it was nobody's
+	case !sl.shape.is(sh) || sl.l.h.hasExited():
+		w.one.Go(sl.discard) // of another shape, or died waiting: it was nobody's
 		return nil
 	}
 	return sl

@@ -1,6 +1,8 @@
 package linux
 
 import (
+	"slices"
+
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -28,31 +30,66 @@ const (
 	llReadWrite = ^uint64(0) &^ llNeverRW
 )
 
+// fsRules is the ruleset step 9 enforces, made at step 2 so that a
+// Prepare's /etc entries are granted while a warm launcher waits.
+type fsRules struct {
+	fd       int
+	abi      int // the running ABI, as its last preset
+	attr     ll.RulesetAttr
+	prepared *wire.Prepare // its entries are granted; nil: none
+}
+
+// newRules creates the ruleset, handling every right the running ABI
+// knows; the kernel makes its descriptor close-on-exec.
+func newRules() (*fsRules, error) {
+	abi := landlockabi.Running()
+	if abi < landlockabi.TCP {
+		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", abi, landlockabi.TCP)
+	}
+	r := &fsRules{abi: min(abi, len(knownABIs)-1)}
+	known := knownABIs[r.abi]
+	r.attr = ll.RulesetAttr{HandledAccessFS: uint64(known.HandledAccessFS),
+		HandledAccessNet: uint64(known.HandledAccessNet), Scoped: uint64(known.Scoped)}
+	var err error
+	if r.fd, err = ll.LandlockCreateRuleset(&r.attr, 0); err != nil {
+		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "create the Landlock ruleset: %v", err)
+	}
+	return r, nil
+}
+
+// prepare grants p's entries as step 9 grants a request's.
+func (r *fsRules) prepare(p *wire.Prepare) error {
+	pins, g := &wire.Policy{Pins: p.Entries}, grant{rights: llReadExec & r.attr.HandledAccessFS, pinned: true, entry: true}
+	for _, e := range p.Entries {
+		if err := grantPath(r.fd, pins, e.Path, g); err != nil {
+			return err
+		}
+	}
+	r.prepared = p
+	return nil
+}
+
 // restrictFS performs step 9: a Landlock domain handling every right the
 // running ABI knows, with read+execute on the runtime paths and /etc's
-// listed entries, read+write on the workspace (by its verified
-// descriptor), HOME, TMPDIR and any extra read-write path, read+write on
-// the listed devices, both scopes, and no network rule but TCP connect to
-// the egress port, if any. Below the floor it refuses; there is no best
-// effort.
-func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
-	abi := landlockabi.Running()
-	floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI))
-	if abi < floor {
-		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", abi, floor)
+// listed entries (granted already if prepared, which must be the
+// request's), read+write on the workspace (by its verified descriptor),
+// HOME, TMPDIR and any extra read-write path, read+write on the listed
+// devices, both scopes, and no network rule but TCP connect to the egress
+// port, if any. Below the floor it refuses; there is no best effort.
+func restrictFS(req *wire.SpawnRequest, r *fsRules, ws int, ready *wire.Ready) error {
+	if floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI)); landlockabi.Running() < floor {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", landlockabi.Running(), floor)
 	}
-	abi = min(abi, len(knownABIs)-1)
-	known := knownABIs[abi]
-	attr := ll.RulesetAttr{HandledAccessFS: uint64(known.HandledAccessFS),
-		HandledAccessNet: uint64(known.HandledAccessNet), Scoped: uint64(known.Scoped)}
-	fs := attr.HandledAccessFS
-	// The kernel makes the ruleset descriptor close-on-exec.
-	ruleset, err := ll.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return wire.Errorf(wire.CodeSandboxUnavailable, "create the Landlock ruleset: %v", err)
+	defer unix.Close(r.fd)
+	if r.prepared == nil {
+		if err := r.prepare(req.Policy.Prepared()); err != nil {
+			return err
+		}
+	} else if !slices.Equal(r.prepared.Entries, req.Policy.Prepared().Entries) {
+		return bad("the request's /etc entries are not the ones prepared")
 	}
-	defer unix.Close(ruleset)
-	if err := addRule(ruleset, ws, llReadWrite&fs); err != nil {
+	fs := r.attr.HandledAccessFS
+	if err := addRule(r.fd, ws, llReadWrite&fs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "grant the workspace: %v", err)
 	}
 	grants := []struct {
@@ -60,7 +97,6 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 		g     grant
 	}{
 		{req.Policy.ReadExec, grant{rights: llReadExec, pinned: true}},
-		{req.Policy.ReadEntries, grant{rights: llReadExec, pinned: true, entry: true}},
 		{req.Policy.ReadWrite, grant{rights: llReadWrite, pinned: true}},
 		{req.Policy.Devices, grant{rights: llDevice, device: true, pinned: true}},
 		{[]string{req.Home, req.Tmp}, grant{rights: llReadWrite, required: true}},
@@ -69,7 +105,7 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 		for _, p := range list.paths {
 			g := list.g
 			g.rights &= fs
-			if err := grantPath(ruleset, &req.Policy, p, g); err != nil {
+			if err := grantPath(r.fd, &req.Policy, p, g); err != nil {
 				return err
 			}
 		}
@@ -79,7 +115,7 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	// second wall. No port may be bound.
 	if req.EgressPort != 0 {
 		rule := ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(req.EgressPort)}
-		if err := ll.LandlockAddNetPortRule(ruleset, &rule, 0); err != nil {
+		if err := ll.LandlockAddNetPortRule(r.fd, &rule, 0); err != nil {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "grant the egress port: %v", err)
 		}
 	}
@@ -90,10 +126,10 @@ func restrictFS(req *wire.SpawnRequest, ws int, ready *wire.Ready) error {
 	if req.AuditDenials { // asked on ABI 7 only; below, the kernel refuses them
 		logs = unix.LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON | unix.LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF
 	}
-	if err := ll.LandlockRestrictSelf(ruleset, logs); err != nil {
+	if err := ll.LandlockRestrictSelf(r.fd, logs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "enforce Landlock: %v", err)
 	}
-	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(abi), fs, attr.HandledAccessNet, attr.Scoped
+	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(r.abi), fs, r.attr.HandledAccessNet, r.attr.Scoped
 	return nil
 }
 
@@ -126,7 +162,7 @@ func grantPath(ruleset int, pol *wire.Policy, p string, g grant) error {
 	var fd int
 	err := retry.EAGAIN(func() (err error) { fd, err = unix.Openat2(unix.AT_FDCWD, p, how); return err })
 	switch {
-	case err == unix.ENOENT && !g.required, g.entry && (err == unix.ELOOP || err == unix.ENOTDIR):
+	case err == unix.ENOENT && !g.required, g.entry && (err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EACCES):
 		return nil
 	case g.pinned && (err == unix.ELOOP || err == unix.ENOTDIR):
 		return wire.Errorf(wire.CodeIdentityDrift, "policy path %s is not the approved object: a symlink is on its way", p)

@@ -124,7 +124,11 @@ func landlockNetChild(egress uint16, allowed, other int, dir string) int {
 		return 1
 	}
 	req := &wire.SpawnRequest{Home: dir, Tmp: dir, EgressPort: egress}
-	if err := restrictFS(req, ws, &wire.Ready{}); err != nil {
+	rules, err := newRules()
+	if err == nil {
+		err = restrictFS(req, rules, ws, &wire.Ready{})
+	}
+	if err != nil {
 		fmt.Println("restrict", err)
 		return 1
 	}

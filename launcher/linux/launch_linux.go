@@ -50,8 +50,12 @@ func prepare() (*wire.Ready, *execution, error) {
 	if err := cleanSlate(); err != nil {
 		return nil, nil, err
 	}
-	_ = wire.Prime(wire.TypeSpawnRequest, wire.TypeReady, wire.TypeProceed) // while a warm launcher waits: see Prime
-	req, fds, err := readRequest(requestFD)
+	_ = wire.Prime(wire.TypePrepare, wire.TypeSpawnRequest, wire.TypeReady, wire.TypeProceed) // while a warm launcher waits: see Prime
+	rules, err := newRules()
+	if err != nil {
+		return nil, nil, err
+	}
+	req, fds, err := readRequest(requestFD, rules)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,7 +83,7 @@ func prepare() (*wire.Ready, *execution, error) {
 	if err := dropPrivileges(req.Profile); err != nil {
 		return nil, nil, err
 	}
-	if err := restrictFS(req, fds.workspace, ready); err != nil {
+	if err := restrictFS(req, rules, fds.workspace, ready); err != nil {
 		return nil, nil, err
 	}
 	unix.Close(fds.workspace)

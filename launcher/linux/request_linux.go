@@ -27,40 +27,33 @@ type received struct {
 	exeSnap, interpSnap       int
 }
 
-// readRequest performs step 2: it reads exactly one SpawnRequest datagram
-// with its descriptors from sock and checks everything it can about them.
-func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
+// readRequest performs step 2: it reads one SpawnRequest datagram with
+// its descriptors from sock, after a Prepare if one comes first (its
+// entries granted at once in rules, step 9 ahead), and checks everything
+// it can about them.
+func readRequest(sock int, rules *fsRules) (*wire.SpawnRequest, *received, error) {
 	if err := checkSocket(sock); err != nil {
 		return nil, nil, err
 	}
-	buf := make([]byte, requestBuf)
-	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
-	n, oobn, flags, err := recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return nil, nil, wire.Errorf(wire.CodeIOFailed, "read the request: %v", err)
+	m, fds, err := readMessage(sock)
+	if prep, ok := m.(*wire.Prepare); ok {
+		if len(fds) > 0 {
+			return nil, nil, bad("descriptors came with the Prepare")
+		}
+		if err := rules.prepare(prep); err != nil {
+			return nil, nil, err
+		}
+		m, fds, err = readMessage(sock)
 	}
-	fds, err := parseRights(oob[:oobn])
+	if err == nil {
+		err = refuseSecond(sock)
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	switch {
-	case flags&unix.MSG_CTRUNC != 0:
-		return nil, nil, bad("the request's control data was truncated")
-	case flags&unix.MSG_TRUNC != 0:
-		return nil, nil, bad("the request exceeds %d bytes", wire.MaxLauncherFrame)
-	case n == 0:
-		return nil, nil, bad("no request: empty datagram or end of stream")
-	}
-	if err := refuseSecond(sock); err != nil {
-		return nil, nil, err
-	}
-	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.SpawnChannel)
-	if err != nil {
-		return nil, nil, bad("decode the request: %v", err)
 	}
 	req, ok := m.(*wire.SpawnRequest)
 	if !ok {
-		return nil, nil, bad("the first message is %s, not a request", m.Type())
+		return nil, nil, bad("the message is %s, not a request", m.Type())
 	}
 	if err := envpolicy.Check(req.Env, req.Home, req.Tmp, req.EgressPort); err != nil {
 		return nil, nil, bad("%v", err)
@@ -76,6 +69,33 @@ func readRequest(sock int) (*wire.SpawnRequest, *received, error) {
 		r.interpSnap = fds[4]
 	}
 	return req, r, r.checkTypes()
+}
+
+// readMessage reads one datagram and its descriptors from sock and
+// decodes it.
+func readMessage(sock int) (wire.Message, []int, error) {
+	buf := make([]byte, requestBuf)
+	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
+	n, oobn, flags, err := recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, nil, wire.Errorf(wire.CodeIOFailed, "read the request: %v", err)
+	}
+	fds, err := parseRights(oob[:oobn])
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case flags&unix.MSG_CTRUNC != 0:
+		return nil, nil, bad("the request's control data was truncated")
+	case flags&unix.MSG_TRUNC != 0:
+		return nil, nil, bad("the request exceeds %d bytes", wire.MaxLauncherFrame)
+	case n == 0:
+		return nil, nil, bad("no request: empty datagram or end of stream")
+	}
+	m, err := wire.DecodeFrame(buf[:n], wire.MaxLauncherFrame, wire.SpawnChannel)
+	if err != nil {
+		return nil, nil, bad("decode the request: %v", err)
+	}
+	return m, fds, nil
 }
 
 // checkSocket requires fd to be a connected AF_UNIX SOCK_SEQPACKET socket

@@ -242,3 +242,45 @@ func TestLauncherPrepareEntryReplaced(t *testing.T) {
 		t.Errorf("read the kept entry: %q", r.Stdout)
 	}
 }
+
+// TestLauncherPrepareSamePrivileges: an entry is opened with the same
+// privileges with a Prepare or without one (step 2), so a root broker's
+// launcher grants the same either way. The entry lies in a directory
+// only another user may search, and a hard link elsewhere reaches it:
+// the target reads the same through the link in all three launches.
+func TestLauncherPrepareSamePrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skip: a directory root cannot search without its capabilities needs root to make")
+	}
+	a := newAction(t)
+	priv, pub := filepath.Join(a.Outside, "priv"), filepath.Join(a.Outside, "pub")
+	for _, d := range []string{priv, pub} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entry := writeFile(t, filepath.Join(priv, "entry"), "ENTRY")
+	link := filepath.Join(pub, "link")
+	if err := os.Link(entry, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(priv, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(priv, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for name, l := range map[string]launch{"no prepare": {}, "cold": {}, "warm": {Warm: 200 * time.Millisecond}} {
+		l.Req = withEntries(t, a.Helper("read", link), entry)
+		if name != "no prepare" {
+			l.Prepare = l.Req.Policy.Prepared()
+		}
+		r := a.Launch(l)
+		r.Ready(t)
+		seen[name] = r.Stdout
+	}
+	if seen["cold"] != seen["no prepare"] || seen["warm"] != seen["no prepare"] {
+		t.Fatalf("the launches disagree: %q", seen)
+	}
+}

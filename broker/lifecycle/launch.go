@@ -89,6 +89,15 @@ func start(spec *Spec, o *osState, warm *launcher) (l *launcher, err error) {
 	return l, nil
 }
 
+// spoke reports whether a launcher that waits for its request has sent
+// something or closed its end: it refused its Prepare, and its exit may
+// not be seen yet.
+func (l *launcher) spoke() bool {
+	var b [1]byte
+	_, _, err := unix.Recvfrom(int(l.req.Fd()), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	return err != unix.EAGAIN
+}
+
 // startLauncher starts the launcher with fd 3 = its end of a new request
 // socket, LauncherEnv and /dev/null as stdio, inside the cgroup v2
 // cgroupFD when it is not -1, and watches for its exit. It runs nothing

@@ -106,8 +106,8 @@ func (w *Warm) take(sh shape) *slot {
 	switch {
 	case !ok:
 		return nil
-	case !sl.shape.is(sh) || sl.l.h.hasExited():
-		w.one.Go(sl.discard) // of another shape, or died waiting: it was nobody's
+	case !sl.shape.is(sh) || sl.l.h.hasExited() || sl.l.spoke():
+		w.one.Go(sl.discard) // of another shape, or died or refused waiting: it was nobody's
 		return nil
 	}
 	return sl

@@ -9,18 +9,20 @@
 //
 //  1. fds 0–2 open; every ignored signal back to SIG_DFL; empty signal mask;
 //     the codec primed (wire.Prime) before the request comes.
-//  2. fd 3 must be an AF_UNIX SOCK_SEQPACKET socket whose SO_PEERCRED is
-//     our parent and our uid. Each datagram: bounded recvmsg with
+//  2. Step 9's ruleset is made first (Landlock ABI ≥ 4 or refuse). fd 3
+//     must be an AF_UNIX SOCK_SEQPACKET socket whose SO_PEERCRED is our
+//     parent and our uid. Each datagram: bounded recvmsg with
 //     MSG_CMSG_CLOEXEC, MSG_TRUNC and MSG_CTRUNC refused, only SCM_RIGHTS
 //     accepted, strict wire decoding (canonical CBOR, every string valid
 //     UTF-8 without NUL). The first may be a Prepare, which carries no
-//     descriptor: step 9's ruleset is made and its /etc entries granted
-//     at once, as step 9 grants them, while a warm launcher waits. Then
-//     one SpawnRequest (a datagram queued after it refused): the
-//     environment checked by envpolicy.Check (the proxy variables exactly,
-//     only with an egress port); exactly FDCount descriptors, each
-//     fstat-checked for its role (directory, writable pipes, regular
-//     snapshot files).
+//     descriptor: its /etc entries are granted at once, while a warm
+//     launcher waits. Then one SpawnRequest (a datagram queued after it
+//     refused): the environment checked by envpolicy.Check (the proxy
+//     variables exactly, only with an egress port); exactly FDCount
+//     descriptors, each fstat-checked for its role (directory, writable
+//     pipes, regular snapshot files); its /etc entries exactly the
+//     Prepare's, pins included, or, without one, granted now. Either way
+//     they are opened here, with the same privileges.
 //  3. The workspace descriptor's (dev, ino, mnt_id, birth time) equal the
 //     approved ones.
 //  4. openat2(workspace, cwd, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|
@@ -69,8 +71,7 @@
 //     the running ABI knows is handled, as go-landlock's presets V1…V11 name
 //     them (a newer kernel is handled, and reported in Ready, as ABI 11);
 //     read+execute on the runtime paths and /etc's listed entries
-//     (policy.read_entries; when prepared in step 2, the request's must be
-//     exactly the Prepare's, pins included, or it is refused); every right
+//     (policy.read_entries, granted at step 2); every right
 //     but making devices or sockets, ioctl on devices and connecting to
 //     pathname sockets on the workspace (by its verified descriptor), HOME,
 //     TMPDIR and any extra read-write path; read+write on listed character
@@ -129,7 +130,8 @@
 //
 //	step  file                   function
 //	1     inherit_linux.go       cleanSlate (unignoreSignal: sys_unsafe_linux.go)
-//	2     request_linux.go       readRequest (a Prepare: fsRules.prepare)
+//	2     landlock_linux.go      newRules, fsRules.prepare (the /etc entries)
+//	      request_linux.go       readRequest
 //	3     cwd_linux.go           checkWorkspace
 //	4     cwd_linux.go           enterCwd
 //	5     binding_linux.go       bindExecutable

@@ -1,8 +1,6 @@
 package linux
 
 import (
-	"slices"
-
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -30,8 +28,8 @@ const (
 	llReadWrite = ^uint64(0) &^ llNeverRW
 )
 
-// fsRules is the ruleset step 9 enforces, made at step 2 so that a
-// Prepare's /etc entries are granted while a warm launcher waits.
+// fsRules is the ruleset step 9 enforces, made before step 2 so that the
+// /etc entries are granted there: a Prepare's while a warm launcher waits.
 type fsRules struct {
 	fd       int
 	abi      int // the running ABI, as its last preset
@@ -71,23 +69,16 @@ func (r *fsRules) prepare(p *wire.Prepare) error {
 
 // restrictFS performs step 9: a Landlock domain handling every right the
 // running ABI knows, with read+execute on the runtime paths and /etc's
-// listed entries (granted already if prepared, which must be the
-// request's), read+write on the workspace (by its verified descriptor),
-// HOME, TMPDIR and any extra read-write path, read+write on the listed
-// devices, both scopes, and no network rule but TCP connect to the egress
-// port, if any. Below the floor it refuses; there is no best effort.
+// listed entries (granted at step 2), read+write on the workspace (by its
+// verified descriptor), HOME, TMPDIR and any extra read-write path,
+// read+write on the listed devices, both scopes, and no network rule but
+// TCP connect to the egress port, if any. Below the floor it refuses;
+// there is no best effort.
 func restrictFS(req *wire.SpawnRequest, r *fsRules, ws int, ready *wire.Ready) error {
 	if floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI)); landlockabi.Running() < floor {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", landlockabi.Running(), floor)
 	}
 	defer unix.Close(r.fd)
-	if r.prepared == nil {
-		if err := r.prepare(req.Policy.Prepared()); err != nil {
-			return err
-		}
-	} else if !slices.Equal(r.prepared.Entries, req.Policy.Prepared().Entries) {
-		return bad("the request's /etc entries are not the ones prepared")
-	}
 	fs := r.attr.HandledAccessFS
 	if err := addRule(r.fd, ws, llReadWrite&fs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "grant the workspace: %v", err)

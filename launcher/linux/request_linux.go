@@ -2,6 +2,7 @@ package linux
 
 import (
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -28,9 +29,10 @@ type received struct {
 }
 
 // readRequest performs step 2: it reads one SpawnRequest datagram with
-// its descriptors from sock, after a Prepare if one comes first (its
-// entries granted at once in rules, step 9 ahead), and checks everything
-// it can about them.
+// its descriptors from sock, after a Prepare if one comes first, and
+// checks everything it can about them. The request's /etc entries are
+// granted in rules: the Prepare's, which must be the request's, or else
+// the request's now, so that both are opened with the same privileges.
 func readRequest(sock int, rules *fsRules) (*wire.SpawnRequest, *received, error) {
 	if err := checkSocket(sock); err != nil {
 		return nil, nil, err
@@ -60,6 +62,14 @@ func readRequest(sock int, rules *fsRules) (*wire.SpawnRequest, *received, error
 	}
 	if len(fds) != req.FDCount() {
 		return nil, nil, bad("the request carries %d descriptors, want %d", len(fds), req.FDCount())
+	}
+	if rules.prepared == nil {
+		err = rules.prepare(req.Policy.Prepared())
+	} else if !slices.Equal(rules.prepared.Entries, req.Policy.Prepared().Entries) {
+		err = bad("the request's /etc entries are not the ones prepared")
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	r := &received{workspace: fds[0], stdout: fds[1], stderr: fds[2], exeSnap: -1, interpSnap: -1}
 	if len(fds) > 3 {

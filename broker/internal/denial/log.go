@@ -11,7 +11,7 @@ import (
 // Log is one action's refused calls. It is safe for concurrent use.
 type Log struct {
 	mu      sync.Mutex
-	sources []string
+	sources []wire.DenialSource      // in the wire's order
 	classes map[wire.DenialCount]int // into counts, by class (Count 0)
 	counts  []wire.DenialCount
 	index   map[kind]int // into records
@@ -30,9 +30,19 @@ type kind struct {
 func New(sources ...wire.DenialSource) *Log {
 	l := &Log{classes: map[wire.DenialCount]int{}, index: map[kind]int{}}
 	for _, s := range sources {
-		l.sources = append(l.sources, s.String())
+		l.Watch(s)
 	}
 	return l
+}
+
+// Watch adds s to the sources that watch the action; they are listed in
+// the wire's order, each once, whatever order they were added in.
+func (l *Log) Watch(s wire.DenialSource) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, found := slices.BinarySearch(l.sources, s); !found {
+		l.sources = slices.Insert(l.sources, i, s)
+	}
 }
 
 // Add counts one refused call, seen at at, under its class and its
@@ -45,7 +55,7 @@ func New(sources ...wire.DenialSource) *Log {
 func (l *Log) Add(d wire.Denial, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !slices.Contains(l.sources, d.Source.String()) {
+	if !slices.Contains(l.sources, d.Source) {
 		panic("denial: internal error: a refusal from " + d.Source.String() + ", which does not watch this action")
 	}
 	l.total++
@@ -78,7 +88,10 @@ func (l *Log) Add(d wire.Denial, at time.Time) {
 func (l *Log) Denials() *wire.Denials {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d := &wire.Denials{Sources: append([]string{}, l.sources...), Total: l.total}
+	d := &wire.Denials{Sources: make([]string, len(l.sources)), Total: l.total}
+	for i, s := range l.sources {
+		d.Sources[i] = s.String()
+	}
 	if len(l.counts) > 0 {
 		d.Counts = append([]wire.DenialCount(nil), l.counts...)
 	}

@@ -84,6 +84,21 @@ func TestLogEmptySaysWhoWatched(t *testing.T) {
 	}
 }
 
+// Sources added later (a hint observer, the kernel's audit) are listed
+// in the wire's order, each once, whichever was added first; a refusal
+// from one is taken once it watches.
+func TestLogWatchKeepsTheWiresOrder(t *testing.T) {
+	l := New(wire.SourceBroker, wire.SourceFilterCount)
+	l.Watch(wire.SourceHint)
+	l.Watch(wire.SourceKernelAudit)
+	l.Watch(wire.SourceHint)
+	l.Add(wire.Denial{Effect: wire.EffectRead, Call: "openat", Rule: wire.RuleLandlock, Source: wire.SourceKernelAudit}, time.Now())
+	d := l.Denials()
+	if got := strings.Join(d.Sources, ","); got != "broker,kernel-audit,filter-count,hint" || d.Total != 1 {
+		t.Fatalf("sources %s, total %d", got, d.Total)
+	}
+}
+
 func TestLogRefusesAnUnwatchedSource(t *testing.T) {
 	defer func() {
 		if recover() == nil {

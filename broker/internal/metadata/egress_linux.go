@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"warrant/broker/internal/denial"
 	"warrant/internal/retry"
 	"warrant/wire"
 )
@@ -67,14 +66,8 @@ func (s *Server) Record(d wire.Denial, at time.Time) {
 
 // WatchKernelAudit adds kernel-audit to the sources that watch the
 // action (broker/internal/audit reads the kernel's records of Landlock's
-// refusals). It must be called before Serve, after ObserveWrites.
-func (s *Server) WatchKernelAudit() {
-	sources := []wire.DenialSource{wire.SourceBroker, wire.SourceKernelAudit, wire.SourceFilterCount}
-	if s.hints {
-		sources = append(sources, wire.SourceHint)
-	}
-	s.denials = denial.New(sources...)
-}
+// refusals). It must be called before Serve.
+func (s *Server) WatchKernelAudit() { s.denials.Watch(wire.SourceKernelAudit) }
 
 // RecordAudit adds a refusal the kernel's audit recorded, source
 // kernel-audit; safe for concurrent use, as Record is.

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"warrant/broker/internal/denial"
 	"warrant/wire"
 )
 
@@ -36,10 +35,10 @@ type openCall struct {
 // ObserveWrites has the server record hints of write-intent opens outside
 // the writable scope (the launcher's request asked for them,
 // wire.SpawnRequest.ObserveWrites), source "hint". It must be called
-// before Serve, and before AllowEgress.
+// before Serve.
 func (s *Server) ObserveWrites() {
 	s.hints = true
-	s.denials = denial.New(wire.SourceBroker, wire.SourceFilterCount, wire.SourceHint)
+	s.denials.Watch(wire.SourceHint)
 }
 
 // writeHint is the hint of one write-intent open, or nil: for a path

@@ -147,14 +147,8 @@ func (p *Policy) validate() error {
 		checkAbsList("policy.devices", p.Devices),
 		checkAbsCap("policy.read_entries", p.ReadEntries, maxEntries),
 		checkAbsCap("policy.excluded", p.Excluded, maxExcluded))
-	if err == nil && len(p.Pins) > 3*MaxPaths+maxEntries {
-		err = fmt.Errorf("policy.pins: %d entries exceeds the cap of %d", len(p.Pins), 3*MaxPaths+maxEntries)
-	}
-	for i := 0; err == nil && i < len(p.Pins); i++ {
-		err = at(checkAbs(".path", p.Pins[i].Path), "policy.pins", i)
-		if err == nil && i > 0 && p.Pins[i-1].Path >= p.Pins[i].Path {
-			err = fmt.Errorf("policy.pins: not sorted by path, or %q twice", p.Pins[i].Path)
-		}
+	if err == nil {
+		err = checkPins("policy.pins", p.Pins, 3*MaxPaths+maxEntries)
 	}
 	for _, list := range [][]string{p.ReadExec, p.ReadWrite, p.Devices, p.ReadEntries} {
 		for _, path := range list {

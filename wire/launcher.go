@@ -135,14 +135,7 @@ func (p *Prepare) validate() error {
 	if p.Protocol != SpawnProtocol {
 		return fmt.Errorf("protocol: %d is not the spawn protocol %d", p.Protocol, SpawnProtocol)
 	}
-	err := checkLen("entries", len(p.Entries), maxEntries)
-	for i := 0; err == nil && i < len(p.Entries); i++ {
-		err = at(checkAbs(".path", p.Entries[i].Path), "entries", i)
-		if err == nil && i > 0 && p.Entries[i-1].Path >= p.Entries[i].Path {
-			err = fmt.Errorf("entries: not sorted by path, or %q twice", p.Entries[i].Path)
-		}
-	}
-	return err
+	return checkPins("entries", p.Entries, maxEntries)
 }
 
 // Prepared is the Prepare of a request with policy p: its /etc entries

@@ -180,6 +180,19 @@ func checkLen(field string, n, max int) error {
 	return nil
 }
 
+// checkPins requires at most max pins of clean absolute paths, sorted by
+// path, each once.
+func checkPins(field string, pins []PathPin, max int) error {
+	err := checkLen(field, len(pins), max)
+	for i := 0; err == nil && i < len(pins); i++ {
+		err = at(checkAbs(".path", pins[i].Path), field, i)
+		if err == nil && i > 0 && pins[i-1].Path >= pins[i].Path {
+			err = fmt.Errorf("%s: not sorted by path, or %q twice", field, pins[i].Path)
+		}
+	}
+	return err
+}
+
 // firstErr returns the first non-nil error.
 func firstErr(errs ...error) error {
 	for _, err := range errs {

@@ -32,7 +32,7 @@ const (
 // /etc entries are granted there: a Prepare's while a warm launcher waits.
 type fsRules struct {
 	fd       int
-	abi      int // the running ABI, as its last preset
+	running  int // landlockabi.Running, read once
 	attr     ll.RulesetAttr
 	prepared *wire.Prepare // its entries are granted; nil: none
 }
@@ -44,8 +44,8 @@ func newRules() (*fsRules, error) {
 	if abi < landlockabi.TCP {
 		return nil, wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", abi, landlockabi.TCP)
 	}
-	r := &fsRules{abi: min(abi, len(knownABIs)-1)}
-	known := knownABIs[r.abi]
+	r := &fsRules{running: abi}
+	known := knownABIs[r.preset()]
 	r.attr = ll.RulesetAttr{HandledAccessFS: uint64(known.HandledAccessFS),
 		HandledAccessNet: uint64(known.HandledAccessNet), Scoped: uint64(known.Scoped)}
 	var err error
@@ -55,7 +55,12 @@ func newRules() (*fsRules, error) {
 	return r, nil
 }
 
-// prepare grants p's entries as step 9 grants a request's.
+// preset is the ABI whose preset r handles: the running one, or the last
+// preset for a newer kernel.
+func (r *fsRules) preset() int { return min(r.running, len(knownABIs)-1) }
+
+// prepare grants p's /etc entries, read and execute, each only while it
+// is its pin (grantPath: one gone, unreachable or replaced is skipped).
 func (r *fsRules) prepare(p *wire.Prepare) error {
 	pins, g := &wire.Policy{Pins: p.Entries}, grant{rights: llReadExec & r.attr.HandledAccessFS, pinned: true, entry: true}
 	for _, e := range p.Entries {
@@ -75,8 +80,8 @@ func (r *fsRules) prepare(p *wire.Prepare) error {
 // TCP connect to the egress port, if any. Below the floor it refuses;
 // there is no best effort.
 func restrictFS(req *wire.SpawnRequest, r *fsRules, ws int, ready *wire.Ready) error {
-	if floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI)); landlockabi.Running() < floor {
-		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", landlockabi.Running(), floor)
+	if floor := max(landlockabi.TCP, int(req.Policy.MinLandlockABI)); r.running < floor {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "Landlock ABI %d is below the required %d", r.running, floor)
 	}
 	defer unix.Close(r.fd)
 	fs := r.attr.HandledAccessFS
@@ -120,7 +125,7 @@ func restrictFS(req *wire.SpawnRequest, r *fsRules, ws int, ready *wire.Ready) e
 	if err := ll.LandlockRestrictSelf(r.fd, logs); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "enforce Landlock: %v", err)
 	}
-	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(r.abi), fs, r.attr.HandledAccessNet, r.attr.Scoped
+	ready.LandlockABI, ready.HandledFS, ready.HandledNet, ready.Scoped = uint8(r.preset()), fs, r.attr.HandledAccessNet, r.attr.Scoped
 	return nil
 }
 

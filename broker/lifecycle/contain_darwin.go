@@ -41,7 +41,7 @@ func BecomeSubreaper() error { return nil }
 // setup takes a warm launcher, if one is ready; there are no cgroups to
 // make.
 func (s *supervisor) setup() (undo func(), err error) {
-	if sl := s.spec.Warm.take(shapeOf(s.spec)); sl != nil {
+	if sl := s.spec.Warm.take(s.spec); sl != nil {
 		s.warm = sl.l
 	}
 	return func() {}, nil

@@ -115,7 +115,7 @@ func BecomeSubreaper() error {
 // when the broker has cgroups; undo removes them, in the background, once
 // the action is over and its counters were read.
 func (s *supervisor) setup() (undo func(), err error) {
-	if sl := s.spec.Warm.take(shapeOf(s.spec)); sl != nil {
+	if sl := s.spec.Warm.take(s.spec); sl != nil {
 		if err := sl.adopt(s.spec.ID); err != nil {
 			sl.discard()
 		} else {

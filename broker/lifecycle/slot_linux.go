@@ -107,9 +107,4 @@ func warmCosts(c *Cgroups) error {
 func isSlot(name string) bool { return strings.HasPrefix(name, slotPrefix) }
 
 // prepared is the /etc entries req's launcher may grant ahead.
-func prepared(req *wire.SpawnRequest) []wire.PathPin {
-	if req == nil {
-		return nil
-	}
-	return req.Policy.Prepared().Entries
-}
+func prepared(req *wire.SpawnRequest) []wire.PathPin { return req.Policy.Prepared().Entries }

@@ -88,12 +88,14 @@ func (w *Warm) make() (*slot, error) {
 	return newSlot(w.path, w.cg, sh)
 }
 
-// take returns the slot if one is ready, or being made, for sh and its
-// launcher still waits; else nil, and the next slot is made for sh.
-func (w *Warm) take(sh shape) *slot {
+// take returns the slot if one is ready, or being made, for spec's shape
+// and its launcher still waits; else nil, and the next slot is made for
+// that shape.
+func (w *Warm) take(spec *Spec) *slot {
 	if w == nil {
 		return nil
 	}
+	sh := shapeOf(spec)
 	w.mu.Lock()
 	same := w.next.is(sh) // the slot in flight, if any, is being made for w.next
 	w.next = sh

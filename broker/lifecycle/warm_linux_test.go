@@ -50,13 +50,14 @@ func TestShapes(t *testing.T) {
 // process killed, and so is one of another shape.
 func TestTakeDiscardsASlotThatSpoke(t *testing.T) {
 	sh := shape{lim: profile.Of(wire.ProfileShort)}
-	other := shape{lim: profile.Of(wire.ProfileLong)}
+	action := func(p wire.Profile) *Spec { return &Spec{Limits: profile.Of(p), Request: &wire.SpawnRequest{}} }
 	for _, c := range []struct {
 		name  string
 		spoke bool
-		take  shape
+		take  *Spec
 		want  bool
-	}{{"quiet", false, sh, true}, {"spoke", true, sh, false}, {"other shape", false, other, false}} {
+	}{{"quiet", false, action(wire.ProfileShort), true}, {"spoke", true, action(wire.ProfileShort), false},
+		{"other shape", false, action(wire.ProfileLong), false}} {
 		t.Run(c.name, func(t *testing.T) {
 			sl, theirs := waitingSlot(t, sh)
 			if c.spoke {

@@ -132,23 +132,17 @@ func (j *Journal) finish(ctx context.Context, tx *sql.Tx, handle string, r *wire
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	var res sql.Result
-	if receiptID == "" {
-		res, err = tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?
-			WHERE handle = ? AND state IN ('executing', 'running')`, state, r.Outcome.String(), blob, j.now().Unix(), handle)
-	} else {
-		res, err = tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?, receipt_id = ?
-			WHERE handle = ? AND state IN ('executing', 'running') AND receipt_id = ''`,
-			state, r.Outcome.String(), blob, j.now().Unix(), receiptID, handle)
+	set, where, or, args := "", "", "", []any{state, r.Outcome.String(), blob, j.now().Unix()}
+	if receiptID != "" { // set only where none is
+		set, where, or, args = ", receipt_id = ?", " AND receipt_id = ''", ", or already has a receipt", append(args, receiptID)
 	}
+	res, err := tx.ExecContext(ctx, `UPDATE actions SET state = ?, outcome = ?, result = ?, updated_unix = ?`+set+`
+		WHERE handle = ? AND state IN ('executing', 'running')`+where, append(args, handle)...)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		if receiptID != "" {
-			return fmt.Errorf("action %s is not in flight, or already has a receipt", handle)
-		}
-		return fmt.Errorf("action %s is not in flight", handle)
+		return fmt.Errorf("action %s is not in flight%s", handle, or)
 	}
 	return j.event(ctx, tx, handle, kind, r.Outcome.String())
 }

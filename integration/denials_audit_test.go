@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,8 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"warrant/internal/auditctl/audittest"
 	"warrant/internal/landlockabi"
 	"warrant/receipt"
 	"warrant/wire"
@@ -31,7 +29,7 @@ func TestDenialsKernelAudit(t *testing.T) {
 	if landlockabi.Running() < 7 {
 		t.Skip("Landlock ABI 7 logs refusals; this kernel's is older")
 	}
-	enableKernelAudit(t)
+	audittest.Enable(t)
 	b := rootDenialBench(t)
 	victim := b.file(b.outside, "victim", 0o644)
 	dir, err := filepath.EvalSymlinks(b.outside)
@@ -121,81 +119,3 @@ try:
 except PermissionError:
     print("refused")
 `
-
-// enableKernelAudit turns the kernel's audit on (AUDIT_SET, as auditctl
-// -e 1 does) and restores it in Cleanup; it skips where the kernel has
-// none.
-func enableKernelAudit(t *testing.T) {
-	t.Helper()
-	if os.Getenv("WARRANT_TEST_HOST_AUDIT") == "" {
-		t.Skip("skip: enables audit host-wide, which other packages' tests running beside it would see; make test runs it alone (WARRANT_TEST_HOST_AUDIT=1)")
-	}
-	status, err := auditRequest(unix.AUDIT_GET, nil)
-	if err != nil || len(status) < 8 {
-		t.Skipf("the kernel has no audit to read (%v)", err)
-	}
-	if binary.NativeEndian.Uint32(status[4:8]) != 0 {
-		return
-	}
-	set := func(on uint32) error {
-		var st [8]byte // struct audit_status: mask, enabled
-		binary.NativeEndian.PutUint32(st[0:4], unix.AUDIT_STATUS_ENABLED)
-		binary.NativeEndian.PutUint32(st[4:8], on)
-		_, err := auditRequest(unix.AUDIT_SET, st[:])
-		return err
-	}
-	if err := set(1); err != nil {
-		t.Skipf("cannot enable audit: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := set(0); err != nil {
-			t.Errorf("restore audit to disabled: %v", err)
-		}
-	})
-}
-
-// auditRequest sends one audit control message and returns the payload
-// of the kernel's reply of the same type (AUDIT_GET), or nil once it
-// acknowledged (AUDIT_SET).
-func auditRequest(typ uint16, payload []byte) ([]byte, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	tv := unix.Timeval{Sec: 2}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return nil, err
-	}
-	msg := make([]byte, unix.NLMSG_HDRLEN+len(payload))
-	binary.NativeEndian.PutUint32(msg[0:4], uint32(len(msg)))
-	binary.NativeEndian.PutUint16(msg[4:6], typ)
-	binary.NativeEndian.PutUint16(msg[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
-	copy(msg[unix.NLMSG_HDRLEN:], payload)
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 8192)
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return nil, err
-		}
-		for b := buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
-			l := int(binary.NativeEndian.Uint32(b[0:4]))
-			if l < unix.NLMSG_HDRLEN || l > len(b) {
-				return nil, errors.New("a malformed netlink message")
-			}
-			t, p := binary.NativeEndian.Uint16(b[4:6]), b[unix.NLMSG_HDRLEN:l]
-			switch {
-			case t == unix.NLMSG_ERROR && len(p) >= 4 && int32(binary.NativeEndian.Uint32(p)) != 0:
-				return nil, unix.Errno(-int32(binary.NativeEndian.Uint32(p)))
-			case t == typ && typ == unix.AUDIT_GET:
-				return append([]byte(nil), p...), nil
-			case t == unix.NLMSG_ERROR && typ != unix.AUDIT_GET:
-				return nil, nil
-			}
-			b = b[min(len(b), (l+3)&^3):]
-		}
-	}
-}

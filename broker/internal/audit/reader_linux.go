@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/auditctl"
 	"warrant/wire"
 )
 
@@ -109,7 +110,7 @@ func (r *Reader) loop() {
 		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
 			continue // only the kernel's
 		}
-		messages(buf[:n], func(typ uint16, payload []byte) {
+		auditctl.Messages(buf[:n], func(typ uint16, payload []byte) {
 			if rec, ok := parse(typ, payload); ok {
 				r.take(rec, time.Now())
 			}

@@ -14,6 +14,8 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/auditctl"
+	"warrant/internal/auditctl/audittest"
 	"warrant/internal/landlockabi"
 	"warrant/wire"
 )
@@ -30,9 +32,9 @@ func TestReaderReadsTheKernelsRecords(t *testing.T) {
 	if landlockabi.Running() < 7 {
 		t.Skip("Landlock ABI 7 logs refusals; this kernel's is older")
 	}
-	enableAudit(t)
-	if on, _, err := Enabled(); err != nil || !on {
-		t.Fatalf("Enabled after enabling: %v %v", on, err)
+	audittest.Enable(t)
+	if on, _, err := auditctl.Status(); err != nil || !on {
+		t.Fatalf("the status after enabling: %v %v", on, err)
 	}
 	r, err := Open()
 	if err != nil {

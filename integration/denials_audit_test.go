@@ -91,6 +91,24 @@ func TestDenialsKernelAudit(t *testing.T) {
 		t.Errorf("the allowed touch: %v", err)
 	}
 
+	// A runtime's probes of /proc and /sys, refused, are routine: listed
+	// apart, with no read path to grant, one kind for every process.
+	probed := b.run("/bin/sh", "-c", `/usr/bin/python3 -c "$1" && /usr/bin/python3 -c "$1"`, "sh", probeHostState)
+	if strings.Count(probed.Stdout.Text, "fell back") != 2 {
+		t.Fatalf("the probes: %q %q", probed.Stdout.Text, probed.Stderr.Text)
+	}
+	for _, d := range probed.Denials {
+		if d.Source == "kernel-audit" {
+			t.Errorf("a probe of the host's state is listed as a refusal that may explain a failure: %+v", d)
+		}
+	}
+	if !slices.ContainsFunc(probed.RoutineDenials, func(d shownDenial) bool {
+		return d.Source == "kernel-audit" && d.Call == "fs.read_file" && d.Object == "/proc/PID/cgroup" && d.Count >= 2 &&
+			!strings.Contains(d.Remedy, "--read-path")
+	}) {
+		t.Errorf("the routine refusals do not hold both processes' read of /proc/self/cgroup as one: %+v", probed.RoutineDenials)
+	}
+
 	// A target's own domain is never logged: under the launcher's pid its
 	// refusals would read as the sandbox's.
 	own := b.file(b.ws, "own", 0o644)
@@ -104,6 +122,16 @@ func TestDenialsKernelAudit(t *testing.T) {
 		}
 	}
 }
+
+// probeHostState reads what runtimes read to size themselves, and does
+// without it, as they do.
+const probeHostState = `for p in ("/proc/self/cgroup", "/proc/meminfo"):
+    try:
+        open(p).read()
+    except OSError:
+        pass
+print("fell back")
+`
 
 // ownDomain has the target restrict itself with a Landlock domain of its
 // own that handles file writes, then write to argv[1].

@@ -100,14 +100,17 @@ var rules = map[wire.DenialRule]struct{ why, remedy string }{
 	wire.RuleNoSession: {"an action's processes stay in its process group",
 		"not possible in warrant: the group is how an action's end is confirmed."},
 	wire.RuleKernelSurface: {"kernel surface no action is given", "not possible in warrant."},
-	wire.RuleLandlock:      {"outside what Landlock grants the action", ""}, // the remedy is the effect's (landlockRemedy)
+	wire.RuleLandlock:      {"outside what Landlock grants the action", ""}, // the remedy is landlockRemedy's
 	wire.RuleKernelUnsupported: {"this kernel cannot support the call in the sandbox",
 		"a person can run the broker on a newer kernel: inotify watches need thread pidfds (Linux 6.9); programs that ask fall back to polling."},
 }
 
-// landlockRemedy is what would allow an effect Landlock refused.
-func landlockRemedy(e wire.DenialEffect) string {
-	switch e {
+// landlockRemedy is what would allow a refusal of Landlock's.
+func landlockRemedy(d *wire.Denial) string {
+	if hostState(d.Object) {
+		return "not possible in warrant: the host's /proc and /sys, which describe its other processes, are no action's to see; programs that probe them fall back."
+	}
+	switch d.Effect {
 	case wire.EffectRead, wire.EffectExec:
 		return "a person can grant reading it to every action: broker serve --read-path DIR (restart the daemon with it)."
 	case wire.EffectWrite, wire.EffectCreate:
@@ -127,10 +130,17 @@ func landlockRemedy(e wire.DenialEffect) string {
 // a host's service and did without it ran as it was allowed to). They
 // stay in the JSON (routine_denials), the counts and the receipt. So
 // does Landlock's refusal of a device ioctl (isatty of /dev/null, in
-// every shell), seen where the kernel's audit records are read.
+// every shell), and of a read under /proc or /sys (runtimes probe their
+// cgroup, memory and huge page size there: Go's, in each of a go build's
+// processes), seen where the kernel's audit records are read.
 func Routine(d *wire.Denial) bool {
 	return d.Rule == wire.RuleInterfaceList || d.Rule == wire.RuleHostSocket && d.Call == "socket" ||
-		d.Source == wire.SourceKernelAudit && d.Call == "fs.ioctl_dev"
+		d.Source == wire.SourceKernelAudit && (d.Call == "fs.ioctl_dev" || d.Effect == wire.EffectRead && hostState(d.Object))
+}
+
+// hostState reports whether a refused object lies under /proc or /sys.
+func hostState(object string) bool {
+	return strings.HasPrefix(object, "/proc/") || strings.HasPrefix(object, "/sys/")
 }
 
 // denialOf is d in words.
@@ -138,7 +148,7 @@ func denialOf(d *wire.Denial) Denial {
 	r := rules[d.Rule]
 	remedy := r.remedy
 	if d.Rule == wire.RuleLandlock {
-		remedy = landlockRemedy(d.Effect)
+		remedy = landlockRemedy(d)
 	}
 	return Denial{Effect: d.Effect.String(), Call: d.Call, Object: d.Object, Rule: d.Rule.String(), Why: r.why,
 		Source: d.Source.String(), Count: d.Count, First: Time(time.Unix(0, d.FirstUnixNs)), Remedy: remedy + cannotGrant}

@@ -27,6 +27,39 @@ func TestEveryRuleHasAWhyAndARemedy(t *testing.T) {
 	}
 }
 
+// A read the kernel's audit saw refused under /proc or /sys is a
+// runtime's probe: routine, and its remedy is not a read path (that would
+// show the action the host's other processes). Anything else Landlock
+// refused stays listed, with its read path.
+func TestHostStateReadsAreRoutine(t *testing.T) {
+	const hostState, readPath = "/proc and /sys, which describe its other processes", "broker serve --read-path DIR"
+	for _, c := range []struct {
+		d       wire.Denial
+		routine bool
+		remedy  string
+	}{
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/proc/PID/cgroup", Rule: wire.RuleLandlock}, true, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", Rule: wire.RuleLandlock}, true, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_dir", Object: "/proc/PID/task", Rule: wire.RuleLandlock}, true, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/root/.bashrc", Rule: wire.RuleLandlock}, false, readPath},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/processes", Rule: wire.RuleLandlock}, false, readPath},
+		{wire.Denial{Effect: wire.EffectExec, Call: "fs.execute", Object: "/sys/x", Rule: wire.RuleLandlock}, false, hostState},
+		{wire.Denial{Effect: wire.EffectWrite, Call: "fs.write_file", Object: "/proc/PID/attr/current", Rule: wire.RuleOutsideScope}, false, "writable"},
+	} {
+		c.d.Source, c.d.Count = wire.SourceKernelAudit, 1
+		if got := Routine(&c.d); got != c.routine {
+			t.Errorf("%s %s: routine %v, want %v", c.d.Call, c.d.Object, got, c.routine)
+		}
+		if r := denialOf(&c.d).Remedy; !strings.Contains(r, c.remedy) {
+			t.Errorf("%s %s: remedy %q, want it to say %q", c.d.Call, c.d.Object, r, c.remedy)
+		}
+	}
+	broker := wire.Denial{Effect: wire.EffectRead, Call: "openat", Object: "/proc/1/environ", Rule: wire.RuleLandlock, Source: wire.SourceHint, Count: 1}
+	if Routine(&broker) {
+		t.Errorf("a refusal of another source under /proc is routine: %+v", broker)
+	}
+}
+
 // testDenials are refusals of four classes, some of whose calls no
 // record lists (as past the cap).
 func testDenials(at int64) *wire.Denials {

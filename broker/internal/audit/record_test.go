@@ -18,7 +18,30 @@ const (
 	realIoctl   = `audit(1796590895.651:55): domain=1d4fb8fb7 blockers=fs.ioctl_dev path="/dev/null" dev="devtmpfs" ino=3 ioctlcmd=0x5401`
 	realReadDir = `audit(1796590895.651:56): domain=1d4fb8fb7 blockers=fs.read_dir path="/root" dev="vda" ino=1224`
 	realFreed   = `audit(1796590896.179:60): domain=1d4fb8fb7 status=deallocated denials=8`
+	// Go's runtime reading /proc/self/cgroup in a go build.
+	realProcRead = `audit(1796590895.652:57): domain=1d4fb8fb7 blockers=fs.read_file path="/proc/458/cgroup" dev="proc" ino=4026532210`
 )
+
+// TestProcPID: a process's directory under /proc, and a thread's under
+// it, are one object whatever the pid; other paths stay the kernel's.
+func TestProcPID(t *testing.T) {
+	for in, want := range map[string]string{
+		"/proc/458/cgroup":               "/proc/PID/cgroup",
+		"/proc/458/task/459/stat":        "/proc/PID/task/TID/stat",
+		"/proc/458/task/459/fd/3":        "/proc/PID/task/TID/fd/3",
+		"/proc/458":                      "/proc/PID",
+		"/proc/meminfo":                  "/proc/meminfo",
+		"/proc/sys/vm/overcommit_memory": "/proc/sys/vm/overcommit_memory",
+		"/proc/4x/cgroup":                "/proc/4x/cgroup",
+		"/proc/":                         "/proc/",
+		"/tmp/proc/458/cgroup":           "/tmp/proc/458/cgroup",
+		"/root/.bashrc":                  "/root/.bashrc",
+	} {
+		if got := procPID(in); got != want {
+			t.Errorf("procPID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
 
 func TestParseRealRecords(t *testing.T) {
 	at := time.Unix(1796590895, 647*int64(time.Millisecond))
@@ -34,6 +57,7 @@ func TestParseRealRecords(t *testing.T) {
 		{typeLandlockAccess, realRead, wire.EffectRead, "fs.read_file", "/root/.bashrc", wire.RuleLandlock},
 		{typeLandlockAccess, realIoctl, wire.EffectKernel, "fs.ioctl_dev", "/dev/null", wire.RuleLandlock},
 		{typeLandlockAccess, realReadDir, wire.EffectRead, "fs.read_dir", "/root", wire.RuleLandlock},
+		{typeLandlockAccess, realProcRead, wire.EffectRead, "fs.read_file", "/proc/PID/cgroup", wire.RuleLandlock},
 	} {
 		r, ok := parse(c.typ, []byte(c.text+"\x00"))
 		want := wire.Denial{Effect: c.effect, Call: c.call, Object: c.object, Rule: c.rule, Source: wire.SourceKernelAudit}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -141,6 +142,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	prober, _ := cfg.Executor.(probe.Prober)
 	finder, _ := cfg.Executor.(survivorFinder)
 	limits, _ := cfg.Executor.(limiter)
+	configured := cfg.ExtraReadPaths // the operator's, before any test seam's
 	active := applySeams(&cfg)
 	base, err := policy.Base(cfg.ExtraReadPaths)
 	if err != nil {
@@ -160,6 +162,11 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	dirs := lock.Dirs()
 	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.Root {
 		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.Root))
+	}
+	home, _ := os.UserHomeDir()
+	if err := policy.CheckReadPaths(configured, home, dirs.Root); err != nil {
+		release()
+		return nil, fmt.Errorf("open broker: %w", err)
 	}
 	// Before any action runs: what a previous broker spilled goes.
 	if err := cfg.Output.SpillTo(dirs.Output); err != nil {

@@ -108,6 +108,22 @@ func TestDenialsKernelAudit(t *testing.T) {
 	}) {
 		t.Errorf("the routine refusals do not hold both processes' read of /proc/self/cgroup as one: %+v", probed.RoutineDenials)
 	}
+	// Another process's environ is no probe: listed, its pid named.
+	snooped := b.run("/usr/bin/python3", "-c", readOrRefused, "/proc/1/environ")
+	if strings.TrimSpace(snooped.Stdout.Text) != "refused" {
+		t.Fatalf("the read of /proc/1/environ: %q %q", snooped.Stdout.Text, snooped.Stderr.Text)
+	}
+	if !slices.ContainsFunc(snooped.Denials, func(d shownDenial) bool {
+		return d.Source == "kernel-audit" && d.Object == "/proc/1/environ" && strings.Contains(d.Remedy, "no read path opens")
+	}) {
+		t.Errorf("the read of another process's environ is not listed with its pid: %+v %+v", snooped.Denials, snooped.RoutineDenials)
+	}
+
+	// With the kernel's records read, each forbidden effect is still named
+	// once, and allowed work lists no refusal but routine ones.
+	t.Run("each forbidden effect", func(t *testing.T) { denialsNameEach(t, rootDenialBench(t)) })
+	t.Run("go build", func(t *testing.T) { goBuild(t, watchNoDenials(t, rootBench(t, shared(t)))) })
+	t.Run("npm test", func(t *testing.T) { npmTest(t, watchNoDenials(t, rootBench(t, shared(t)))) })
 
 	// A target's own domain is never logged: under the launcher's pid its
 	// refusals would read as the sandbox's.
@@ -131,6 +147,15 @@ const probeHostState = `for p in ("/proc/self/cgroup", "/proc/meminfo"):
     except OSError:
         pass
 print("fell back")
+`
+
+// readOrRefused reads argv[1] and prints whether it could.
+const readOrRefused = `import sys
+try:
+    open(sys.argv[1]).read()
+    print("read")
+except PermissionError:
+    print("refused")
 `
 
 // ownDomain has the target restrict itself with a Landlock domain of its

@@ -216,13 +216,11 @@ func denialsNameEach(t *testing.T, b *denialBench) {
 			if c.saw != "" && strings.TrimSpace(j.Stdout.Text) != c.saw {
 				t.Errorf("the target saw %q, want %q", j.Stdout.Text, c.saw)
 			}
-			listed, other := j.Denials, j.RoutineDenials
+			routine, probes := withoutProbes(j.RoutineDenials)
+			listed, other := j.Denials, routine
 			if c.routine {
 				listed, other = other, listed
 			}
-			listed, probes := withoutProbes(listed)
-			other, n := withoutProbes(other)
-			probes += n
 			if len(listed) != 1 || len(other) != 0 || j.DenialsSeen == nil || j.DenialsSeen.Total != 1+probes ||
 				!slices.Equal(j.DenialsSeen.Sources, sources) {
 				t.Fatalf("--json lists %+v and %+v, seen %+v; want the one refusal %+v (routine %v)", j.Denials, j.RoutineDenials, j.DenialsSeen, c.want, c.routine)
@@ -293,10 +291,10 @@ func hostAudits(t *testing.T) bool {
 }
 
 // probe reports whether a refusal is the kernel's record of a runtime's
-// probe of /proc or /sys: on a host whose audit is on, the Go fixture's at
-// its start.
+// probe (wire.RuntimeProbe): on a host whose audit is on, the Go
+// fixture's at its start.
 func probe(source, effect, object string) bool {
-	return source == "kernel-audit" && effect == "read" && (strings.HasPrefix(object, "/proc/") || strings.HasPrefix(object, "/sys/"))
+	return source == "kernel-audit" && effect == "read" && wire.RuntimeProbe(object)
 }
 
 // withoutProbes is ds without the probes, and how many calls those were.

@@ -118,7 +118,8 @@ type Denial struct {
 	Effect DenialEffect `cbor:"effect"`
 	Call   string       `cbor:"call"` // the system call's name
 	// Object is what the call named, as observed: a path as the broker
-	// resolved it (the kernel's name for the object it opened), a socket's
+	// resolved it (the kernel's name for the object it opened; a runtime's
+	// probe of its own /proc files as ProbePath writes it), a socket's
 	// family, type and protocol, namespace flags; "" when it names none.
 	// It is text in DenialObject's form.
 	Object string `cbor:"object"`
@@ -276,6 +277,50 @@ const MaxDenialObject = 1024
 func escaped(r rune) bool {
 	return r < 0x20 || r >= 0x7f && unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
 }
+
+// The files language runtimes read at start to size themselves, and do
+// without when refused (RuntimeProbe): a process's own (procOwn) and a
+// thread's (taskOwn) under /proc, a few of /proc's, and trees of the
+// kernel's tunables, cgroups, huge page settings and CPUs.
+var (
+	procOwn    = []string{"cgroup", "limits", "maps", "mountinfo", "stat", "statm", "status"}
+	taskOwn    = []string{"stat", "status"}
+	probeFiles = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat"}
+	probeTrees = []string{"/proc/sys/", "/sys/devices/system/cpu/", "/sys/fs/cgroup/", "/sys/kernel/mm/transparent_hugepage/"}
+)
+
+// ProbePath is a path the kernel named as a record holds it: a process's
+// file of procOwn, /proc/N/F, is written /proc/PID/F, and a thread's of
+// taskOwn /proc/PID/task/TID/F, since every process of an action reads
+// its own (the kernel resolves /proc/self) and one kind per pid would
+// fill the record's kinds. Every other path keeps its numbers: another
+// process's environ is named with its pid.
+func ProbePath(path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/proc/"), "/")
+	switch {
+	case !strings.HasPrefix(path, "/proc/") || !numeric(parts[0]):
+	case len(parts) == 2 && slices.Contains(procOwn, parts[1]):
+		return "/proc/PID/" + parts[1]
+	case len(parts) == 4 && parts[1] == "task" && numeric(parts[2]) && slices.Contains(taskOwn, parts[3]):
+		return "/proc/PID/task/TID/" + parts[3]
+	}
+	return path
+}
+
+// RuntimeProbe reports whether object, as a record holds it, is a file
+// runtimes probe: ProbePath's /proc/PID forms, probeFiles, or a file
+// under probeTrees.
+func RuntimeProbe(object string) bool {
+	if rest, own := strings.CutPrefix(object, "/proc/PID/"); own {
+		if file, thread := strings.CutPrefix(rest, "task/TID/"); thread {
+			return slices.Contains(taskOwn, file)
+		}
+		return slices.Contains(procOwn, rest)
+	}
+	return slices.Contains(probeFiles, object) || slices.ContainsFunc(probeTrees, func(t string) bool { return strings.HasPrefix(object, t) })
+}
+
+func numeric(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // DenialObject is an object as a record holds it: a path the target
 // chose may hold any bytes but NUL, and the record is JSON, CBOR text and

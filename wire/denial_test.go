@@ -133,3 +133,60 @@ func TestDenialObject(t *testing.T) {
 		}
 	}
 }
+
+// A runtime's probe of its own /proc files is one kind whatever the pid;
+// every other path keeps its numbers, another process's environ too.
+func TestProbePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/proc/458/cgroup":               "/proc/PID/cgroup",
+		"/proc/458/task/459/stat":        "/proc/PID/task/TID/stat",
+		"/proc/1/environ":                "/proc/1/environ",
+		"/proc/1/cmdline":                "/proc/1/cmdline",
+		"/proc/458/task/459/comm":        "/proc/458/task/459/comm",
+		"/proc/458/cgroup/x":             "/proc/458/cgroup/x",
+		"/proc/458":                      "/proc/458",
+		"/proc/4x/cgroup":                "/proc/4x/cgroup",
+		"/proc/meminfo":                  "/proc/meminfo",
+		"/proc/":                         "/proc/",
+		"/tmp/proc/458/cgroup":           "/tmp/proc/458/cgroup",
+		"/proc/458/task/x/stat":          "/proc/458/task/x/stat",
+		"/proc/sys/vm/overcommit_memory": "/proc/sys/vm/overcommit_memory",
+	} {
+		if got := ProbePath(in); got != want {
+			t.Errorf("ProbePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The files runtimes probe, and nothing beside them: not another
+// process's files, not /proc or /sys as a whole, not a device.
+func TestRuntimeProbe(t *testing.T) {
+	for object, want := range map[string]bool{
+		"/proc/PID/cgroup":                                   true,
+		"/proc/PID/maps":                                     true,
+		"/proc/PID/task/TID/stat":                            true,
+		"/proc/meminfo":                                      true,
+		"/proc/sys/vm/overcommit_memory":                     true,
+		"/proc/sys/net/core/somaxconn":                       true,
+		"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size": true,
+		"/sys/fs/cgroup/user.slice/cpu.max":                  true,
+		"/sys/devices/system/cpu/online":                     true,
+		"/proc/PID/environ":                                  false,
+		"/proc/PID/task/TID/environ":                         false,
+		"/proc/1/environ":                                    false,
+		"/proc/1/cgroup":                                     false,
+		"/proc":                                              false,
+		"/proc/sys":                                          false,
+		"/proc/sysrq-trigger":                                false,
+		"/proc/kcore":                                        false,
+		"/sys":                                               false,
+		"/sys/firmware/efi/efivars/x":                        false,
+		"/dev/sda":                                           false,
+		"task/TID/stat":                                      false,
+		"/root/.bashrc":                                      false,
+	} {
+		if got := RuntimeProbe(object); got != want {
+			t.Errorf("RuntimeProbe(%q) = %v, want %v", object, got, want)
+		}
+	}
+}

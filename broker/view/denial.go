@@ -3,9 +3,11 @@ package view
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"warrant/broker/internal/policy"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -108,7 +110,7 @@ var rules = map[wire.DenialRule]struct{ why, remedy string }{
 // landlockRemedy is what would allow a refusal of Landlock's.
 func landlockRemedy(d *wire.Denial) string {
 	if hostState(d.Object) {
-		return "not possible in warrant: the host's /proc and /sys, which describe its other processes, are no action's to see; programs that probe them fall back."
+		return "not possible in warrant: no read path opens the host's /proc, /sys or /dev to an action (they show its other processes and devices); programs that probe them fall back."
 	}
 	switch d.Effect {
 	case wire.EffectRead, wire.EffectExec:
@@ -130,17 +132,21 @@ func landlockRemedy(d *wire.Denial) string {
 // a host's service and did without it ran as it was allowed to). They
 // stay in the JSON (routine_denials), the counts and the receipt. So
 // does Landlock's refusal of a device ioctl (isatty of /dev/null, in
-// every shell), and of a read under /proc or /sys (runtimes probe their
-// cgroup, memory and huge page size there: Go's, in each of a go build's
-// processes), seen where the kernel's audit records are read.
+// every shell), and of a read of a file runtimes probe to size
+// themselves (wire.RuntimeProbe: Go's runtime reads its cgroup in each of
+// a go build's processes, node its memory), seen where the kernel's
+// audit records are read.
 func Routine(d *wire.Denial) bool {
 	return d.Rule == wire.RuleInterfaceList || d.Rule == wire.RuleHostSocket && d.Call == "socket" ||
-		d.Source == wire.SourceKernelAudit && (d.Call == "fs.ioctl_dev" || d.Effect == wire.EffectRead && hostState(d.Object))
+		d.Source == wire.SourceKernelAudit && (d.Call == "fs.ioctl_dev" || d.Effect == wire.EffectRead && wire.RuntimeProbe(d.Object))
 }
 
-// hostState reports whether a refused object lies under /proc or /sys.
+// hostState reports whether a refused object is or lies under /proc,
+// /sys or /dev, which no read path may open (policy.CheckReadPaths).
 func hostState(object string) bool {
-	return strings.HasPrefix(object, "/proc/") || strings.HasPrefix(object, "/sys/")
+	return slices.ContainsFunc(policy.KernelFS, func(dir string) bool {
+		return object == dir || strings.HasPrefix(object, dir+"/")
+	})
 }
 
 // denialOf is d in words.

@@ -27,20 +27,23 @@ func TestEveryRuleHasAWhyAndARemedy(t *testing.T) {
 	}
 }
 
-// A read the kernel's audit saw refused under /proc or /sys is a
-// runtime's probe: routine, and its remedy is not a read path (that would
-// show the action the host's other processes). Anything else Landlock
-// refused stays listed, with its read path.
-func TestHostStateReadsAreRoutine(t *testing.T) {
-	const hostState, readPath = "/proc and /sys, which describe its other processes", "broker serve --read-path DIR"
+// A read the kernel's audit saw refused of a file runtimes probe is
+// routine, and its remedy is not a read path (none may open /proc, /sys
+// or /dev). Any other refusal of Landlock's stays listed: another
+// process's environ, /proc itself, a device.
+func TestRuntimeProbesAreRoutine(t *testing.T) {
+	const hostState, readPath = "no read path opens the host's /proc, /sys or /dev", "broker serve --read-path DIR"
 	for _, c := range []struct {
 		d       wire.Denial
 		routine bool
 		remedy  string
 	}{
 		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/proc/PID/cgroup", Rule: wire.RuleLandlock}, true, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/proc/meminfo", Rule: wire.RuleLandlock}, true, hostState},
 		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", Rule: wire.RuleLandlock}, true, hostState},
-		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_dir", Object: "/proc/PID/task", Rule: wire.RuleLandlock}, true, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/proc/1/environ", Rule: wire.RuleLandlock}, false, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_dir", Object: "/proc", Rule: wire.RuleLandlock}, false, hostState},
+		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/dev/sda", Rule: wire.RuleLandlock}, false, hostState},
 		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/root/.bashrc", Rule: wire.RuleLandlock}, false, readPath},
 		{wire.Denial{Effect: wire.EffectRead, Call: "fs.read_file", Object: "/processes", Rule: wire.RuleLandlock}, false, readPath},
 		{wire.Denial{Effect: wire.EffectExec, Call: "fs.execute", Object: "/sys/x", Rule: wire.RuleLandlock}, false, hostState},
@@ -54,9 +57,9 @@ func TestHostStateReadsAreRoutine(t *testing.T) {
 			t.Errorf("%s %s: remedy %q, want it to say %q", c.d.Call, c.d.Object, r, c.remedy)
 		}
 	}
-	broker := wire.Denial{Effect: wire.EffectRead, Call: "openat", Object: "/proc/1/environ", Rule: wire.RuleLandlock, Source: wire.SourceHint, Count: 1}
-	if Routine(&broker) {
-		t.Errorf("a refusal of another source under /proc is routine: %+v", broker)
+	hint := wire.Denial{Effect: wire.EffectRead, Call: "openat", Object: "/proc/PID/cgroup", Rule: wire.RuleLandlock, Source: wire.SourceHint, Count: 1}
+	if Routine(&hint) {
+		t.Errorf("a refusal of another source is routine: %+v", hint)
 	}
 }
 

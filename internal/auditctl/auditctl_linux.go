@@ -92,7 +92,8 @@ func Status() (on, panics bool, err error) {
 }
 
 // SetEnabled sends AUDIT_SET with the enabled field alone (it needs
-// CAP_AUDIT_CONTROL).
+// CAP_AUDIT_CONTROL). It is for tests (audittest): the broker never
+// changes the host's audit.
 func SetEnabled(on bool) error {
 	var st [8]byte // struct audit_status: mask, enabled, … (the kernel takes a short one)
 	binary.NativeEndian.PutUint32(st[0:4], unix.AUDIT_STATUS_ENABLED)

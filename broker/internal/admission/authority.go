@@ -14,9 +14,6 @@ import (
 // project under one (/var/www, /usr/local/src) is fine.
 var systemRoots = []string{"/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/boot", "/var"}
 
-// kernelFS are the directories no workspace may be or lie inside.
-var kernelFS = []string{"/proc", "/sys", "/dev"}
-
 // Authority opens the places no workspace may overlap (identity.Protect)
 // and measures the directories no program's own directory is granted as
 // (policy.Withhold): the broker's authority — its state directory d and
@@ -51,7 +48,7 @@ func Authority(d statedir.Dirs, binaries, readPaths []string) (*identity.Protect
 	for _, p := range readPaths {
 		places = append(places, identity.Place{Name: "the configured read path", Path: p, Rule: identity.ItOrAbove})
 	}
-	for _, p := range kernelFS {
+	for _, p := range policy.KernelFS { // no workspace may be or lie inside one
 		places = append(places, identity.Place{Name: "the kernel's filesystem", Path: p, Rule: identity.ItOrBelow, Optional: true})
 	}
 	protected, err := identity.Protect(places)

@@ -46,7 +46,7 @@ type Watch struct {
 }
 
 // Open starts reading: it needs CAP_AUDIT_READ, and records come only
-// while audit is enabled (Enabled), which nothing here changes.
+// while audit is enabled (auditctl.Status), which nothing here changes.
 func Open() (*Reader, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
 	if err != nil {

@@ -156,7 +156,7 @@ var blockers = map[string]wire.DenialEffect{
 // denialOf is the refusal of an access record's first blocker. Call
 // names the Landlock right (the record names no system call); a write or
 // create is outside the writable scope, anything else outside what
-// Landlock grants. The object is the kernel's: a path (procPID), an
+// Landlock grants. The object is the kernel's: a path (wire.ProbePath), an
 // address and port, or the process signalled.
 func denialOf(blocker string, f map[string]string) wire.Denial {
 	effect, known := blockers[blocker]
@@ -169,7 +169,7 @@ func denialOf(blocker string, f map[string]string) wire.Denial {
 	}
 	switch {
 	case f["path"] != "":
-		d.Object = procPID(f["path"])
+		d.Object = wire.ProbePath(f["path"])
 	case f["daddr"] != "":
 		d.Object = hostPort(f["daddr"], f["dest"])
 	case f["saddr"] != "":
@@ -181,30 +181,6 @@ func denialOf(blocker string, f map[string]string) wire.Denial {
 		d.Object = d.Object[:maxObject]
 	}
 	return d
-}
-
-// procPID writes a process's directory under /proc, and a thread's under
-// it, as /proc/PID and task/TID: the kernel resolves /proc/self, and
-// every process an action starts may probe its own (Go's runtime reads
-// /proc/self/cgroup, node /proc/self/maps), so that one kind per pid
-// would fill the record's kinds (wire.MaxDenials) with one probe.
-func procPID(p string) string {
-	rest, ok := strings.CutPrefix(p, "/proc/")
-	if !ok {
-		return p
-	}
-	parts := strings.SplitN(rest, "/", 4)
-	if numeric(parts[0]) {
-		parts[0] = "PID"
-		if len(parts) > 2 && parts[1] == "task" && numeric(parts[2]) {
-			parts[2] = "TID"
-		}
-	}
-	return "/proc/" + strings.Join(parts, "/")
-}
-
-func numeric(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // hostPort is an address and port as the kernel wrote them, checked.

@@ -22,27 +22,6 @@ const (
 	realProcRead = `audit(1796590895.652:57): domain=1d4fb8fb7 blockers=fs.read_file path="/proc/458/cgroup" dev="proc" ino=4026532210`
 )
 
-// TestProcPID: a process's directory under /proc, and a thread's under
-// it, are one object whatever the pid; other paths stay the kernel's.
-func TestProcPID(t *testing.T) {
-	for in, want := range map[string]string{
-		"/proc/458/cgroup":               "/proc/PID/cgroup",
-		"/proc/458/task/459/stat":        "/proc/PID/task/TID/stat",
-		"/proc/458/task/459/fd/3":        "/proc/PID/task/TID/fd/3",
-		"/proc/458":                      "/proc/PID",
-		"/proc/meminfo":                  "/proc/meminfo",
-		"/proc/sys/vm/overcommit_memory": "/proc/sys/vm/overcommit_memory",
-		"/proc/4x/cgroup":                "/proc/4x/cgroup",
-		"/proc/":                         "/proc/",
-		"/tmp/proc/458/cgroup":           "/tmp/proc/458/cgroup",
-		"/root/.bashrc":                  "/root/.bashrc",
-	} {
-		if got := procPID(in); got != want {
-			t.Errorf("procPID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestParseRealRecords(t *testing.T) {
 	at := time.Unix(1796590895, 647*int64(time.Millisecond))
 	for _, c := range []struct {

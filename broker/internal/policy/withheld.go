@@ -109,3 +109,41 @@ func (w *Withheld) check(role, file string) error {
 			"that holds it and nothing of the broker's: broker serve --read-path DIR (the embedded broker of broker run takes no read paths)",
 		role, file, path.Dir(file), d.is, d.why)
 }
+
+// KernelFS are the kernel's filesystems: no workspace may be or lie
+// inside one (admission.Authority), and no read path may open one.
+var KernelFS = []string{"/proc", "/sys", "/dev"}
+
+// CheckReadPaths refuses a configured read path (broker serve
+// --read-path) that would open to every action what the sandbox keeps
+// from it: one that is, holds or lies inside the broker's state
+// directory (its keys and journal) or one of KernelFS (the host's other
+// processes and its devices), or that is the home directory or holds it.
+// Paths are compared as their canonical spellings; one that cannot be
+// resolved is left to Base, which refuses it.
+func CheckReadPaths(paths []string, home, stateDir string) error {
+	canonical := func(p string) string {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return real
+		}
+		return filepath.Clean(p)
+	}
+	type kept struct{ dir, what string }
+	var keep []kept
+	for _, d := range KernelFS {
+		keep = append(keep, kept{canonical(d), "the kernel's " + d + " (the host's other processes and devices)"})
+	}
+	keep = append(keep, kept{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)"})
+	for _, p := range paths {
+		real := canonical(p)
+		for _, k := range keep {
+			if beneath(real, k.dir) || beneath(k.dir, real) {
+				return fmt.Errorf("configured read path %s would let every action read %s; name a directory that holds what programs need and nothing of the host's", p, k.what)
+			}
+		}
+		if home != "" && beneath(canonical(home), real) {
+			return fmt.Errorf("configured read path %s would let every action read the home directory %s (its keys and credentials); name the directory inside it that programs need", p, home)
+		}
+	}
+	return nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,8 +162,7 @@ func Open(ctx context.Context, cfg Config) (*Broker, error) {
 	if abs, _ := filepath.Abs(cfg.StateDir); abs != dirs.Root {
 		panic(fmt.Sprintf("broker: internal error: Open of %s given the lock of %s", cfg.StateDir, dirs.Root))
 	}
-	home, _ := os.UserHomeDir()
-	if err := policy.CheckReadPaths(configured, home, dirs.Root); err != nil {
+	if err := policy.CheckReadPaths(configured, policy.HomeDir(), dirs.Root); err != nil {
 		release()
 		return nil, fmt.Errorf("open broker: %w", err)
 	}

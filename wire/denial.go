@@ -280,21 +280,26 @@ func escaped(r rune) bool {
 
 // The files language runtimes read at start to size themselves, and do
 // without when refused (RuntimeProbe): a process's own (procOwn) and a
-// thread's (taskOwn) under /proc, a few of /proc's, and trees of the
-// kernel's tunables, cgroups, huge page settings and CPUs.
+// thread's (taskOwn) under /proc, a few of /proc's, the trees of the
+// kernel's tunables, huge page settings and CPUs, and a cgroup's limits
+// (cgroupLimits, by name, anywhere under /sys/fs/cgroup).
 var (
-	procOwn    = []string{"cgroup", "limits", "maps", "mountinfo", "stat", "statm", "status"}
-	taskOwn    = []string{"stat", "status"}
-	probeFiles = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat"}
-	probeTrees = []string{"/proc/sys/", "/sys/devices/system/cpu/", "/sys/fs/cgroup/", "/sys/kernel/mm/transparent_hugepage/"}
+	procOwn      = []string{"cgroup", "limits", "maps", "mountinfo", "stat", "statm", "status"}
+	taskOwn      = []string{"stat", "status"}
+	probeFiles   = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat"}
+	probeTrees   = []string{"/proc/sys/", "/sys/devices/system/cpu/", "/sys/kernel/mm/transparent_hugepage/"}
+	cgroupLimits = []string{"cgroup.controllers", "cpu.cfs_period_us", "cpu.cfs_quota_us", "cpu.max", "cpu.shares", "cpu.weight",
+		"memory.high", "memory.limit_in_bytes", "memory.max", "memory.soft_limit_in_bytes"}
 )
 
 // ProbePath is a path the kernel named as a record holds it: a process's
 // file of procOwn, /proc/N/F, is written /proc/PID/F, and a thread's of
 // taskOwn /proc/PID/task/TID/F, since every process of an action reads
 // its own (the kernel resolves /proc/self) and one kind per pid would
-// fill the record's kinds. Every other path keeps its numbers: another
-// process's environ is named with its pid.
+// fill the record's kinds. Landlock's record names no process, so such a
+// file of another process is written so too (a refused read of
+// /proc/1/status is /proc/PID/status); every other path keeps its
+// numbers: another process's environ or cmdline is named with its pid.
 func ProbePath(path string) string {
 	parts := strings.Split(strings.TrimPrefix(path, "/proc/"), "/")
 	switch {
@@ -308,14 +313,17 @@ func ProbePath(path string) string {
 }
 
 // RuntimeProbe reports whether object, as a record holds it, is a file
-// runtimes probe: ProbePath's /proc/PID forms, probeFiles, or a file
-// under probeTrees.
+// runtimes probe: ProbePath's /proc/PID forms, probeFiles, a file under
+// probeTrees, or a cgroup's limit.
 func RuntimeProbe(object string) bool {
 	if rest, own := strings.CutPrefix(object, "/proc/PID/"); own {
 		if file, thread := strings.CutPrefix(rest, "task/TID/"); thread {
 			return slices.Contains(taskOwn, file)
 		}
 		return slices.Contains(procOwn, rest)
+	}
+	if rest, ok := strings.CutPrefix(object, "/sys/fs/cgroup/"); ok {
+		return slices.Contains(cgroupLimits, rest[strings.LastIndexByte(rest, '/')+1:])
 	}
 	return slices.Contains(probeFiles, object) || slices.ContainsFunc(probeTrees, func(t string) bool { return strings.HasPrefix(object, t) })
 }

@@ -141,6 +141,7 @@ func TestProbePath(t *testing.T) {
 		"/proc/458/cgroup":               "/proc/PID/cgroup",
 		"/proc/458/task/459/stat":        "/proc/PID/task/TID/stat",
 		"/proc/1/environ":                "/proc/1/environ",
+		"/proc/1/status":                 "/proc/PID/status", // the record names no process
 		"/proc/1/cmdline":                "/proc/1/cmdline",
 		"/proc/458/task/459/comm":        "/proc/458/task/459/comm",
 		"/proc/458/cgroup/x":             "/proc/458/cgroup/x",

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"warrant/broker/internal/identity"
@@ -19,9 +18,9 @@ var systemRoots = []string{"/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "
 // (policy.Withhold): the broker's authority — its state directory d and
 // the directories of its binaries (the broker's and the launcher's) —
 // and the host's, with the operator's configured read paths. The home
-// directory is $HOME (os.UserHomeDir); without one, none is protected.
+// directory is policy.HomeDir's; without one, none is protected.
 func Authority(d statedir.Dirs, binaries, readPaths []string) (*identity.Protected, *policy.Withheld, error) {
-	home, _ := os.UserHomeDir()
+	home := policy.HomeDir()
 	places := []identity.Place{{Name: "the filesystem root", Path: "/", Rule: identity.Itself}}
 	if home != "" {
 		places = append(places, identity.Place{Name: "the home directory", Path: home, Rule: identity.Itself, Optional: true})

@@ -26,16 +26,16 @@ func TestCheckReadPathsRefusesWhatTheSandboxKeepsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]string{
-		"/":                          "the kernel's /proc",
-		"/proc":                      "the kernel's /proc",
-		"/proc/sys":                  "the kernel's /proc",
-		"/sys/fs/cgroup":             "the kernel's /sys",
-		"/dev":                       "the kernel's /dev",
-		state:                        "the broker's state directory",
-		filepath.Join(state, "keys"): "the broker's state directory",
-		link:                         "the broker's state directory",
-		home:                         "the broker's state directory", // it holds the state directory too
-		dir:                          "the broker's state directory",
+		"/":                          "/ holds the broker's state directory",
+		"/proc":                      "/proc is /proc (the host's other processes)",
+		"/proc/sys":                  "/proc/sys lies inside /proc",
+		"/sys/fs/cgroup":             "/sys/fs/cgroup lies inside /sys",
+		"/dev":                       "/dev is /dev (the host's devices)",
+		state:                        state + " is the broker's state directory",
+		filepath.Join(state, "keys"): "lies inside the broker's state directory",
+		link:                         link + " is the broker's state directory",
+		home:                         home + " holds the broker's state directory",
+		dir:                          dir + " holds the broker's state directory",
 		tools:                        "",
 		"/usr/share":                 "",
 	} {
@@ -43,12 +43,17 @@ func TestCheckReadPathsRefusesWhatTheSandboxKeepsOut(t *testing.T) {
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", p, err)
-		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p)):
-			t.Errorf("%s: %v, want it refused as %s", p, err, want)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "configured read path "+p)):
+			t.Errorf("%s: %v, want it refused: %s", p, err, want)
 		}
 	}
-	elsewhere := filepath.Join(dir, "state2")
-	if err := CheckReadPaths([]string{home}, home, elsewhere); err == nil || !strings.Contains(err.Error(), "the home directory") {
-		t.Errorf("the home directory: %v", err)
+	elsewhere := filepath.Join(t.TempDir(), "state")
+	for p, how := range map[string]string{home: "is", dir: "holds"} {
+		if err := CheckReadPaths([]string{p}, home, elsewhere); err == nil || !strings.Contains(err.Error(), how+" the home directory "+home) {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if err := CheckReadPaths([]string{tools}, home, elsewhere); err != nil {
+		t.Errorf("a directory inside the home directory: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 
@@ -117,10 +118,10 @@ var KernelFS = []string{"/proc", "/sys", "/dev"}
 // CheckReadPaths refuses a configured read path (broker serve
 // --read-path) that would open to every action what the sandbox keeps
 // from it: one that is, holds or lies inside the broker's state
-// directory (its keys and journal) or one of KernelFS (the host's other
-// processes and its devices), or that is the home directory or holds it.
-// Paths are compared as their canonical spellings; one that cannot be
-// resolved is left to Base, which refuses it.
+// directory (its keys and journal) or one of KernelFS, or that is or
+// holds the home directory. Paths are compared as their canonical
+// spellings (a bind mount of one elsewhere is not seen); one that cannot
+// be resolved is left to Base, which refuses it.
 func CheckReadPaths(paths []string, home, stateDir string) error {
 	canonical := func(p string) string {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
@@ -128,22 +129,47 @@ func CheckReadPaths(paths []string, home, stateDir string) error {
 		}
 		return filepath.Clean(p)
 	}
-	type kept struct{ dir, what string }
-	var keep []kept
-	for _, d := range KernelFS {
-		keep = append(keep, kept{canonical(d), "the kernel's " + d + " (the host's other processes and devices)"})
+	type kept struct {
+		dir, what string
+		inside    bool // a directory inside it is kept out too
 	}
-	keep = append(keep, kept{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)"})
+	keep := []kept{
+		{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true},
+		{"/proc", "/proc (the host's other processes)", true},
+		{"/sys", "/sys (the kernel's and the devices' state)", true},
+		{"/dev", "/dev (the host's devices)", true},
+	}
+	if home != "" {
+		keep = append(keep, kept{canonical(home), "the home directory " + home + " (its keys and credentials)", false})
+	}
 	for _, p := range paths {
 		real := canonical(p)
 		for _, k := range keep {
-			if beneath(real, k.dir) || beneath(k.dir, real) {
-				return fmt.Errorf("configured read path %s would let every action read %s; name a directory that holds what programs need and nothing of the host's", p, k.what)
+			how := ""
+			switch {
+			case real == k.dir:
+				how = "is"
+			case beneath(k.dir, real):
+				how = "holds"
+			case k.inside && beneath(real, k.dir):
+				how = "lies inside"
+			default:
+				continue
 			}
-		}
-		if home != "" && beneath(canonical(home), real) {
-			return fmt.Errorf("configured read path %s would let every action read the home directory %s (its keys and credentials); name the directory inside it that programs need", p, home)
+			return fmt.Errorf("configured read path %s %s %s, which no action may read; name a directory that holds what programs need and nothing of the host's", p, how, k.what)
 		}
 	}
 	return nil
+}
+
+// HomeDir is the home directory of the broker's user: $HOME, or, where it
+// is unset (a system service), the user database's; "" without either.
+func HomeDir() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return home
+	}
+	if u, err := user.Current(); err == nil {
+		return u.HomeDir
+	}
+	return ""
 }

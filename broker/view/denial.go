@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -109,7 +108,7 @@ var rules = map[wire.DenialRule]struct{ why, remedy string }{
 
 // landlockRemedy is what would allow a refusal of Landlock's.
 func landlockRemedy(d *wire.Denial) string {
-	if hostState(d.Object) {
+	if policy.InKernelFS(d.Object) {
 		return "not possible in warrant: no read path opens the host's /proc, /sys or /dev to an action (they show its other processes and devices); programs that probe them fall back."
 	}
 	switch d.Effect {
@@ -139,14 +138,6 @@ func landlockRemedy(d *wire.Denial) string {
 func Routine(d *wire.Denial) bool {
 	return d.Rule == wire.RuleInterfaceList || d.Rule == wire.RuleHostSocket && d.Call == "socket" ||
 		d.Source == wire.SourceKernelAudit && (d.Call == "fs.ioctl_dev" || d.Effect == wire.EffectRead && wire.RuntimeProbe(d.Object))
-}
-
-// hostState reports whether a refused object is or lies under /proc,
-// /sys or /dev, which no read path may open (policy.CheckReadPaths).
-func hostState(object string) bool {
-	return slices.ContainsFunc(policy.KernelFS, func(dir string) bool {
-		return object == dir || strings.HasPrefix(object, dir+"/")
-	})
 }
 
 // denialOf is d in words.

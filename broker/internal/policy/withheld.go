@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"warrant/wire"
 )
@@ -115,6 +116,15 @@ func (w *Withheld) check(role, file string) error {
 // inside one (admission.Authority), and no read path may open one.
 var KernelFS = []string{"/proc", "/sys", "/dev"}
 
+// kernelShows is what each of KernelFS would show an action.
+var kernelShows = map[string]string{"/proc": "the host's other processes", "/sys": "the kernel's and the devices' state",
+	"/dev": "the host's devices"}
+
+// InKernelFS reports whether p is or lies inside one of KernelFS.
+func InKernelFS(p string) bool {
+	return slices.ContainsFunc(KernelFS, func(dir string) bool { return beneath(p, dir) })
+}
+
 // CheckReadPaths refuses a configured read path (broker serve
 // --read-path) that would open to every action what the sandbox keeps
 // from it: one that is, holds or lies inside the broker's state
@@ -133,11 +143,9 @@ func CheckReadPaths(paths []string, home, stateDir string) error {
 		dir, what string
 		inside    bool // a directory inside it is kept out too
 	}
-	keep := []kept{
-		{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true},
-		{"/proc", "/proc (the host's other processes)", true},
-		{"/sys", "/sys (the kernel's and the devices' state)", true},
-		{"/dev", "/dev (the host's devices)", true},
+	keep := []kept{{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true}}
+	for _, d := range KernelFS {
+		keep = append(keep, kept{d, d + " (" + kernelShows[d] + ")", true})
 	}
 	if home != "" {
 		keep = append(keep, kept{canonical(home), "the home directory " + home + " (its keys and credentials)", false})

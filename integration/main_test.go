@@ -17,6 +17,7 @@ var bins struct {
 	helper   string // integration/testdata/helper, static
 	broker   string // cmd/broker, static: the thin client under test
 	brokerd  string // cmd/brokerd beside it, static: the daemon and the whole CLI
+	gofloor  string // integration/testdata/gofloor, static: the smallest Go program
 }
 
 func TestMain(m *testing.M) {
@@ -35,6 +36,7 @@ func run(m *testing.M) int {
 	bins.helper = filepath.Join(dir, "helper")
 	bins.broker = filepath.Join(dir, "broker")
 	bins.brokerd = filepath.Join(dir, "brokerd")
+	bins.gofloor = filepath.Join(dir, "gofloor")
 	builds := []struct {
 		out, pkg, cgo string
 	}{
@@ -42,6 +44,7 @@ func run(m *testing.M) int {
 		{bins.helper, "warrant/integration/testdata/helper", "0"},
 		{bins.broker, "warrant/cmd/broker", "0"},
 		{bins.brokerd, "warrant/cmd/brokerd", "0"},
+		{bins.gofloor, "warrant/integration/testdata/gofloor", "0"},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)

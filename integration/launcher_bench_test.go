@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -31,8 +33,8 @@ import (
 // copy, no digest. The warm cases also time, in the same loop, the floor
 // of any warm Go launcher: the smallest Go program (gofloor), waiting as
 // long, told to execute /bin/true by one byte (go-exec-x-exec: what
-// being a Go process costs; the rest of ratio-p50 is the launcher's own
-// checks and confinement).
+// being a Go process costs; the rest of ratio-p50 is the launcher's
+// checks, confinement and exchange with the broker).
 func BenchmarkLaunchTrue(b *testing.B) {
 	truePath, err := filepath.EvalSymlinks("/bin/true")
 	if err != nil {
@@ -97,7 +99,10 @@ func BenchmarkLaunchTrue(b *testing.B) {
 // and times it from the byte that tells it to execute path until that
 // has exited.
 func goExec(b *testing.B, warm time.Duration, path string) time.Duration {
-	cmd := exec.Command(bins.gofloor, "exec", path)
+	ctx, cancel := context.WithTimeout(context.Background(), launchSafety)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.gofloor, "exec", path)
+	cmd.Stderr = os.Stderr
 	w, err := cmd.StdinPipe()
 	if err == nil {
 		err = cmd.Start()
@@ -107,11 +112,9 @@ func goExec(b *testing.B, warm time.Duration, path string) time.Duration {
 	}
 	time.Sleep(warm)
 	start := time.Now()
-	if _, err := w.Write([]byte{1}); err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		b.Fatalf("gofloor exec %s: %v", path, err)
+	_, err = w.Write([]byte{1})
+	if werr := cmd.Wait(); err != nil || werr != nil {
+		b.Fatalf("gofloor exec %s: %v, %v", path, err, werr)
 	}
 	return time.Since(start)
 }

@@ -11,7 +11,7 @@ import (
 // 1 GiB stream of one run on a loaded machine, a flood whose figures
 // came on a line of their own after output the benchmark wrote, and the
 // egress benchmarks of another run; the Go floors beside CLIRunTrue and
-// LaunchTrue/warm written in by hand, as those now print them) gives
+// LaunchTrue/warm written in by hand) gives
 // each goal's row from the figures of that run.
 func TestSummaryOfCapturedRun(t *testing.T) {
 	f, err := os.Open("testdata/bench.txt")
@@ -45,7 +45,7 @@ func TestSummaryOfCapturedRun(t *testing.T) {
 		`RunTrueSpaced p95 ÷ bwrap +4\.31 +≤ 1\.2 +no`,
 		`CLIRunTrue p50 ÷ bwrap +3\.58 +≤ 1\.5 +no +p50-ms 27, bwrap-p50-ms 7\.55, go-start-p50-ms 9\.31, go-start-x-bwrap 1\.23`,
 		`phases back-to-back, sum of p50 µs +11497 +≤ 2500 +no +submit-p50-µs 4852, spawn-p50-µs 1023, exec-p50-µs 3614, group-end-p50-µs 325, receipt-p50-µs 1683`,
-		`LaunchTrue warm p50 ÷ os/exec +3\.31 +≤ 1\.5 +no +launcher-p50-µs 3430, os/exec-p50-µs 1036, go-exec-x-exec 1\.16`,
+		`LaunchTrue warm p50 ÷ os/exec +3\.31 +≤ 1\.5 +no +launcher-p50-µs 3430, os/exec-p50-µs 1036, go-exec-p50-µs 1203, go-exec-x-exec 1\.16`,
 		`1 GiB text: speed ÷ cat's +0\.173 +≥ 0\.9 +no`,
 		`1 GiB text: CPU per GiB ÷ cat's +5\.03 +≤ 1\.5 +no +cpu-s/GiB 2\.89, cat-cpu-s/GiB 0\.575`, // 2.890 / 0.5748
 		`10 GiB flood: speed ÷ cat's +1\.15 +≥ 1\.0 +yes`,

@@ -131,27 +131,21 @@ func InKernelFS(p string) bool {
 // directory (its keys and journal) or one of KernelFS, or that is or
 // holds the home directory. Paths are compared as their canonical
 // spellings (a bind mount of one elsewhere is not seen); one that cannot
-// be resolved is left to Base, which refuses it.
+// be resolved, or is not clean, is left to Base, which refuses it.
 func CheckReadPaths(paths []string, home, stateDir string) error {
-	canonical := func(p string) string {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return real
-		}
-		return filepath.Clean(p)
-	}
 	type kept struct {
 		dir, what string
 		inside    bool // a directory inside it is kept out too
 	}
-	keep := []kept{{canonical(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true}}
+	keep := []kept{{canonicalOr(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true}}
 	for _, d := range KernelFS {
 		keep = append(keep, kept{d, d + " (" + kernelShows[d] + ")", true})
 	}
 	if home != "" {
-		keep = append(keep, kept{canonical(home), "the home directory " + home + " (its keys and credentials)", false})
+		keep = append(keep, kept{canonicalOr(home), "the home directory " + home + " (its keys and credentials)", false})
 	}
 	for _, p := range paths {
-		real := canonical(p)
+		real := canonicalOr(p)
 		for _, k := range keep {
 			how := ""
 			switch {

@@ -75,8 +75,8 @@ func setRlimits(l profile.Limits) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding, ambient, inheritable, permitted
-// and effective sets, and checks that they are empty.
+// dropCapabilities empties the ambient, inheritable, permitted and
+// effective sets and checks them; step 1 emptied the bounding set.
 func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [capabilityWords]unix.CapUserData
@@ -86,21 +86,6 @@ func dropCapabilities() error {
 	if data[0].Permitted|data[1].Permitted != 0 || unix.Geteuid() == 0 {
 		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "set securebits: %v", err)
-		}
-	}
-	// Only a process with CAP_SETPCAP may shrink the bounding set; an
-	// ordinary user's is full and stays so. That grants nothing: the
-	// permitted, effective, inheritable and ambient sets are cleared below,
-	// and under no_new_privs no exec can add to them. Dropping a
-	// capability the set no longer holds succeeds, so each is dropped
-	// without reading it first: one call per capability.
-	for c := 0; data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 && c <= maxCapabilityNumber; c++ {
-		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		if err == unix.EINVAL {
-			break // past the kernel's last capability
-		}
-		if err != nil {
-			return wire.Errorf(wire.CodeSandboxUnavailable, "drop capability %d from the bounding set: %v", c, err)
 		}
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
@@ -116,6 +101,31 @@ func dropCapabilities() error {
 	for _, d := range data {
 		if d.Effective|d.Permitted|d.Inheritable != 0 {
 			return wire.Errorf(wire.CodeSandboxUnavailable, "capabilities remain after capset")
+		}
+	}
+	return nil
+}
+
+// dropBoundingSet empties the bounding set at step 1, while a warm launcher
+// waits for its request: it limits only what an exec may gain, and no exec
+// comes before step 12. Only a process with CAP_SETPCAP may shrink it; an
+// ordinary user's is full and stays so. That grants nothing: step 8 clears
+// the permitted, effective, inheritable and ambient sets, and under
+// no_new_privs no exec can add to them. Dropping a capability the set no
+// longer holds succeeds, so each is dropped without reading it first.
+func dropBoundingSet() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [capabilityWords]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "capget: %v", err)
+	}
+	for c := 0; data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 && c <= maxCapabilityNumber; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL {
+			break // past the kernel's last capability
+		}
+		if err != nil {
+			return wire.Errorf(wire.CodeSandboxUnavailable, "drop capability %d from the bounding set: %v", c, err)
 		}
 	}
 	return nil

@@ -84,8 +84,7 @@ func (u *userBroker) command(name string, args ...string) *exec.Cmd {
 
 // TestOrdinaryUserRunsConfined: warrant's users are not root. The whole
 // chain — the capability probe (which proves the sandbox with real
-// attempts), approval, launcher, receipt — works for an unprivileged uid
-// whose bounding set the launcher cannot shrink.
+// attempts), approval, launcher, receipt — works for an unprivileged uid.
 func TestOrdinaryUserRunsConfined(t *testing.T) {
 	u := asNobody(t)
 	res := u.run("/usr/bin/id", "-u")

@@ -76,12 +76,15 @@ func setRlimits(l profile.Limits) error {
 }
 
 // dropCapabilities empties the ambient, inheritable, permitted and
-// effective sets and checks them; step 1 emptied the bounding set.
+// effective sets, and checks them and step 1's empty bounding set.
 func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [capabilityWords]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "capget: %v", err)
+	}
+	if in, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SETPCAP, 0, 0, 0); in != 0 && data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		return wire.Errorf(wire.CodeSandboxUnavailable, "the bounding set was refilled after step 1 (a new user namespace?)")
 	}
 	if data[0].Permitted|data[1].Permitted != 0 || unix.Geteuid() == 0 {
 		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
@@ -107,12 +110,10 @@ func dropCapabilities() error {
 }
 
 // dropBoundingSet empties the bounding set at step 1, while a warm launcher
-// waits for its request: it limits only what an exec may gain, and no exec
-// comes before step 12. Only a process with CAP_SETPCAP may shrink it; an
-// ordinary user's is full and stays so. That grants nothing: step 8 clears
-// the permitted, effective, inheritable and ambient sets, and under
-// no_new_privs no exec can add to them. Dropping a capability the set no
-// longer holds succeeds, so each is dropped without reading it first.
+// waits: it limits only what an exec gains, and none comes before step 12.
+// Without CAP_SETPCAP (an ordinary user's launcher outside a user
+// namespace) it stays full, which grants nothing: step 8 empties every
+// other set, and under no_new_privs no exec can add to them.
 func dropBoundingSet() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [capabilityWords]unix.CapUserData

@@ -11,7 +11,7 @@
 //
 //  1. cleanSlate (inherit_linux.go): fds 0–2 open, every ignored signal
 //     back to SIG_DFL, an empty signal mask, the bounding set emptied
-//     (dropBoundingSet: while a warm launcher waits), the codec primed.
+//     with CAP_SETPCAP (while a warm launcher waits), the codec primed.
 //  2. newRules, fsRules.prepare (landlock_linux.go), readRequest
 //     (request_linux.go): step 9's ruleset is made first (Landlock ABI ≥ 4
 //     or refuse). fd 3 must be an AF_UNIX SOCK_SEQPACKET socket whose
@@ -47,8 +47,8 @@
 //     pipes, everything else close-on-exec.
 //  8. dropPrivileges (creds_linux.go): setsid; rlimits from the profile,
 //     CORE, MSGQUEUE, NICE, RTPRIO, RTTIME = 0; PER_LINUX; securebits
-//     NOROOT (locked); every other capability set emptied and checked;
-//     no_new_privs.
+//     NOROOT (locked); every other capability set emptied and checked,
+//     the bounding set checked; no_new_privs.
 //  9. restrictFS (landlock_linux.go): a Landlock domain handling every
 //     right the running ABI knows (counted by internal/landlockabi, as the
 //     broker counts it; reported in Ready); read+execute on the runtime

@@ -8,8 +8,8 @@ import (
 
 // cleanSlate performs step 1: fds 0–2 open (on /dev/null when the broker
 // left one closed, so that no received descriptor can land there), every
-// inherited "ignore" disposition back to default, an empty signal mask and
-// an empty bounding set.
+// inherited "ignore" disposition back to default, an empty signal mask,
+// and with CAP_SETPCAP an empty bounding set.
 func cleanSlate() error {
 	for fd := 0; fd <= 2; fd++ {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {

@@ -76,14 +76,14 @@ func setRlimits(l profile.Limits) error {
 }
 
 // dropCapabilities empties the ambient, inheritable, permitted and
-// effective sets, and checks them and step 1's empty bounding set.
+// effective sets and checks them, and with CAP_SETPCAP the bounding set.
 func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [capabilityWords]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "capget: %v", err)
 	}
-	if in, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SETPCAP, 0, 0, 0); in != 0 && data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SETPCAP, 0, 0, 0); (err != nil || in != 0) && data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "the bounding set was refilled after step 1 (a new user namespace?)")
 	}
 	if data[0].Permitted|data[1].Permitted != 0 || unix.Geteuid() == 0 {

@@ -48,7 +48,7 @@
 //  8. dropPrivileges (creds_linux.go): setsid; rlimits from the profile,
 //     CORE, MSGQUEUE, NICE, RTPRIO, RTTIME = 0; PER_LINUX; securebits
 //     NOROOT (locked); every other capability set emptied and checked,
-//     the bounding set checked; no_new_privs.
+//     with CAP_SETPCAP the bounding set too; no_new_privs.
 //  9. restrictFS (landlock_linux.go): a Landlock domain handling every
 //     right the running ABI knows (counted by internal/landlockabi, as the
 //     broker counts it; reported in Ready); read+execute on the runtime

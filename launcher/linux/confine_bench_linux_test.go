@@ -2,7 +2,6 @@ package linux
 
 import (
 	"os"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -13,18 +12,12 @@ import (
 	"warrant/wire"
 )
 
-// A locked goroutine that ends on the main thread parks it, confined, for
-// good: the main goroutine keeps it.
-func init() { runtime.LockOSThread() }
-
 // BenchmarkConfine times the launcher's own steps 9 and 10 for a request
 // like BenchmarkLaunchTrue's: restrictFS (a ruleset; the runtime
 // directories that are not links, the workspace, HOME and TMPDIR), then
-// no_new_privs and installSeccomp's two programs. Each run confines the
-// thread of a goroutine that locks it and returns without unlocking, so
-// the runtime ends the thread with its domain (init keeps the main thread
-// out of it). It answers what confinement alone costs a launch, beside
-// LaunchTrue's ratio and its go-exec floor.
+// no_new_privs and installSeccomp's two programs, each run on a throwaway
+// thread (onThread). It answers what confinement alone costs a launch,
+// beside LaunchTrue's ratio and its go-exec floor.
 func BenchmarkConfine(b *testing.B) {
 	if abi := landlockabi.Running(); abi < landlockabi.TCP {
 		b.Skipf("skip: Landlock ABI %d is below the launcher's floor %d", abi, landlockabi.TCP)
@@ -43,16 +36,11 @@ func BenchmarkConfine(b *testing.B) {
 	}
 	var landlock, seccomp []time.Duration
 	for b.Loop() {
-		done := make(chan error)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with its domain
-			ll, sc, err := confine(req, dir)
-			landlock, seccomp = append(landlock, ll), append(seccomp, sc)
-			done <- err
-		}()
-		if err := <-done; err != nil {
+		var ll, sc time.Duration
+		if err := onThread(func() (err error) { ll, sc, err = confine(req, dir); return err }); err != nil {
 			b.Fatal(err)
 		}
+		landlock, seccomp = append(landlock, ll), append(seccomp, sc)
 	}
 	total := make([]time.Duration, len(landlock))
 	for i := range total {

@@ -1,7 +1,6 @@
 package linux
 
 import (
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -12,12 +11,14 @@ import (
 	"warrant/wire"
 )
 
-// BenchmarkConfine times the launcher's own steps 9 and 10 for a request
-// like BenchmarkLaunchTrue's: restrictFS (a ruleset; the runtime
-// directories that are not links, the workspace, HOME and TMPDIR), then
-// no_new_privs and installSeccomp's two programs, each run on a throwaway
-// thread (onThread). It answers what confinement alone costs a launch,
-// beside LaunchTrue's ratio and its go-exec floor.
+// BenchmarkConfine times the launcher's own confinement for a request like
+// BenchmarkLaunchTrue's, each run on a throwaway thread (onThread): step
+// 1's part (no_new_privs and the argument program: args-p50-µs), which a
+// warm launcher does before its request, then what every launch does
+// after it (confine-p50-µs): restrictFS (a ruleset; the runtime
+// directories that are not links, the workspace, HOME and TMPDIR) and
+// step 10's main program. It answers what confinement alone costs a
+// launch, beside LaunchTrue's ratio and its go-exec floor.
 func BenchmarkConfine(b *testing.B) {
 	if abi := landlockabi.Running(); abi < landlockabi.TCP {
 		b.Skipf("skip: Landlock ABI %d is below the launcher's floor %d", abi, landlockabi.TCP)
@@ -34,52 +35,49 @@ func BenchmarkConfine(b *testing.B) {
 			req.Policy.Pins = append(req.Policy.Pins, wire.PathPin{Path: p, Dev: st.Dev, Ino: st.Ino})
 		}
 	}
-	var landlock, seccomp []time.Duration
+	var args, landlock, seccomp, total []time.Duration
 	for b.Loop() {
-		var ll, sc time.Duration
-		if err := onThread(func() (err error) { ll, sc, err = confine(req, dir); return err }); err != nil {
+		var t [4]time.Time
+		if err := onThread(func() error { return confine(req, dir, &t) }); err != nil {
 			b.Fatal(err)
 		}
-		landlock, seccomp = append(landlock, ll), append(seccomp, sc)
-	}
-	total := make([]time.Duration, len(landlock))
-	for i := range total {
-		total[i] = landlock[i] + seccomp[i]
+		args, landlock, seccomp = append(args, t[1].Sub(t[0])), append(landlock, t[2].Sub(t[1])), append(seccomp, t[3].Sub(t[2]))
+		total = append(total, t[3].Sub(t[1]))
 	}
 	for _, m := range []struct {
 		unit string
 		d    []time.Duration
-	}{{"landlock-p50-µs", landlock}, {"seccomp-p50-µs", seccomp}, {"confine-p50-µs", total}} {
+	}{{"args-p50-µs", args}, {"landlock-p50-µs", landlock}, {"seccomp-p50-µs", seccomp}, {"confine-p50-µs", total}} {
 		slices.Sort(m.d)
 		b.ReportMetric(float64(m.d[len(m.d)/2].Microseconds()), m.unit)
 	}
 }
 
-// confine applies steps 9 and 10 to the calling thread and returns how
-// long each took.
-func confine(req *wire.SpawnRequest, ws string) (landlock, seccomp time.Duration, err error) {
+// confine applies the launcher's confinement to the calling thread in
+// the launcher's order, the time before each part and after the last in t.
+func confine(req *wire.SpawnRequest, ws string, t *[4]time.Time) error {
 	fd, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer unix.Close(fd)
-	t0 := time.Now()
+	t[0] = time.Now()
+	if err := installArgs(); err != nil {
+		return err
+	}
+	t[1] = time.Now()
 	rules, err := newRules()
 	if err == nil {
 		err = restrictFS(req, rules, fd, &wire.Ready{})
 	}
-	t1 := time.Now()
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, 0, os.NewSyscallError("prctl", err)
-	}
+	t[2] = time.Now()
 	_, listener, err := installSeccomp(false)
-	t2 := time.Now()
+	t[3] = time.Now()
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	unix.Close(listener)
-	return t1.Sub(t0), t2.Sub(t1), nil
+	return unix.Close(listener)
 }

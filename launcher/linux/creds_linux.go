@@ -25,7 +25,7 @@ const (
 )
 
 // dropPrivileges performs step 8: a new session, every rlimit set from the
-// profile, personality PER_LINUX, no capability in any set, no_new_privs.
+// profile, personality PER_LINUX, no capability in any set.
 func dropPrivileges(p wire.Profile) error {
 	if _, err := unix.Setsid(); err != nil {
 		if sid, _ := unix.Getsid(0); err != unix.EPERM || sid != unix.Getpid() {
@@ -41,13 +41,7 @@ func dropPrivileges(p wire.Profile) error {
 	if got, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, personality.Query, 0, 0); got != personality.Linux {
 		return wire.Errorf(wire.CodeSandboxUnavailable, "personality is %#x after setting PER_LINUX", got)
 	}
-	if err := dropCapabilities(); err != nil {
-		return err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return wire.Errorf(wire.CodeSandboxUnavailable, "set no_new_privs: %v", err)
-	}
-	return nil
+	return dropCapabilities()
 }
 
 // setRlimits sets soft = hard for every limit warrant decides; the others

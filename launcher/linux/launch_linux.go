@@ -50,6 +50,9 @@ func prepare() (*wire.Ready, *execution, error) {
 	if err := cleanSlate(); err != nil {
 		return nil, nil, err
 	}
+	if err := installArgs(); err != nil {
+		return nil, nil, err
+	}
 	_ = wire.Prime(wire.TypePrepare, wire.TypeSpawnRequest, wire.TypeReady, wire.TypeProceed) // while a warm launcher waits: see Prime
 	rules, err := newRules()
 	if err != nil {

@@ -78,8 +78,8 @@ func TestHelperNoBrokerChild(t *testing.T) {
 
 func noBrokerChild(file string) int {
 	runtime.LockOSThread() // the filters are this thread's
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Println("no_new_privs", err)
+	if err := installArgs(); err != nil {
+		fmt.Println("install", err)
 		return 1
 	}
 	_, listener, err := installSeccomp(false)

@@ -126,8 +126,8 @@ func netChild(target, control int) int {
 	}
 	control4 := &unix.SockaddrInet4{Port: control, Addr: [4]byte{127, 0, 0, 1}}
 	say("fastopen_unfiltered", unix.Sendto(socks[0], []byte("x"), unix.MSG_FASTOPEN, control4))
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Println("no_new_privs", err)
+	if err := installArgs(); err != nil {
+		fmt.Println("install", err)
 		return 1
 	}
 	_, listener, err := installSeccomp(false)

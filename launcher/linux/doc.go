@@ -12,8 +12,8 @@
 //  1. cleanSlate (inherit_linux.go), installArgs (seccomp_linux.go), while
 //     a warm launcher waits: fds 0–2 open, every ignored signal back to
 //     SIG_DFL, an empty signal mask, the bounding set emptied with
-//     CAP_SETPCAP; no_new_privs and step 10's argument program, which
-//     refuses no call the steps make; the codec primed.
+//     CAP_SETPCAP; no_new_privs and the argument program (the same for
+//     every request), which refuses no call the steps make; codec primed.
 //  2. newRules, fsRules.prepare (landlock_linux.go), readRequest
 //     (request_linux.go): step 9's ruleset is made first (Landlock ABI ≥ 4
 //     or refuse). fd 3 must be an AF_UNIX SOCK_SEQPACKET socket whose
@@ -64,15 +64,15 @@
 //     entry gone or changed grants nothing); HOME and TMPDIR, the
 //     broker's own directories, are opened as named.
 //  10. installSeccomp (seccomp_linux.go), last: the main program, after
-//     step 1's argument program, both compiled by seccompgen with
-//     libseccomp at build time and loaded as embedded, their SHA-256 in
-//     Ready. seccompgen's policy_linux.go is the policy: what is allowed,
-//     refused by argument, refused by name and counted, notified for the
-//     broker to answer (the metadata calls, inotify_add_watch, connect;
-//     with ObserveWrites, opens with write intent, which it lets
-//     continue), and ENOSYS otherwise. The main program carries the one
-//     listener; no later filter may have one, so only the broker answers
-//     a notified call, and without it each is ENOSYS.
+//     step 1's, both seccompgen's (libseccomp at build time), loaded as
+//     embedded, their SHA-256 in Ready. seccompgen's policy_linux.go is
+//     the policy: allowed, refused by argument, refused by name and
+//     counted, notified for the broker to answer (the metadata calls,
+//     inotify_add_watch, connect; with ObserveWrites, opens with write
+//     intent, which it lets continue), and ENOSYS otherwise. The main
+//     program's is the one listener; no later filter may have one, so
+//     only the broker answers a notified call, and without it each is
+//     ENOSYS (TestNotifiedCallsWithoutTheBroker).
 //  11. reply (launch_linux.go): Ready with the measured facts and the
 //     listener (SCM_RIGHTS), which the broker answers
 //     (broker/internal/metadata); the launcher closes its copy.

@@ -11,9 +11,9 @@ var (
 	hintsProgram []byte
 )
 
-// programs are the seccomp programs in load order: the argument program,
-// then the main one, or with hints the main one that notifies
-// write-intent opens too (seccompgen's mainFilter).
+// programs are the seccomp programs in load order: the argument program
+// (for both: step 1 loads it before the request says which), then the main
+// one, or with hints the one that notifies write-intent opens too.
 func programs(hints bool) [][]byte {
 	if hints {
 		return [][]byte{argsProgram, hintsProgram}

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -109,7 +108,8 @@ func Protect(places []Place) (_ *Protected, err error) {
 			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)
 		}
 		h := heldPlace{Place: pl, f: f}
-		if h.key, err = keyOf(int(f.Fd())); err == nil && pl.Rule.above() {
+		n, err := nodeAt(int(f.Fd()), "")
+		if h.key = n.dirKey; err == nil && pl.Rule.above() {
 			_, err = ancestry(f)
 		}
 		p.places = append(p.places, h)
@@ -221,20 +221,22 @@ func contains(keys []dirKey, k dirKey) bool {
 }
 
 // ancestry is the identity of the directory open at f and of every
-// directory above it, up to the root (whose ".." is itself), never found
-// by path: each level is an fstatat of "..", "../..", … from f's
-// descriptor, resolved by the kernel as opening ".." from each level in
-// turn would be (".." at the root of a mount leaves by the mount it was
-// reached by), one system call a level where opening, measuring and
-// closing each level took three. Every reanchor levels the walk goes on
-// from a descriptor of the level reached, so that no path it resolves is
-// longer than 3 × reanchor bytes.
+// directory above it, up to the root, never found by path: each level is
+// a stat of "..", "../..", … from f's descriptor, resolved by the kernel
+// as opening ".." from each level in turn would be (".." at the root of a
+// mount leaves by the mount it was reached by), one system call a level
+// where opening, measuring and closing each level took three. The root is
+// the level whose ".." is itself on the same mount: a bind mount of a
+// directory onto one below it has a ".." of the same (dev, ino) on
+// another (TestWalkUpFromABindMountOntoItsOwnChild). Every reanchor
+// levels the walk goes on from a descriptor of the level reached, so
+// that no path it resolves is longer than 3 × reanchor bytes.
 func ancestry(f *os.File) ([]dirKey, error) {
-	k, err := keyOf(int(f.Fd()))
+	last, err := nodeAt(int(f.Fd()), "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	chain := []dirKey{k}
+	chain := []dirKey{last.dirKey}
 	from, anchor := int(f.Fd()), -1 // anchor: the descriptor this walk opened last, and must close
 	defer func() {
 		if anchor >= 0 {
@@ -254,14 +256,14 @@ func ancestry(f *os.File) ([]dirKey, error) {
 			anchor, from, up = fd, fd, ""
 		}
 		up += "../"
-		k, err := keyAt(from, up)
+		n, err := nodeAt(from, up)
 		if err != nil {
 			return nil, fmt.Errorf("a directory above %s: %w", f.Name(), err)
 		}
-		if k == chain[len(chain)-1] {
+		if n == last {
 			return chain, nil
 		}
-		chain = append(chain, k)
+		chain, last = append(chain, n.dirKey), n
 	}
 	return nil, fmt.Errorf("more than %d directories above it", maxDepth)
 }
@@ -269,29 +271,18 @@ func ancestry(f *os.File) ([]dirKey, error) {
 // reanchor is how many levels ancestry resolves from one descriptor.
 const reanchor = 64
 
-// keyOf is the identity of the directory open at fd.
-func keyOf(fd int) (dirKey, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return dirKey{}, fmt.Errorf("fstat: %w", err)
+// orDot is how an error names nodeAt's name: "." for the descriptor
+// itself.
+func orDot(name string) string {
+	if name == "" {
+		return "."
 	}
-	return dirStat(&st)
+	return name
 }
 
-// keyAt is the identity of the directory name (a run of "../") resolves
-// to from the directory open at dirfd.
-func keyAt(dirfd int, name string) (dirKey, error) {
-	var st unix.Stat_t
-	if err := retry.EINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
-		return dirKey{}, fmt.Errorf("fstatat %s: %w", name, err)
-	}
-	return dirStat(&st)
-}
-
-// dirStat is the identity of a directory measured as st.
-func dirStat(st *unix.Stat_t) (dirKey, error) {
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return dirKey{}, errors.New("not a directory")
-	}
-	return dirKey{uint64(st.Dev), uint64(st.Ino)}, nil
+// node is a directory as a walk up reaches it: its identity and the mount
+// it was reached by (0 where unknown, macOS), on which ".." depends.
+type node struct {
+	dirKey
+	mnt uint64
 }

@@ -264,6 +264,46 @@ func TestOverlapThroughABindMountIsRefused(t *testing.T) {
 	}
 }
 
+// TestWalkUpFromABindMountOntoItsOwnChild: with a directory bound onto a
+// directory below it, ".." from the bind's root is the same (dev, ino) on
+// the other mount, which is not the root. A place reached through the
+// bind is found inside the workspace above both, and a workspace reached
+// through it inside the place above both.
+func TestWalkUpFromABindMountOntoItsOwnChild(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skip: bind mounts need root")
+	}
+	top := t.TempDir()
+	for _, d := range []string{"a/b", "a/p"} {
+		must(t, os.MkdirAll(filepath.Join(top, d), 0o755))
+	}
+	a, b := filepath.Join(top, "a"), filepath.Join(top, "a", "b")
+	if err := syscall.Mount(a, b, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("skip: mount --bind is not permitted here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(b, syscall.MNT_DETACH) })
+	for _, c := range []struct{ place, ws, want string }{
+		{filepath.Join(b, "p"), top, "contains P"},
+		{top, filepath.Join(b, "p"), "lies inside P"},
+	} {
+		p, err := Protect([]Place{{Name: "P", Path: c.place, Rule: Overlap}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := os.Open(c.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.check(ws, c.ws)
+		ws.Close()
+		p.Close()
+		wantCode(t, err, wire.CodePathInvalid)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("workspace %s, place %s: the refusal %q does not say %q", c.ws, c.place, err, c.want)
+		}
+	}
+}
+
 // ancestry finds every directory above one nested deeper than it
 // resolves from one descriptor (reanchor): the same chain as measuring
 // each parent by path, up to the root.

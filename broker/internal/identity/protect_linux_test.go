@@ -246,21 +246,28 @@ func TestOverlapThroughABindMountIsRefused(t *testing.T) {
 			{Name: "P2", Path: filepath.Join(top, "mnt", "x", "b"), Rule: Overlap},
 		}, "contains P2"},
 	} {
-		p, err := Protect(c.places)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := os.Open(filepath.Join(top, c.ws))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = p.check(ws, c.ws)
-		ws.Close()
-		p.Close()
-		wantCode(t, err, wire.CodePathInvalid)
-		if !strings.Contains(err.Error(), c.want) {
-			t.Errorf("workspace %s: the refusal %q does not say %q", c.ws, err, c.want)
-		}
+		refusedAs(t, c.places, filepath.Join(top, c.ws), c.want)
+	}
+}
+
+// refusedAs requires the workspace ws to be refused, against places, with
+// PATH_INVALID and a sentence that says want.
+func refusedAs(t *testing.T, places []Place, ws, want string) {
+	t.Helper()
+	p, err := Protect(places)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	f, err := os.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = p.check(f, ws)
+	wantCode(t, err, wire.CodePathInvalid)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("workspace %s: the refusal %q does not say %q", ws, err, want)
 	}
 }
 
@@ -286,21 +293,7 @@ func TestWalkUpFromABindMountOntoItsOwnChild(t *testing.T) {
 		{filepath.Join(b, "p"), top, "contains P"},
 		{top, filepath.Join(b, "p"), "lies inside P"},
 	} {
-		p, err := Protect([]Place{{Name: "P", Path: c.place, Rule: Overlap}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := os.Open(c.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = p.check(ws, c.ws)
-		ws.Close()
-		p.Close()
-		wantCode(t, err, wire.CodePathInvalid)
-		if !strings.Contains(err.Error(), c.want) {
-			t.Errorf("workspace %s, place %s: the refusal %q does not say %q", c.ws, c.place, err, c.want)
-		}
+		refusedAs(t, []Place{{Name: "P", Path: c.place, Rule: Overlap}}, c.ws, c.want)
 	}
 }
 

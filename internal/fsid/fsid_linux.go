@@ -1,8 +1,11 @@
 package fsid
 
 import (
+	"errors"
+
 	"golang.org/x/sys/unix"
 
+	"warrant/internal/retry"
 	"warrant/wire"
 )
 
@@ -13,20 +16,29 @@ func fileIdentity(st *unix.Stat_t, path string) wire.FileIdentity {
 	}
 }
 
-// dirFacts returns the unique mount id (STATX_MNT_ID_UNIQUE where the
-// kernel has it, else STATX_MNT_ID) and the birth time (0 where the
-// filesystem records none) of the file open at fd.
-func dirFacts(fd int, _ *unix.Stat_t) (mnt uint64, birthNs int64, err error) {
-	// One call asks for both mount ids: a kernel that knows
-	// STATX_MNT_ID_UNIQUE (6.8+) answers with it, an older one ignores the
-	// bit and answers STATX_MNT_ID. Broker and launcher run on the same
-	// kernel, so they always compare like with like.
+// ErrNoMountID is StatxMount's answer where statx reports no mount id.
+var ErrNoMountID = errors.New("statx reports no mount id (Linux before 5.8, or a sandbox around the process)")
+
+// StatxMount is statx of name from dirfd (with AT_EMPTY_PATH in flags, ""
+// for dirfd itself) asking mask and the mount id: the unique one where the
+// kernel has it (6.8+), else STATX_MNT_ID. One call asks for both: an
+// older kernel ignores STATX_MNT_ID_UNIQUE. Broker and launcher run on
+// the same kernel, so they always compare like with like.
+func StatxMount(dirfd int, name string, flags, mask int) (unix.Statx_t, error) {
 	var sx unix.Statx_t
-	err = unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC,
-		unix.STATX_MNT_ID_UNIQUE|unix.STATX_MNT_ID|unix.STATX_BTIME, &sx)
+	err := retry.EINTR(func() error {
+		return unix.Statx(dirfd, name, flags, mask|unix.STATX_MNT_ID_UNIQUE|unix.STATX_MNT_ID, &sx)
+	})
 	if err == nil && sx.Mask&(unix.STATX_MNT_ID_UNIQUE|unix.STATX_MNT_ID) == 0 {
-		err = unix.ENOSYS
+		err = ErrNoMountID
 	}
+	return sx, err
+}
+
+// dirFacts returns the mount id (StatxMount) and the birth time (0 where
+// the filesystem records none) of the file open at fd.
+func dirFacts(fd int, _ *unix.Stat_t) (mnt uint64, birthNs int64, err error) {
+	sx, err := StatxMount(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_BTIME)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -6,27 +6,24 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"warrant/internal/retry"
+	"warrant/internal/fsid"
 )
 
 // nodeAt measures the directory name (a run of "../", or "" for dirfd
-// itself) resolves to from dirfd, with the mount it was reached by: the
-// unique mount id where the kernel has one (6.8+), else the mount id.
+// itself) resolves to from dirfd, with the mount it was reached by
+// (fsid.StatxMount).
 func nodeAt(dirfd int, name string) (node, error) {
 	flags := unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT | unix.AT_STATX_DONT_SYNC
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
 	const want = unix.STATX_TYPE | unix.STATX_INO
-	var sx unix.Statx_t
-	err := retry.EINTR(func() error {
-		return unix.Statx(dirfd, name, flags, want|unix.STATX_MNT_ID_UNIQUE|unix.STATX_MNT_ID, &sx)
-	})
+	sx, err := fsid.StatxMount(dirfd, name, flags, want)
 	switch {
 	case err != nil:
 		return node{}, fmt.Errorf("statx %s: %w", orDot(name), err)
-	case sx.Mask&want != want || sx.Mask&(unix.STATX_MNT_ID_UNIQUE|unix.STATX_MNT_ID) == 0:
-		return node{}, errors.New("statx reports no type, inode or mount id (Linux before 5.8, or a sandbox around the broker)")
+	case sx.Mask&want != want:
+		return node{}, errors.New("statx reports no type or inode")
 	case sx.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return node{}, errors.New("not a directory")
 	}

@@ -91,7 +91,8 @@
 // TCP_SYNCNT=127: hours of SYNs). A connect the caller restarts after a
 // signal interrupted it is answered anew, from the socket's state: it
 // gets EALREADY or EISCONN where the kernel's own restart would return
-// 0. The loopback source keeps every route on the loopback device
+// 0; a restart whose address another thread rewrote since is refused,
+// though the socket stays connected to the proxy. The loopback source keeps every route on the loopback device
 // whatever options the target set: the kernel refuses it on another
 // device, where a source route (IP_OPTIONS, with CAP_NET_RAW) would send
 // the SYN off the host to its first hop. Every other connect is EACCES,

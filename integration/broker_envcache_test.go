@@ -20,14 +20,11 @@ import (
 // launcher and extra in its own environment, and waits until it answers.
 func serveWith(t *testing.T, state string, extra []string, flags ...string) *brokerd {
 	t.Helper()
-	d := &brokerd{t: t, State: state, log: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, flags...)...)
-	d.cmd.Env = append(append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher), extra...)
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
+	d, err := spawnDaemon(state, extra, flags...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { d.cmd.Wait(); close(d.done) }()
+	d.t = t
 	t.Cleanup(d.kill)
 	d.dial()
 	return d

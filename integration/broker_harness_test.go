@@ -92,13 +92,22 @@ func startBroker(t testing.TB, state string, serveArgs ...string) *brokerd {
 const brokerCanary = "canary-broker-env-4711"
 
 // spawnBroker starts `broker serve --state STATE SERVEARGS...` with the
-// launcher TestMain built.
+// launcher TestMain built and the canaries in its environment.
 func spawnBroker(state string, serveArgs ...string) (*brokerd, error) {
+	return spawnDaemon(state, []string{"OPENAI_API_KEY=" + brokerCanary, "WARRANT_CANARY=" + brokerCanary}, serveArgs...)
+}
+
+// spawnDaemon starts `broker serve --state STATE ARGS...` with the
+// launcher TestMain built and extra in its environment. The daemon is
+// sent SIGTERM if the test binary dies first (killed, its cleanups never
+// run): no daemon outlives an interrupted run. The harness starts none
+// from a goroutine locked to a thread that ends, which would send it too.
+func spawnDaemon(state string, extra []string, args ...string) (*brokerd, error) {
 	d := &brokerd{State: state, log: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, serveArgs...)...)
-	d.cmd.Env = append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher,
-		"OPENAI_API_KEY="+brokerCanary, "WARRANT_CANARY="+brokerCanary)
+	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, args...)...)
+	d.cmd.Env = append(append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher), extra...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
 	}

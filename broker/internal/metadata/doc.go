@@ -91,13 +91,14 @@
 // TCP_SYNCNT=127: hours of SYNs). A connect the caller restarts after a
 // signal interrupted it is answered anew, from the socket's state: it
 // gets EALREADY or EISCONN where the kernel's own restart would return
-// 0; a restart whose address another thread rewrote since is refused,
-// though the socket stays connected to the proxy. The loopback source keeps every route on the loopback device
-// whatever options the target set: the kernel refuses it on another
-// device, where a source route (IP_OPTIONS, with CAP_NET_RAW) would send
-// the SYN off the host to its first hop. Every other connect is EACCES,
-// recorded under not-through-proxy. The proxy's own refusals of destinations come
-// in through Record, safe for concurrent use.
+// 0. A restart whose address another thread rewrote since is refused,
+// and recorded under the address it read, though the socket stays
+// connected to the proxy. The loopback source keeps every route on the
+// loopback device whatever options the target set: the kernel refuses it
+// on another device, where a source route (IP_OPTIONS, with CAP_NET_RAW)
+// would send the SYN off the host to its first hop. Every other connect
+// is EACCES, recorded under not-through-proxy. The proxy's own refusals
+// of destinations come in through Record, safe for concurrent use.
 //
 // # Rules the broker adds
 //

@@ -130,7 +130,7 @@ func TestDefaultStateListensInTheRuntimeDir(t *testing.T) {
 			serve.Env = env
 			log := &syncBuffer{}
 			serve.Stdout, serve.Stderr = log, log
-			if err := serve.Start(); err != nil {
+			if err := startDaemon(serve); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {

@@ -169,7 +169,7 @@ func TestBrokerAuthorityOrdinaryUser(t *testing.T) {
 	serve.Env, serve.SysProcAttr = env, cred
 	var serveLog syncBuffer
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
-	if err := serve.Start(); err != nil {
+	if err := startDaemon(serve); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,22 +99,48 @@ func spawnBroker(state string, serveArgs ...string) (*brokerd, error) {
 }
 
 // spawnDaemon starts `broker serve --state STATE ARGS...` with the
-// launcher TestMain built and extra in its environment. The daemon is
-// sent SIGTERM if the test binary dies first (killed, its cleanups never
-// run): no daemon outlives an interrupted run. The harness starts none
-// from a goroutine locked to a thread that ends, which would send it too.
+// launcher TestMain built and extra in its environment (startDaemon).
 func spawnDaemon(state string, extra []string, args ...string) (*brokerd, error) {
 	d := &brokerd{State: state, log: &syncBuffer{}, done: make(chan struct{})}
 	d.cmd = exec.Command(bins.broker, append([]string{"serve", "--state", state}, args...)...)
 	d.cmd.Env = append(append(os.Environ(), "WARRANT_LAUNCHER="+bins.launcher), extra...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := d.cmd.Start(); err != nil {
+	if err := startDaemon(d.cmd); err != nil {
 		return nil, err
 	}
 	go func() { d.cmd.Wait(); close(d.done) }()
 	return d, nil
 }
+
+// startDaemon starts cmd, a daemon, so that it is sent SIGTERM if the
+// test binary dies first (killed, its cleanups never run): no daemon
+// outlives an interrupted run. Linux sends that signal when the thread
+// that forked the daemon ends, whichever goroutine ends it (lifecycle,
+// run in this process by some tests, ends a thread it could not move back
+// out of an action's cgroups), so every daemon is forked on one thread
+// that lives as long as the binary.
+func startDaemon(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	errc := make(chan error)
+	daemonThread() <- func() { errc <- cmd.Start() }
+	return <-errc
+}
+
+// daemonThread runs what it is sent on one goroutine locked to its
+// thread, never unlocked.
+var daemonThread = sync.OnceValue(func() chan<- func() {
+	c := make(chan func())
+	go func() {
+		runtime.LockOSThread()
+		for f := range c {
+			f()
+		}
+	}()
+	return c
+})
 
 var sharedD struct {
 	sync.Mutex

@@ -57,7 +57,7 @@ func TestRestartEndsTheSurvivorWithoutCgroupsAsUser(t *testing.T) {
 	serve := u.command(filepath.Join(u.bin, "broker"), "serve")
 	log := &syncBuffer{}
 	serve.Stdout, serve.Stderr = log, log
-	if err := serve.Start(); err != nil {
+	if err := startDaemon(serve); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })

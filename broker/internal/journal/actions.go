@@ -47,7 +47,7 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if err := j.bindCall(ctx, tx, call, handle, ""); err != nil {
 			return err
 		}
-		left, requested, decided, err := j.leaseUsable(ctx, tx, l)
+		u, err := j.leaseUsable(ctx, tx, l)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("consume a use of lease %s: %d rows, %v", l.id, n, err)
 		}
-		l.usesLeft = left - 1 // read in this immediate transaction, which no other writer shares
+		l.usesLeft = u.left - 1 // read in this immediate transaction, which no other writer shares
 		now := j.now().Unix()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO actions (handle, lease_id, approval_id, goal, goal_revision, session,
 			executable, fingerprint, identity, state, created_unix, updated_unix, step, contract)
@@ -80,7 +80,7 @@ func (j *Journal) Checkpoint(ctx context.Context, l *Lease, session, step string
 		rec = &Record{Handle: handle, LeaseID: l.id, ApprovalID: l.approvalID, Goal: l.goal, Session: session, Step: step,
 			GoalRevision: l.revision, Fingerprint: l.fingerprint, Identity: *id,
 			Events: []Event{{Kind: "EXECUTING", At: at}}, Parse: l.parse}
-		if !rec.approval(requested, decided) {
+		if !rec.approval(u.requested, u.decided) {
 			rec = nil // Record names the missing request
 		}
 		j.crashPoint("checkpoint:in-tx")

@@ -212,27 +212,33 @@ func decodeIdentity(identity []byte) (*wire.CommandIdentity, error) {
 	return &id, nil
 }
 
+// usable is what leaseUsable read: the lease's uses left, and its
+// approval request's creation and decision (NULL where there is none),
+// for the action's record.
+type usable struct {
+	left               uint32
+	requested, decided sql.NullInt64
+}
+
 // leaseUsable re-checks, inside the checkpoint transaction, everything
 // that may have changed since MatchLease: revocation, expiry, remaining
-// uses, and the goal's state and revision; it returns the uses left. In
-// the same read it returns the lease's approval request's creation and
-// decision (NULL where there is none), for the action's record.
-func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left uint32, requested, decided sql.NullInt64, err error) {
+// uses, and the goal's state and revision.
+func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (u usable, err error) {
 	var expires int64
 	var revoked sql.NullInt64
 	var reason string
 	err = tx.QueryRowContext(ctx, `SELECT l.expires_unix, l.uses_left, l.revoked_unix, l.revoked_reason, r.created_unix, r.decided_unix
 		FROM leases l LEFT JOIN approval_requests r ON r.id = ? WHERE l.id = ?`, l.approvalID, l.id).
-		Scan(&expires, &left, &revoked, &reason, &requested, &decided)
+		Scan(&expires, &u.left, &revoked, &reason, &u.requested, &u.decided)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, requested, decided, wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
+		return usable{}, wire.Errorf(wire.CodeApprovalRequired, "lease %s does not exist; the action needs an approval", l.id)
 	}
 	if err != nil {
-		return 0, requested, decided, err
+		return usable{}, err
 	}
 	g, err := readGoal(ctx, tx, l.goal)
 	if err != nil {
-		return 0, requested, decided, err
+		return usable{}, err
 	}
 	switch {
 	case g.State != wire.GoalActive:
@@ -244,13 +250,13 @@ func (j *Journal) leaseUsable(ctx context.Context, tx *sql.Tx, l *Lease) (left u
 		err = wire.Errorf(wire.CodeLeaseRevoked, "lease %s was revoked (%s)", l.id, reason)
 	case expires <= j.now().Unix():
 		err = wire.Errorf(wire.CodeLeaseExpired, "lease %s expired", l.id)
-	case left == 0:
+	case u.left == 0:
 		err = wire.Errorf(wire.CodeLeaseExhausted, "lease %s has no uses left", l.id)
 	}
 	if err != nil {
-		return 0, requested, decided, err
+		return usable{}, err
 	}
-	return left, requested, decided, nil
+	return u, nil
 }
 
 // egressColumn is an egress list as lease_egress keeps it: the entries

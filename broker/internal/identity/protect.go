@@ -107,12 +107,11 @@ func Protect(places []Place) (_ *Protected, err error) {
 			}
 			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)
 		}
-		h := heldPlace{Place: pl, f: f}
 		n, err := nodeAt(int(f.Fd()), "")
-		if h.key = n.dirKey; err == nil && pl.Rule.above() {
+		if err == nil && pl.Rule.above() {
 			_, err = ancestry(f)
 		}
-		p.places = append(p.places, h)
+		p.places = append(p.places, heldPlace{Place: pl, f: f, key: n.dirKey}) // held, so that an error closes it
 		if err != nil {
 			return nil, fmt.Errorf("protect %s %s: %w", pl.Name, pl.Path, err)
 		}

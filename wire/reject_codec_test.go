@@ -124,6 +124,31 @@ func TestDecodeRejectsNonCanonical(t *testing.T) {
 	mustReject(t, "body null", message("ok", nil), ReplyChannel, `envelope: `)
 }
 
+// TestCanonicalTiesTheEnvelopeToItsMessage: canonical refuses a message
+// in a frame that encodes it canonically under another type's envelope
+// (Decode cannot build such a pair: its message is the envelope's type).
+func TestCanonicalTiesTheEnvelopeToItsMessage(t *testing.T) {
+	m := &Query{Handle: "a"}
+	body, err := encMode.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []MsgType{m.Type(), TypeWait} {
+		env := envelope{Type: typ, Body: body}
+		frame, err := encMode.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = canonical(frame, &env, m)
+		if typ == m.Type() && err != nil {
+			t.Errorf("the query's own frame: %v", err)
+		}
+		if typ != m.Type() && err == nil {
+			t.Errorf("a query under a %s envelope was accepted", typ)
+		}
+	}
+}
+
 // TestDecodeRejectsWrongChannel sends every sample on every channel that
 // does not carry it.
 func TestDecodeRejectsWrongChannel(t *testing.T) {

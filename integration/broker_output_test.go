@@ -382,6 +382,71 @@ func TestBrokerRunInterruptWhileFollowing(t *testing.T) {
 	}
 }
 
+// TestBrokerRunSecondInterrupt: a second interrupt while `broker run
+// --json` waits for its cancelled action to end stops the wait at once:
+// exit 123, the outcome unknown here, saying so. The action is not
+// abandoned by the broker: its target, which survives SIGTERM, is killed
+// at the end of the grace, and the action ends cancelled_reaped.
+func TestBrokerRunSecondInterrupt(t *testing.T) {
+	py := python(t)
+	state, ws := shared(t).State, workspace(t)
+	cmd := brokerRun(state, ws, wire.ProfileShort, []string{"--json"}, py, "-c", `
+import os, signal, time
+signal.signal(signal.SIGTERM, lambda *_: open("termed", "w").close())
+open("started", "w").close()
+time.sleep(60)
+`)
+	var out bytes.Buffer
+	errb := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = &out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := func(format string, args ...any) {
+		t.Helper()
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf(format+"; stderr:\n%s", append(args, errb)...)
+	}
+	// The first interrupt's cancel reaches the target as SIGTERM; the
+	// second listener is in place before the cancel is sent.
+	for _, marker := range []string{"started", "termed"} {
+		deadline := time.Now().Add(daemonSafety)
+		for _, err := os.Stat(filepath.Join(ws, marker)); err != nil; _, err = os.Stat(filepath.Join(ws, marker)) {
+			select {
+			case err := <-done:
+				t.Fatalf("broker run ended (%v) before the target wrote %q; stderr:\n%s", err, marker, errb)
+			case <-time.After(10 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				stopped("the target never wrote %q", marker)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+	}
+	select {
+	case <-done:
+	case <-time.After(hangGuard):
+		stopped("broker run still waited %s after a second SIGINT", hangGuard)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 123 {
+		t.Fatalf("after a second SIGINT: exit %d, want 123; stderr:\n%s", code, errb)
+	}
+	// The cancel's answer may not have been read when the second came.
+	o := decodeRun(t, &out)
+	if o.Outcome != "unknown" || o.Error == nil || o.Handle == nil ||
+		!strings.Contains(o.Error.Message, "interrupted again") && !strings.Contains(o.Error.Message, "interrupted, and the cancel failed") {
+		t.Fatalf("after a second SIGINT: %s", out.String())
+	}
+	wait := exec.Command(bins.broker, "wait", "--json", "--state", state, "--timeout", "30s", *o.Handle)
+	got, err := wait.Output()
+	if err != nil || !strings.Contains(string(got), `"outcome": "cancelled_reaped"`) {
+		t.Fatalf("broker wait %s: %v\n%s", *o.Handle, err, got)
+	}
+}
+
 // TestBrokerRunSlowReaderGetsEveryByte: `broker run` whose stdout is
 // not read holds up neither the action nor the broker, and loses
 // nothing: the test reads nothing until the target has written 8 MiB

@@ -94,6 +94,7 @@ type Env struct {
 	cmd            command  // its entry, for its synopsis and help
 	args           []string // the whole command line, for a hand-off to brokerd
 	local          *Local   // brokerd's additions; nil in the thin client
+	ends           bool     // the process ends with the command (Main)
 	State          string   // --state
 	JSON, Debug    bool     // --json, --debug
 	full           bool     // the approval card with every identity number (approvals, run)
@@ -112,8 +113,10 @@ var errHelp = errors.New("help printed")
 // Main runs the thin client, `broker`, with args (without the program
 // name) and returns its exit status: a command its table gives no body,
 // or one that needs what only brokerd has, is handed to brokerd
-// (handoff.go).
-func Main(args []string, stdout, stderr io.Writer) int { return Run(args, stdout, stderr, nil) }
+// (handoff.go). The process ends with the command: what the command
+// holds till its end, such as a run's interrupt subscription, is left to
+// the process's end.
+func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr, nil, true) }
 
 // Body is a command's body.
 type Body func(e *Env, args []string) error
@@ -132,6 +135,11 @@ type Local struct {
 // Run runs the broker command with args; local is nil in the thin
 // client, brokerd's additions in brokerd.
 func Run(args []string, stdout, stderr io.Writer, local *Local) int {
+	return run(args, stdout, stderr, local, false)
+}
+
+// run is Run; ends says the process ends with the command (Main).
+func run(args []string, stdout, stderr io.Writer, local *Local, ends bool) int {
 	if len(args) == 0 {
 		printUsage(stderr)
 		return exitUsage
@@ -140,7 +148,7 @@ func Run(args []string, stdout, stderr io.Writer, local *Local) int {
 	case "-h", "--help", "help":
 		if len(args) > 1 {
 			if _, ok := commands[args[1]]; ok {
-				return Run([]string{args[1], "--help"}, stdout, stderr, local)
+				return run([]string{args[1], "--help"}, stdout, stderr, local, ends)
 			}
 		}
 		printUsage(stdout)
@@ -152,16 +160,16 @@ func Run(args []string, stdout, stderr io.Writer, local *Local) int {
 		return exitUsage
 	}
 	e := newEnv(args[0], cmd, stdout, stderr)
-	e.args, e.local = args, local
-	run := cmd.run
+	e.args, e.local, e.ends = args, local, ends
+	body := cmd.run
 	if local != nil && local.Commands[args[0]] != nil {
-		run = local.Commands[args[0]]
+		body = local.Commands[args[0]]
 	}
 	var err error
-	if run == nil {
+	if body == nil {
 		err = e.handOff()
 	} else {
-		err = run(e, args[1:])
+		err = body(e, args[1:])
 	}
 	var ue UsageError
 	var status ExitStatus

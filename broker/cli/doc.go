@@ -106,10 +106,11 @@
 // indicator (follow.go) says what is awaited, for how long and how many
 // bytes were seen; it is erased before any output and the summary. An
 // interrupt cancels the action and keeps following it: cancel is not
-// abandon. A second interrupt, a cancel that cannot reach the daemon, or
-// a daemon that stops answering (every request is bounded, broker/client;
-// a stopped daemon is sent nothing) ends the wait: 123, the outcome
-// unknown here, the sentence saying why and to ask `broker status`; a
+// abandon. A second interrupt (with --json; a follow does not heed it), a
+// cancel that cannot reach the daemon, or a daemon that stops answering
+// (every request is bounded, broker/client; a stopped daemon is sent
+// nothing) ends the wait: 123, the outcome unknown here, the sentence
+// saying why and to ask `broker status`; a
 // submit that never reached the daemon is IO_FAILED, 125. Brokers are
 // opened under the state lock, taken before anything the directory's
 // brokers share is made (broker/clid open.go).

@@ -127,7 +127,7 @@ func runRun(e *Env, args []string) error {
 		Goal: o.goal, Session: o.session, Step: o.step, Egress: asked}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	defer e.unsubscribe(stop)
 	cl, stopBroker, err := e.connect(ctx, o.embedded)
 	if err != nil {
 		return e.notRun(err)
@@ -287,7 +287,7 @@ func (e *Env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*w
 			return st, nil
 		case polls == ctx && ctx.Err() != nil:
 			again, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
+			defer e.unsubscribe(stop)
 			polls = again
 			if _, err := cl.CancelContext(polls, handle, "interrupted at the broker run prompt"); err != nil {
 				return nil, e.lost(handle, fmt.Errorf("interrupted, and the cancel failed: %w", err))
@@ -297,6 +297,17 @@ func (e *Env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*w
 		case err != nil:
 			return nil, e.lost(handle, err)
 		}
+	}
+}
+
+// unsubscribe stops a run's subscription to its interrupts, unless the
+// process ends with the command (Main): signal.Stop waits on the
+// runtime's signal thread once for each signal, and the process's end
+// ends the subscription anyway. Till then an interrupt only cancels a
+// context no one uses, and the run's status stands.
+func (e *Env) unsubscribe(stop context.CancelFunc) {
+	if !e.ends {
+		stop()
 	}
 }
 

@@ -371,8 +371,16 @@ func TestApprovalsWatchSurvivesRestart(t *testing.T) {
 	at = r.w.awaitFrom(at, "The broker answers.")
 	at = r.w.awaitFrom(at, run.id)
 	early.awaitFrom(0, run.id)
-	if n := strings.Count(r.w.out.String(), "does not answer"); n != 1 {
-		t.Fatalf("the watch said %d times that the broker does not answer:\n%s", n, r.w.out)
+	// Why is said once for each reason: a kill that cuts a listing short
+	// is said as what the listing met, then as no broker running.
+	var why []string
+	for line := range strings.Lines(r.w.out.String()) {
+		if strings.Contains(line, "does not answer") {
+			if slices.Contains(why, line) || len(why) == 2 {
+				t.Fatalf("the watch said again that the broker does not answer:\n%s", r.w.out)
+			}
+			why = append(why, line)
+		}
 	}
 	early.typeKeys("q")
 	early.wantExit(0, "after q")

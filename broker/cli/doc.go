@@ -110,10 +110,10 @@
 // cancel that cannot reach the daemon, or a daemon that stops answering
 // (every request is bounded, broker/client; a stopped daemon is sent
 // nothing) ends the wait: 123, the outcome unknown here, the sentence
-// saying why and to ask `broker status`; a
-// submit that never reached the daemon is IO_FAILED, 125. Brokers are
-// opened under the state lock, taken before anything the directory's
-// brokers share is made (broker/clid open.go).
+// saying why and to ask `broker status`; a submit that never reached the
+// daemon is IO_FAILED, 125. Brokers are opened under the state lock,
+// taken before anything the directory's brokers share is made
+// (broker/clid open.go).
 // Its exit status is the target's, or one of the codes in run.go
 // (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
 // signal, timeout, cancel and refusal stay distinct. Usage errors and

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/internal/egress"
-	"warrant/broker/internal/policy"
 	"warrant/broker/internal/probe"
 	"warrant/broker/internal/seam"
 	"warrant/broker/lifecycle"
@@ -185,7 +185,7 @@ func (b *Broker) protectedBy() (by, why string) {
 }
 
 // protection is the card's sentence on it.
-func (b *Broker) protection() string { return policy.Protection(b.protectedBy()) }
+func (b *Broker) protection() string { return cardtext.Protection(b.protectedBy()) }
 
 // resources is the card's sentence on the memory and process-count
 // limits of profile p on this host: what enforces each, or that it is not

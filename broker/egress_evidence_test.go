@@ -13,7 +13,7 @@ import (
 	"warrant/broker/internal/egress"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
-	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -99,7 +99,7 @@ func TestEgressGrantInAnUnstartedReceipt(t *testing.T) {
 	}
 	got := map[string]*receipt.Receipt{}
 	for _, en := range log.Entries {
-		if o := view.OpenEntry(en); o.Receipt != nil {
+		if o := receiptview.OpenEntry(en); o.Receipt != nil {
 			got[o.Receipt.Action] = o.Receipt
 		}
 	}

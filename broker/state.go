@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"warrant/broker/client"
 	"warrant/broker/internal/actiondirs"
 	"warrant/broker/internal/admission"
 	"warrant/broker/internal/caches"
@@ -21,7 +22,7 @@ import (
 
 // DefaultStateDir is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
 // ~/.local/state/warrant.
-func DefaultStateDir() (string, error) { return statedir.Default() }
+func DefaultStateDir() (string, error) { return client.DefaultStateDir() }
 
 // StateLock is a broker's hold on its state directory (statedir.Lock):
 // whatever a broker shares with any other broker of the same directory —

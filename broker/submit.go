@@ -5,10 +5,10 @@ import (
 	"context"
 
 	"warrant/broker/internal/admission"
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/internal/goals"
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/journal"
-	"warrant/broker/internal/policy"
 	"warrant/broker/internal/protect"
 	"warrant/broker/runner"
 	"warrant/wire"
@@ -126,7 +126,7 @@ func (b *Broker) Submit(ctx context.Context, s *wire.Submit) (wire.Message, erro
 		return nil, err
 	}
 	if lease == nil {
-		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), policy.Limitations(id, scanned.Files, b.admit.Caches.Dir(id.Workspace), b.protection(), b.resources(id.Profile)), call)
+		view, err := b.j.RequestApproval(ctx, g, s.Request.Session, id, r.Fingerprint(), cardtext.Limitations(id, scanned.Files, b.admit.Caches.Dir(id.Workspace), b.protection(), b.resources(id.Profile)), call)
 		if err != nil {
 			return admission.Raced(ctx, b.j, b.cfg.Now, call, err)
 		}

@@ -371,3 +371,13 @@ func checkObject(field, s string) error {
 	}
 	return nil
 }
+
+// KernelFS are the kernel's filesystems: no workspace may be or lie
+// inside one (admission.Authority), no read path may open one
+// (policy.CheckReadPaths), and no remedy can grant one (view).
+var KernelFS = []string{"/proc", "/sys", "/dev"}
+
+// InKernelFS reports whether p is or lies inside one of KernelFS.
+func InKernelFS(p string) bool {
+	return slices.ContainsFunc(KernelFS, func(dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") })
+}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"warrant/broker/internal/policy"
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/view"
 	"warrant/internal/envpolicy"
 	"warrant/wire"
@@ -30,7 +30,7 @@ import (
 // row), the git identity, the hosts an egress grant may connect to (a
 // literal local address marked so) and what the proxy cannot promise,
 // then what limits it, a row of a few words
-// each (policy.Brief: the identity's paths and the host's facts,
+// each (cardtext.Brief: the identity's paths and the host's facts,
 // condensed from the limitations text; a weakening keeps its words, a
 // line Brief does not know is shown whole), and the commands that
 // decide, each one copyable (a long one is continued with " \"). A host
@@ -95,12 +95,12 @@ func (e *Env) writeCardRows(w io.Writer, v *wire.ApprovalView) {
 	}
 	r.line("where", fmt.Sprintf("profile %s, cwd %s in %s", id.Profile, strconv.Quote(id.Cwd.Path), view.Plain(id.Workspace.Path)))
 	if !e.full {
-		lines, cache := policy.Brief(id, v.Limitations, e.Debug)
+		lines, cache := cardtext.Brief(id, v.Limitations, e.Debug)
 		r.line("environment", envLine(id, cache))
 		e.writeGitIdentity(r, id)
 		if len(id.Egress) > 0 {
-			r.line("network", "May connect to: "+policy.EgressList(id.Egress))
-			r.line("", policy.EgressLimit)
+			r.line("network", "May connect to: "+cardtext.EgressList(id.Egress))
+			r.line("", cardtext.EgressLimit)
 		}
 		for _, l := range lines {
 			r.line(l.Label, view.Plain(l.Text)) // a row names the identity's paths
@@ -193,9 +193,9 @@ func (e *Env) writeFullIdentity(r *rows, v *wire.ApprovalView) {
 	} else {
 		r.line("network", "May connect to:")
 		for _, entry := range id.Egress {
-			r.line("", policy.EgressEntry(entry))
+			r.line("", cardtext.EgressEntry(entry))
 		}
-		r.line("", policy.EgressLimit)
+		r.line("", cardtext.EgressLimit)
 	}
 	r.line("policy", fmt.Sprintf("sha256 %s, Landlock ABI >= %d", hex.EncodeToString(id.PolicyDigest), id.Policy.MinLandlockABI))
 	r.line("fingerprint", hex.EncodeToString(v.Fingerprint))

@@ -15,7 +15,7 @@ import (
 
 	"warrant/broker"
 	"warrant/broker/client"
-	"warrant/broker/internal/policy"
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/internal/seam"
 	"warrant/broker/lifecycle"
 	"warrant/broker/runner"
@@ -52,7 +52,7 @@ func (c *cardCase) view() *wire.ApprovalView {
 	}
 	return &wire.ApprovalView{ID: "ar-e0dd3dded5868f000623fd2d", Goal: "default", GoalRevision: 1, Session: c.session,
 		Identity: c.id, Fingerprint: bytes.Repeat([]byte{0xfe}, 32), CreatedUnix: 1_796_000_000, State: wire.RequestPending,
-		Limitations: policy.Limitations(&c.id, 17, cache, policy.Protection(c.by, c.why), c.enf.Sentence(c.id.Profile, 2<<30, 256))}
+		Limitations: cardtext.Limitations(&c.id, 17, cache, cardtext.Protection(c.by, c.why), c.enf.Sentence(c.id.Profile, 2<<30, 256))}
 }
 
 // realisticEnv is the environment a broker gives: LANG, the fixed PATH

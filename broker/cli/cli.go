@@ -19,7 +19,6 @@ import (
 	"unicode/utf8"
 
 	"warrant/broker/client"
-	"warrant/broker/internal/statedir"
 	"warrant/broker/view"
 	"warrant/wire"
 )
@@ -54,13 +53,13 @@ var commands = map[string]command{
 	"receipts":   {"receipts list|show ID|verify|checkpoint|export|pubkey|prune [flags]", "Read, verify, checkpoint, export or prune the signed receipt log.", nil},
 	"run":        {"run [flags] -- EXECUTABLE [ARG...]", "", runRun},
 	"caches":     {"caches list|prune --older-than D|--all [--json]", "List or remove the per-workspace caches.", nil},
-	"contracts":  {"contracts list|show NAME|offer REQUEST|enable NAME [--request REQUEST]|revoke ID [flags]", "List, show, offer, enable or revoke program contracts, each a typed grammar of one program's arguments (docs/contracts.md): one grant admits every argv it accepts.", runContracts},
+	"contracts":  {"contracts list|show NAME|offer REQUEST|enable NAME [--request REQUEST]|revoke ID [flags]", "List, show, offer, enable or revoke program contracts, each a typed grammar of one program's arguments (docs/contracts.md): one grant admits every argv it accepts.", nil},
 	"toolchains": {"toolchains [PROGRAM...] [--limit N] [--after CURSOR] [--json]", "Say which toolchain (rustup, pyenv, nvm, a JDK, …) an action of each PROGRAM gets: its root, read-only, the variables it sets and why; without PROGRAM, for each toolchain at the known places.", nil},
 	"status":     {"status [HANDLE] [--json]", "Show an action's state, or without HANDLE the host's capability report.", runStatus},
 	"wait":       {"wait HANDLE [--timeout D] [--json]", "Wait for an action to end, at most D (a duration with a unit: 30s, 10m).", runWait},
 	"cancel":     {"cancel HANDLE [--reason R] [--json]", "Ask the broker to end an action; nothing is undone.", runCancel},
 	"output":     {"output HANDLE [--stream stdout|stderr] [--from OFFSET] [--json]", "Print an action's retained output (head and tail) from its verified receipt; with --from, one stream's bytes from OFFSET on, from the broker while it holds them.", nil},
-	"goals":      {"goals create|show|verify|revise|pause|resume|cancel|attest|list [flags] [--json]; list: [--limit N] [--after CURSOR]", "Create, show, verify, revise, pause, resume, cancel, attest or list goals and their steps (docs/goals.md).", runGoals},
+	"goals":      {"goals create|show|verify|revise|pause|resume|cancel|attest|list [flags] [--json]; list: [--limit N] [--after CURSOR]", "Create, show, verify, revise, pause, resume, cancel, attest or list goals and their steps (docs/goals.md).", nil},
 	"mcp":        {"mcp [--workspace DIR] [--session S] [--goal G] [--launcher PATH]", "Serve agents the MCP server on stdin and stdout.", nil},
 }
 
@@ -399,7 +398,7 @@ func (e *Env) ParseRange(args []string, least, most int) ([]string, error) {
 		return nil, UsageError{fmt.Sprintf("unexpected argument %s", strconv.Quote(pos[most]))}
 	}
 	if e.State == "" {
-		d, err := statedir.Default()
+		d, err := client.DefaultStateDir()
 		if err != nil {
 			return nil, err
 		}
@@ -432,8 +431,8 @@ func positionals(synopsis string) []string {
 	return names
 }
 
-// connectArgs parses args (see parse) and dials the daemon.
-func (e *Env) connectArgs(args []string, positional int) (*client.Client, []string, error) {
+// ConnectArgs parses args (see parse) and dials the daemon.
+func (e *Env) ConnectArgs(args []string, positional int) (*client.Client, []string, error) {
 	pos, err := e.Parse(args, positional)
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
-	"warrant/broker/internal/policy"
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/view"
 	"warrant/wire"
 )
@@ -35,7 +35,7 @@ func runApprove(e *Env, args []string) error {
 			return err
 		}
 	}
-	if err := checkTerms(*uses, *ttl); err != nil {
+	if err := CheckTerms(*uses, *ttl); err != nil {
 		return err
 	}
 	m.Uses, m.TTLSeconds = uint32(*uses), uint32(*ttl/time.Second)
@@ -57,7 +57,7 @@ func runApprove(e *Env, args []string) error {
 		l.ID, l.ApprovalID, l.UsesLeft, time.Unix(l.ExpiresUnix, 0).Format(time.RFC3339), l.Goal, l.GoalRevision)
 	switch {
 	case len(l.Egress) > 0:
-		fmt.Fprintf(e.Stdout, "May connect to: %s.\n", policy.EgressList(l.Egress))
+		fmt.Fprintf(e.Stdout, "May connect to: %s.\n", cardtext.EgressList(l.Egress))
 	case m.SetEgress:
 		fmt.Fprintln(e.Stdout, "It grants no network access.")
 	}
@@ -66,7 +66,7 @@ func runApprove(e *Env, args []string) error {
 
 func runDeny(e *Env, args []string) error {
 	reason := e.Flags.String("reason", "", "why (shown to the agent)")
-	cl, pos, err := e.connectArgs(args, 1)
+	cl, pos, err := e.ConnectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func runDeny(e *Env, args []string) error {
 func runLeases(e *Env, args []string) error {
 	all := e.Flags.Bool("all", false, "also list used-up, expired and revoked leases")
 	pf := e.PageFlags()
-	cl, _, err := e.connectArgs(args, 0)
+	cl, _, err := e.ConnectArgs(args, 0)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (e *Env) printLeases(shown []wire.LeaseView, listed int, now time.Time) {
 		if v.Profile != 0 {
 			profile = ", profile " + v.Profile.String()
 		}
-		fmt.Fprintf(e.Stdout, "%s  %-15s %-14s %s\n", v.ID, state, expiry(time.Unix(v.ExpiresUnix, 0), now),
+		fmt.Fprintf(e.Stdout, "%s  %-15s %-14s %s\n", v.ID, state, Expiry(time.Unix(v.ExpiresUnix, 0), now),
 			ListedCommand(v.Executable, v.Argv, v.ArgvTruncated))
 		if v.WillNotMatch != "" {
 			fmt.Fprintf(e.Stdout, "    %s: a submit of its command does not use it now; `broker revoke %s%s` ends it\n", v.WillNotMatch, v.ID, StateFlag(e.State))
@@ -158,13 +158,13 @@ func (e *Env) printLeases(shown []wire.LeaseView, listed int, now time.Time) {
 		fmt.Fprintf(e.Stdout, "    goal %s rev %d%s, request %s, fingerprint %s\n",
 			v.Goal, v.GoalRevision, profile, v.ApprovalID, hex.EncodeToString(v.Fingerprint))
 		if len(v.Egress) > 0 {
-			fmt.Fprintf(e.Stdout, "    May connect to: %s\n", policy.EgressList(v.Egress))
+			fmt.Fprintf(e.Stdout, "    May connect to: %s\n", cardtext.EgressList(v.Egress))
 		}
 	}
 }
 
-// expiry says when a lease ends, relative to now.
-func expiry(at, now time.Time) string {
+// Expiry says when a lease ends, relative to now.
+func Expiry(at, now time.Time) string {
 	if !at.After(now) {
 		return "ended " + Age(now.Sub(at)) + " ago"
 	}
@@ -194,9 +194,9 @@ func ListedCommand(exe string, argv []string, truncated bool) string {
 	return c
 }
 
-// checkTerms refuses a lease's --uses and --ttl outside what a lease
+// CheckTerms refuses a lease's --uses and --ttl outside what a lease
 // can hold.
-func checkTerms(uses uint, ttl time.Duration) error {
+func CheckTerms(uses uint, ttl time.Duration) error {
 	if uses < 1 || uses > 1<<32-1 {
 		return UsageError{"--uses must be from 1 to 4294967295"}
 	}
@@ -207,13 +207,13 @@ func checkTerms(uses uint, ttl time.Duration) error {
 }
 
 func runRevoke(e *Env, args []string) error {
-	return revoke(e, args, (*client.Client).Revoke, "warrant.revoke/v1", "lease_id", "")
+	return Revoke(e, args, (*client.Client).Revoke, "warrant.revoke/v1", "lease_id", "")
 }
 
-// revoke ends now, by do, the lease or contract grant args name; its
+// Revoke ends now, by do, the lease or contract grant args name; its
 // --json object is schema's, the id under key; the text calls it what.
-func revoke(e *Env, args []string, do func(*client.Client, string) error, schema, key, what string) error {
-	cl, pos, err := e.connectArgs(args, 1)
+func Revoke(e *Env, args []string, do func(*client.Client, string) error, schema, key, what string) error {
+	cl, pos, err := e.ConnectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func revoke(e *Env, args []string, do func(*client.Client, string) error, schema
 func runActions(e *Env, args []string) error {
 	unknown := e.Flags.Bool("unknown", false, "only unknown outcomes the operator has not classified")
 	pf := e.PageFlags()
-	cl, _, err := e.connectArgs(args, 0)
+	cl, _, err := e.ConnectArgs(args, 0)
 	if err != nil {
 		return err
 	}

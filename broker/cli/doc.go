@@ -1,8 +1,9 @@
-// Package cli is the broker command's user interface (docs/architecture.md §3.2)
-// and the thin client `broker` (cmd/broker): it links only what a round
-// trip to the daemon needs. The commands that need the broker itself or
-// read the state directory (serve, probe, mcp, receipts, output, caches,
-// toolchains, status without a handle, and run's embedded broker) have
+// Package cli is the broker command's user interface (docs/architecture.md
+// §3.2) and the thin client `broker` (cmd/broker): it links only what a
+// round trip to the daemon needs. The commands that need the broker
+// itself, read the state directory or link receipt or contract code
+// (serve, probe, mcp, receipts, output, caches, toolchains, goals,
+// contracts, status without a handle, and run's embedded broker) have
 // their bodies in broker/clid, which brokerd runs through Run with its
 // Local; the thin client hands such an invocation to brokerd beside it
 // (handoff.go: execve, never a $PATH search; none there is
@@ -54,18 +55,18 @@
 // is decided there.
 // Human output is meant to be read before deciding: the approval card
 // (card.go) shows the command, what runs and where, and what limits it a
-// few words a row (policy.Brief condenses the request's limitations text;
-// a weakening keeps its words, a line it does not know is shown whole),
-// wrapped to the terminal (80 columns off one, its width read in
+// few words a row (cardtext.Brief condenses the request's limitations
+// text; a weakening keeps its words, a line it does not know is shown
+// whole), wrapped to the terminal (80 columns off one, its width read in
 // tty.go; a word cut ends its row with ↩) in at most 20 rows for an
 // ordinary command, no byte of the request as is (a name that does not
-// print as itself is quoted: view.Plain); a request with an egress grant has
-// network rows: "May connect to:" and the exact entries, a literal local
-// address marked so, and what the broker's proxy cannot promise
-// (policy.EgressList, policy.EgressLimit); --debug adds the host's own account of a missing
-// limit, --full every number the approval binds and the whole text; the
-// commands it prints for another terminal carry --state unless the
-// state directory is the built-in default.
+// print as itself is quoted: view.Plain); a request with an egress grant
+// has network rows: "May connect to:" and the exact entries, a literal
+// local address marked so, and what the broker's proxy cannot promise
+// (cardtext.EgressList, cardtext.EgressLimit); --debug adds the host's own
+// account of a missing limit, --full every number the approval binds and
+// the whole text; the commands it prints for another terminal carry
+// --state unless the state directory is the built-in default.
 //
 // # Messages
 //

@@ -38,7 +38,7 @@ func runStatus(e *Env, args []string) error {
 // state, and exits 0.
 func runWait(e *Env, args []string) error {
 	timeout := e.Flags.Duration("timeout", time.Minute, "how long to wait")
-	cl, pos, err := e.connectArgs(args, 1)
+	cl, pos, err := e.ConnectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func runWait(e *Env, args []string) error {
 // runCancel asks the broker to end an action. Nothing is undone.
 func runCancel(e *Env, args []string) error {
 	reason := e.Flags.String("reason", "", "why, for the journal")
-	cl, pos, err := e.connectArgs(args, 1)
+	cl, pos, err := e.ConnectArgs(args, 1)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"warrant/broker/client"
-	"warrant/broker/internal/policy"
+	"warrant/broker/internal/cardtext"
 	"warrant/broker/view"
 	"warrant/internal/profile"
 	"warrant/wire"
@@ -73,7 +73,7 @@ func runAbout() string {
 	for _, p := range []wire.Profile{wire.ProfileShort, wire.ProfileStandard, wire.ProfileLong} {
 		l := profile.Of(p)
 		fmt.Fprintf(&b, "  %-9s %s; memory %d GiB and %d processes where the broker has cgroup controllers\n",
-			p, policy.ProfileLimits(p), l.Memory>>30, l.Pids)
+			p, cardtext.ProfileLimits(p), l.Memory>>30, l.Pids)
 	}
 	b.WriteString("\nExit status: the target's; 128+N killed by signal N; 124 timed out; 130 cancelled; 122 output budget\n" +
 		"reached; 125 not executed (any refusal or usage error); 126 could not execute; 127 not found; 123 unknown.")

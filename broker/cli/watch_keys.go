@@ -30,6 +30,13 @@ import (
 // reasonWatchDenied is the reason of a denial from the queue given none.
 const reasonWatchDenied = "denied in the broker approvals queue"
 
+// The terms the queue's c and `broker contracts enable` give a grant
+// without --uses and --ttl.
+const (
+	EnableUses = 20
+	EnableTTL  = 8 * time.Hour
+)
+
 // Keys of the queue.
 const (
 	keyCtrlC     = 0x03
@@ -102,7 +109,7 @@ func (w *watcher) ask() {
 	case askReason:
 		fmt.Fprintf(w.e.Stdout, "  Deny %s; the reason (Enter denies, Esc goes back): ", v.ID)
 	case askEnable:
-		fmt.Fprintf(w.e.Stdout, "  Enable contract %s here for %d uses over %s, approving %s? [y/N] ", view.Plain(w.offer.Name), enableUses, Age(enableTTL), v.ID)
+		fmt.Fprintf(w.e.Stdout, "  Enable contract %s here for %d uses over %s, approving %s? [y/N] ", view.Plain(w.offer.Name), EnableUses, Age(EnableTTL), v.ID)
 	}
 	w.e.Stdout.Write(w.input)
 	w.asking = true
@@ -263,7 +270,7 @@ func (w *watcher) offerContract(ctx context.Context, v *wire.ApprovalView) {
 func (w *watcher) enable(ctx context.Context) {
 	v, name := w.queue[0], w.offer.Name
 	l, err := untilDone(ctx, func() (*wire.LeaseView, error) {
-		return w.cl.EnableContract(&wire.ContractEnable{Request: v.ID, Name: name, Uses: enableUses, TTLSeconds: uint32(enableTTL / time.Second)})
+		return w.cl.EnableContract(&wire.ContractEnable{Request: v.ID, Name: name, Uses: EnableUses, TTLSeconds: uint32(EnableTTL / time.Second)})
 	})
 	if err != nil {
 		w.failed(v.ID, err)

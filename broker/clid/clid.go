@@ -11,6 +11,7 @@ var local = &cli.Local{
 	Commands: map[string]cli.Body{
 		"serve": runServe, "probe": runProbe, "mcp": runMCP, "receipts": runReceipts,
 		"output": runOutput, "caches": runCaches, "toolchains": runToolchains,
+		"contracts": runContracts, "goals": runGoals,
 	},
 	Embed:      embed,
 	Capability: capabilityStatus,

@@ -5,15 +5,15 @@ import (
 	"io"
 	"warrant/broker/cli"
 
-	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/wire"
 )
 
 // outputJSON is the object `broker output --json` prints.
 type outputJSON struct {
-	Handle    string              `json:"handle"`
-	ReceiptID string              `json:"receipt_id"`
-	Streams   []view.RetainedText `json:"streams"`
+	Handle    string                     `json:"handle"`
+	ReceiptID string                     `json:"receipt_id"`
+	Streams   []receiptview.RetainedText `json:"streams"`
 }
 
 // runOutput prints the retained head and tail of an action's streams from
@@ -43,7 +43,7 @@ func runOutput(e *cli.Env, args []string) error {
 		s, _ := wire.ParseEnum[wire.OutputStream](stream)
 		return outputFrom(e, l, pos[0], s, from.n)
 	}
-	s := view.FindReceipt(l.Entries, l.Verify, pos[0])
+	s := receiptview.FindReceipt(l.Entries, l.Verify, pos[0])
 	if s == nil {
 		return fmt.Errorf("no receipt has id or action %q (an action's output is kept in its receipt once it has ended: see `broker status %s`)", pos[0], pos[0])
 	}
@@ -51,7 +51,7 @@ func runOutput(e *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := outputJSON{Handle: s.Receipt.Action, ReceiptID: s.Receipt.ID, Streams: []view.RetainedText{}}
+	out := outputJSON{Handle: s.Receipt.Action, ReceiptID: s.Receipt.ID, Streams: []receiptview.RetainedText{}}
 	for i := range streams {
 		r := &streams[i]
 		name := r.Captured.Evidence.Stream.String()
@@ -78,7 +78,7 @@ func runOutput(e *cli.Env, args []string) error {
 }
 
 // writeRetained writes r's head, its marker and its tail.
-func writeRetained(w io.Writer, r *view.Retained) {
+func writeRetained(w io.Writer, r *receiptview.Retained) {
 	w.Write(r.Captured.Head)
 	io.WriteString(w, r.Marker())
 	w.Write(r.Captured.Tail)

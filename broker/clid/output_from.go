@@ -12,7 +12,7 @@ import (
 	"warrant/broker"
 	"warrant/broker/client"
 	"warrant/broker/internal/follow"
-	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/wire"
 )
 
@@ -117,7 +117,7 @@ type rangeOut struct {
 
 	log           *broker.ReceiptLog
 	handle, state string
-	retained      *view.Retained // loaded at the first gap
+	retained      *receiptview.Retained // loaded at the first gap
 	loaded        bool
 	fromReceipt   uint64
 	receiptID     string
@@ -184,20 +184,20 @@ func (o *rangeOut) miss(from, to uint64) {
 // receipt is the stream's retained output from the action's verified
 // receipt, or nil while it has none; the log is read again once if it
 // was read before the action ended.
-func (o *rangeOut) receipt() *view.Retained {
+func (o *rangeOut) receipt() *receiptview.Retained {
 	if o.loaded {
 		return o.retained
 	}
 	o.loaded = true
 	var err error
-	if o.log == nil || view.FindReceipt(o.log.Entries, o.log.Verify, o.handle) == nil {
+	if o.log == nil || receiptview.FindReceipt(o.log.Entries, o.log.Verify, o.handle) == nil {
 		o.log, err = broker.ReadReceiptLog(context.Background(), o.state)
 	}
 	if err != nil {
 		o.failed = err
 		return nil
 	}
-	shown := view.FindReceipt(o.log.Entries, o.log.Verify, o.handle)
+	shown := receiptview.FindReceipt(o.log.Entries, o.log.Verify, o.handle)
 	if shown == nil {
 		return nil
 	}

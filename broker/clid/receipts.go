@@ -18,6 +18,7 @@ import (
 
 	"warrant/broker"
 	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/receipt"
 )
 
@@ -210,7 +211,7 @@ func writeReport(e *cli.Env, l *broker.ReceiptLog, key ed25519.PublicKey, given 
 	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(w, "  body of #%d (%s) deleted %s by deletion record #%d under policy %q (deletion by policy, not physical erasure)\n",
-			p.Index, p.ReceiptID, view.Wall(p.At), p.Record, p.Policy)
+			p.Index, p.ReceiptID, receiptview.Wall(p.At), p.Record, p.Policy)
 	}
 	for _, p := range rep.Problems {
 		where := fmt.Sprintf("entry #%d", p.Index)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -78,20 +79,20 @@ type listedStatement struct {
 }
 
 func logEntryOf(en receipt.Entry) logEntry {
-	o := view.OpenEntry(en)
+	o := receiptview.OpenEntry(en)
 	v := logEntry{Index: en.Index}
 	switch {
 	case o.Receipt != nil:
 		r := o.Receipt
-		v.Kind, v.At = "receipt", view.Text(view.Wall(r.Issued))
+		v.Kind, v.At = "receipt", view.Text(receiptview.Wall(r.Issued))
 		argv, cut := wire.ListedArgv(r.Identity.Argv)
 		v.Receipt = &listedReceipt{ID: r.ID, Action: r.Action, Outcome: r.Outcome.String(), Executable: r.Identity.Executable.Path,
 			Requested: r.Identity.Requested, Argv: view.NonNil(argv), ArgvTruncated: cut, Body: bodyState(r, en)}
 	case o.Deletion != nil:
-		v.Kind, v.At, v.Deletion = "deletion", view.Text(view.Wall(o.Deletion.At)), &listedDeletion{Bodies: len(o.Deletion.Bodies)}
+		v.Kind, v.At, v.Deletion = "deletion", view.Text(receiptview.Wall(o.Deletion.At)), &listedDeletion{Bodies: len(o.Deletion.Bodies)}
 	case o.Survivors != nil:
 		s := o.Survivors
-		v.Kind, v.At = "survivors", view.Text(view.Wall(s.At))
+		v.Kind, v.At = "survivors", view.Text(receiptview.Wall(s.At))
 		v.Survivors = &listedSurvivor{Action: s.Action, ReceiptID: s.ReceiptID, Pids: []int{}, Commands: []string{},
 			FoundIn: s.FoundIn, IdentifiedBy: cmp.Or(s.IdentifiedBy, receipt.IdentifiedByCgroup), Gone: s.Gone}
 		for _, p := range s.Processes {
@@ -99,10 +100,10 @@ func logEntryOf(en receipt.Entry) logEntry {
 		}
 	case o.Verdict != nil:
 		d := o.Verdict
-		v.Kind, v.At, v.Verdict = "verdict", view.Text(view.Wall(d.At)), &listedVerdict{Goal: d.Goal, GoalRevision: d.Revision, VerifiedDone: d.Done}
+		v.Kind, v.At, v.Verdict = "verdict", view.Text(receiptview.Wall(d.At)), &listedVerdict{Goal: d.Goal, GoalRevision: d.Revision, VerifiedDone: d.Done}
 	case o.Statement != nil:
 		st := o.Statement
-		v.Kind, v.At, v.Statement = "statement", view.Text(view.Wall(st.At)), &listedStatement{Goal: st.Goal, GoalRevision: st.Revision, Step: st.Step}
+		v.Kind, v.At, v.Statement = "statement", view.Text(receiptview.Wall(st.At)), &listedStatement{Goal: st.Goal, GoalRevision: st.Revision, Step: st.Step}
 	default:
 		v.Kind, v.Error = "unreadable", view.Text(o.Err.Error())
 	}
@@ -145,7 +146,7 @@ type pruned struct {
 }
 
 func prunedOf(p *receipt.Pruned) pruned {
-	return pruned{Index: p.Index, ReceiptID: p.ReceiptID, DeletionRecord: p.Record, At: view.Wall(p.At), Policy: p.Policy}
+	return pruned{Index: p.Index, ReceiptID: p.ReceiptID, DeletionRecord: p.Record, At: receiptview.Wall(p.At), Policy: p.Policy}
 }
 
 // verification is `broker receipts verify --json`: the verifier's counts
@@ -207,7 +208,7 @@ type shown struct {
 	Receipt     json.RawMessage `json:"receipt"`
 }
 
-func shownOf(s *view.Shown) shown {
+func shownOf(s *receiptview.Shown) shown {
 	v := shown{Index: s.Index, Verified: s.Verified, Problems: problemsOf(s.Problems), Receipt: s.Predicate()}
 	if s.Pruned != nil {
 		p := prunedOf(s.Pruned)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"warrant/broker/cli"
 
-	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 )
 
 func receiptsShow(e *cli.Env, args []string) error {
@@ -12,7 +12,7 @@ func receiptsShow(e *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s := view.FindReceipt(l.Entries, l.Verify, pos[0])
+	s := receiptview.FindReceipt(l.Entries, l.Verify, pos[0])
 	if s == nil {
 		return fmt.Errorf("no receipt has id or action %q", pos[0])
 	}

@@ -62,6 +62,18 @@ func SocketDir(stateDir string) string {
 	return filepath.Join(stateDir, "run")
 }
 
+// DefaultStateDir is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
+// ~/.local/state/warrant.
+func DefaultStateDir() (string, error) {
+	if d := os.Getenv("WARRANT_STATE"); d != "" {
+		return d, nil
+	}
+	if d := XDGStateDir(); d != "" {
+		return d, nil
+	}
+	return "", errors.New("find state directory: neither $WARRANT_STATE, $XDG_STATE_HOME nor a home directory is set")
+}
+
 // XDGStateDir is the default state directory without $WARRANT_STATE:
 // $XDG_STATE_HOME/warrant, else ~/.local/state/warrant ("" when there is
 // no home).

@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"warrant/broker"
-	"warrant/broker/view"
+	"warrant/broker/view/receiptview"
 	"warrant/wire"
 )
 
@@ -55,7 +55,7 @@ func (c *conn) receipt(ctx context.Context, _ *sdk.CallToolRequest, in receiptIn
 	if err != nil {
 		return nil, "", wire.Errorf(wire.CodeIOFailed, "read the receipt log: %v", err)
 	}
-	s := view.FindReceipt(l.Entries, l.Verify, in.ID)
+	s := receiptview.FindReceipt(l.Entries, l.Verify, in.ID)
 	if s == nil {
 		return nil, "", wire.Errorf(wire.CodeArgumentsInvalid, "no receipt has id or action %q", in.ID)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"warrant/broker/internal/policy"
-	"warrant/receipt"
 	"warrant/wire"
 )
 
@@ -108,7 +106,7 @@ var rules = map[wire.DenialRule]struct{ why, remedy string }{
 
 // landlockRemedy is what would allow a refusal of Landlock's.
 func landlockRemedy(d *wire.Denial) string {
-	if policy.InKernelFS(d.Object) {
+	if wire.InKernelFS(d.Object) {
 		return "not possible in warrant: no read path opens the host's /proc, /sys or /dev to an action (they show its other processes and devices); programs that probe them fall back."
 	}
 	switch d.Effect {
@@ -274,17 +272,16 @@ func writeUnlisted(b *strings.Builder, prefix string, counts []DenialCount) {
 	}
 }
 
-// writeReceiptDenials is the receipt's record of refusals, for receipts
-// show: every record, routine ones included, with its remedy, and by
-// class the calls of kinds past the records.
-func writeReceiptDenials(w io.Writer, d *receipt.Denials) {
-	if d == nil {
+// WriteRefused is a receipt's record of refusals (receipt.Denials.Wire),
+// for receipts show: every record, routine ones included, with its
+// remedy, and by class the calls of kinds past the records.
+func WriteRefused(w io.Writer, wd *wire.Denials) {
+	if wd == nil {
 		return
 	}
-	wd := d.Wire()
 	_, _, seen := denialsOf(wd)
 	h, _ := hints(seen.Counts)
-	fmt.Fprintf(w, "Refused   %d call(s)%s, seen by %s", d.Total-h, andHints(h), strings.Join(d.Sources, ", "))
+	fmt.Fprintf(w, "Refused   %d call(s)%s, seen by %s", wd.Total-h, andHints(h), strings.Join(wd.Sources, ", "))
 	if seen.Unlisted > 0 {
 		fmt.Fprintf(w, " (%d of kinds past the first %d, not listed but counted by class)", seen.Unlisted, wire.MaxDenials)
 	}
@@ -295,7 +292,7 @@ func writeReceiptDenials(w io.Writer, d *receipt.Denials) {
 		if Routine(&wd.Records[i]) {
 			routine = "routine, as programs expect: "
 		}
-		fmt.Fprintf(w, "          %s%s\n", routine, v.line(Wall(d.Records[i].First)))
+		fmt.Fprintf(w, "          %s%s\n", routine, v.line(Time(time.Unix(0, wd.Records[i].FirstUnixNs))))
 	}
 	if seen.Unlisted > 0 {
 		var b strings.Builder

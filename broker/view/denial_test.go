@@ -143,7 +143,7 @@ func TestReceiptSaysDenials(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	writeReceiptDenials(&b, d)
+	WriteRefused(&b, d.Wire())
 	for _, want := range []string{
 		"Refused   10 call(s), seen by broker, filter-count (4 of kinds past the first 64, not listed but counted by class)\n",
 		"          routine, as programs expect: socket: 2× socket(AF_UNIX SOCK_STREAM)",
@@ -198,7 +198,7 @@ func TestHintsSaidApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	writeReceiptDenials(&b, r)
+	WriteRefused(&b, r.Wire())
 	if want := "Refused   1 call(s) and 2 hint(s), seen by broker, hint\n"; !strings.HasPrefix(b.String(), want) {
 		t.Errorf("receipts show does not say %q:\n%s", want, b.String())
 	}

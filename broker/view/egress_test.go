@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"warrant/receipt"
 	"warrant/wire"
 )
 
@@ -58,33 +57,6 @@ func TestActionSaysEgress(t *testing.T) {
 	plain := bare.Action()
 	if b, _ := json.Marshal(plain); plain.Egress != nil || !strings.Contains(string(b), `"egress":null`) || strings.Contains(plain.Summary(), "egress") {
 		t.Fatalf("without a grant: %s", b)
-	}
-}
-
-// receipts show says the grant, the totals and each connection, with the
-// host the target named quoted where a rune of it would not print as
-// itself, and how many connections were counted but not listed.
-func TestReceiptSaysEgress(t *testing.T) {
-	e := testEgress()
-	e.Total, e.Refused = 5, 2
-	var b strings.Builder
-	writeReceiptEgress(&b, receipt.EgressOf(e, func(t time.Time) receipt.Time {
-		return receipt.Stamp(t.Sub(time.Unix(1_700_000_000, 0)), t)
-	}))
-	out := b.String()
-	for _, want := range []string{
-		"Egress    granted 127.0.0.1:4873, registry.npmjs.org:443\n          5 connection(s) through the proxy, 2 refused\n",
-		"          registry.npmjs.org:443: 2 connection(s), 1229 bytes up, 3565158 bytes down\n",
-		"          registry.npmjs.org:443 allowed (address 104.16.1.34, SNI registry.npmjs.org, 1200 bytes up, 3565000 down, 2023-11-14T22:13:20.000000000Z for 1.5s)\n",
-		`          "evil\x1b]0;pwned\a.example":443 REFUSED: "evil\x1b]0;pwned\a.example:443 is not on lease l-1" (0 bytes up, 0 down,`,
-		"          and 2 more connection(s) past the first 256, counted above but not listed\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("receipts show does not say %q:\n%s", want, out)
-		}
-	}
-	if strings.ContainsRune(out, 0x1b) || strings.ContainsRune(out, 0x07) {
-		t.Fatalf("a raw control character reaches the terminal:\n%q", out)
 	}
 }
 

@@ -10,26 +10,31 @@ import (
 	"testing"
 )
 
-// TestThinClientLinksOnlyARoundTrip: broker links what a round trip to
-// the daemon needs (wire, client, view) and none of what brokerd holds:
-// the broker itself, its journal, SQLite, the MCP SDK.
+// TestThinClientLinksOnlyARoundTrip: of warrant's packages, broker links
+// exactly what a round trip to the daemon needs (wire, client, view, the
+// CLI) and the card's words and tables; none of what brokerd holds: the
+// broker itself, its journal, SQLite, the MCP SDK, and no receipt,
+// policy, contract, goal or identity code (docs/architecture.md §3.2).
 func TestThinClientLinksOnlyARoundTrip(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	deps := strings.Fields(string(out))
-	for _, want := range []string{"warrant/wire", "warrant/broker/client", "warrant/broker/view"} {
-		if !slices.Contains(deps, want) {
-			t.Errorf("broker does not link %s: is this list the client's?", want)
+	want := []string{"warrant/broker/cli", "warrant/broker/client", "warrant/broker/internal/cardtext", "warrant/broker/view",
+		"warrant/cmd/broker", "warrant/internal/closed", "warrant/internal/envpolicy", "warrant/internal/profile",
+		"warrant/internal/retry", "warrant/wire"}
+	var ours []string
+	for _, p := range strings.Fields(string(out)) {
+		if p == "warrant" || strings.HasPrefix(p, "warrant/") {
+			ours = append(ours, p)
 		}
-	}
-	for _, p := range deps {
-		if p == "warrant/broker" || p == "warrant/broker/clid" || p == "warrant/broker/mcp" || p == "warrant/broker/runner" ||
-			strings.HasPrefix(p, "warrant/broker/internal/journal") || strings.HasPrefix(p, "modernc.org/sqlite") ||
-			strings.HasPrefix(p, "github.com/modelcontextprotocol/") {
+		if strings.HasPrefix(p, "modernc.org/sqlite") || strings.HasPrefix(p, "github.com/modelcontextprotocol/") {
 			t.Errorf("broker links %s, which belongs in brokerd", p)
 		}
+	}
+	slices.Sort(ours)
+	if !slices.Equal(ours, want) {
+		t.Errorf("broker links warrant's\n%s\nnot exactly\n%s", strings.Join(ours, "\n"), strings.Join(want, "\n"))
 	}
 }
 

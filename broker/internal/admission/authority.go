@@ -7,6 +7,7 @@ import (
 	"warrant/broker/internal/identity"
 	"warrant/broker/internal/policy"
 	"warrant/broker/internal/statedir"
+	"warrant/wire"
 )
 
 // systemRoots are the directories no workspace may be or contain: a
@@ -47,7 +48,7 @@ func Authority(d statedir.Dirs, binaries, readPaths []string) (*identity.Protect
 	for _, p := range readPaths {
 		places = append(places, identity.Place{Name: "the configured read path", Path: p, Rule: identity.ItOrAbove})
 	}
-	for _, p := range policy.KernelFS { // no workspace may be or lie inside one
+	for _, p := range wire.KernelFS { // no workspace may be or lie inside one
 		places = append(places, identity.Place{Name: "the kernel's filesystem", Path: p, Rule: identity.ItOrBelow, Optional: true})
 	}
 	protected, err := identity.Protect(places)

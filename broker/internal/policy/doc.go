@@ -1,11 +1,10 @@
 // Package policy decides what an action may touch: the default sandbox
 // policy (the runtime paths present on the host, /etc without its
 // secrets, the operator's configured read paths, the devices, the
-// Landlock floor) and the per-executable
-// grant of the program's own directory; and the limitations text the
-// operator's approval card prints beside the identity (limitations.go:
-// Limitations, one sentence a line, and Brief, the short card's rows,
-// which knows a line only when it would write it word for word).
+// Landlock floor) and the per-executable grant of the program's own
+// directory. The card's words for a policy (its limitations text, what of
+// /etc is withheld) are broker/internal/cardtext's, which the thin client
+// links without this package.
 //
 // # Decisions
 //

@@ -6,7 +6,6 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
-	"slices"
 
 	"warrant/wire"
 )
@@ -112,23 +111,14 @@ func (w *Withheld) check(role, file string) error {
 		role, file, path.Dir(file), d.is, d.why)
 }
 
-// KernelFS are the kernel's filesystems: no workspace may be or lie
-// inside one (admission.Authority), and no read path may open one.
-var KernelFS = []string{"/proc", "/sys", "/dev"}
-
-// kernelShows is what each of KernelFS would show an action.
+// kernelShows is what each of wire.KernelFS would show an action.
 var kernelShows = map[string]string{"/proc": "the host's other processes", "/sys": "the kernel's and the devices' state",
 	"/dev": "the host's devices"}
-
-// InKernelFS reports whether p is or lies inside one of KernelFS.
-func InKernelFS(p string) bool {
-	return slices.ContainsFunc(KernelFS, func(dir string) bool { return beneath(p, dir) })
-}
 
 // CheckReadPaths refuses a configured read path (broker serve
 // --read-path) that would open to every action what the sandbox keeps
 // from it: one that is, holds or lies inside the broker's state
-// directory (its keys and journal) or one of KernelFS, or that is or
+// directory (its keys and journal) or one of wire.KernelFS, or that is or
 // holds the home directory. Paths are compared as their canonical
 // spellings (a bind mount of one elsewhere is not seen); one that cannot
 // be resolved, or is not clean, is left to Base, which refuses it.
@@ -138,7 +128,7 @@ func CheckReadPaths(paths []string, home, stateDir string) error {
 		inside    bool // a directory inside it is kept out too
 	}
 	keep := []kept{{canonicalOr(stateDir), "the broker's state directory " + stateDir + " (its signing keys and journal)", true}}
-	for _, d := range KernelFS {
+	for _, d := range wire.KernelFS {
 		keep = append(keep, kept{d, d + " (" + kernelShows[d] + ")", true})
 	}
 	if home != "" {

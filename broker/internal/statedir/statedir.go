@@ -24,18 +24,6 @@ type Dirs struct {
 	LockFile string // lock: flock'd by the one broker using this directory
 }
 
-// Default is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
-// ~/.local/state/warrant.
-func Default() (string, error) {
-	if d := os.Getenv("WARRANT_STATE"); d != "" {
-		return d, nil
-	}
-	if d := client.XDGStateDir(); d != "" {
-		return d, nil
-	}
-	return "", errors.New("find state directory: neither $WARRANT_STATE, $XDG_STATE_HOME nor a home directory is set")
-}
-
 // Layout is the layout beneath root, which must be absolute.
 func Layout(root string) Dirs {
 	agentSock, _ := client.SocketPaths(root)

@@ -1,4 +1,4 @@
-package cli
+package clid
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"warrant/broker/cli"
 	"warrant/broker/client"
 	"warrant/broker/internal/goals"
 	"warrant/broker/view"
@@ -17,7 +18,7 @@ import (
 // docs/goals.md); create fills in a missing workspace with --workspace
 // (default: the current directory). verify exits 0 only when the verdict
 // it made is VERIFIED_DONE, and 1 otherwise, so a script can gate on it.
-func runGoals(e *Env, args []string) error {
+func runGoals(e *cli.Env, args []string) error {
 	workspace := e.Flags.String("workspace", "", "create: the workspace, when the document names none (default: the current directory)")
 	title := e.Flags.String("title", "", "create: the title, when the document has none")
 	pf := e.PageFlags()
@@ -29,16 +30,16 @@ func runGoals(e *Env, args []string) error {
 	arity := map[string]int{"create": 1, "show": 1, "verify": 1, "revise": 2, "pause": 1, "resume": 1, "cancel": 1, "attest": 3, "list": 0}
 	n, ok := arity[verb]
 	if !ok {
-		return UsageError{fmt.Sprintf("unknown goals command %q", verb)}
+		return cli.UsageError{Msg: fmt.Sprintf("unknown goals command %q", verb)}
 	}
 	if verb == "revise" && len(rest) == 1 {
 		n = 1 // a new revision that keeps the document
 	}
 	if verb != "list" && pf.Given(e) {
-		return UsageError{"--limit and --after page goals list only"}
+		return cli.UsageError{Msg: "--limit and --after page goals list only"}
 	}
 	if len(rest) != n {
-		return UsageError{fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
+		return cli.UsageError{Msg: fmt.Sprintf("goals %s: want %d argument(s), got %d", verb, n, len(rest))}
 	}
 	cl, err := e.Dial()
 	if err != nil {
@@ -48,7 +49,7 @@ func runGoals(e *Env, args []string) error {
 	var reply *wire.GoalReply
 	switch verb {
 	case "list":
-		return e.listGoals(cl, pf)
+		return listGoals(e, cl, pf)
 	case "create":
 		spec, err := readGoalFile(rest[0], *workspace)
 		if err != nil {
@@ -96,7 +97,7 @@ func runGoals(e *Env, args []string) error {
 		v.Write(e.Stdout)
 	}
 	if err == nil && verb == "verify" && v.Status != goals.StatusDone {
-		return ExitStatus(ExitFailed)
+		return cli.ExitStatus(cli.ExitFailed)
 	}
 	return err
 }
@@ -109,11 +110,11 @@ func readGoalFile(path, workspace string) (string, error) {
 		return "", fmt.Errorf("read the goal document: %w", err)
 	}
 	if len(b) > wire.MaxGoalJSON {
-		return "", UsageError{fmt.Sprintf("%s is %d bytes; a goal document is at most %d", path, len(b), wire.MaxGoalJSON)}
+		return "", cli.UsageError{Msg: fmt.Sprintf("%s is %d bytes; a goal document is at most %d", path, len(b), wire.MaxGoalJSON)}
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return "", UsageError{fmt.Sprintf("%s is not a JSON object: %v", path, err)}
+		return "", cli.UsageError{Msg: fmt.Sprintf("%s is not a JSON object: %v", path, err)}
 	}
 	if _, ok := doc["workspace"]; ok || workspace == "-" {
 		return string(b), nil
@@ -177,7 +178,7 @@ type goalEntry struct {
 
 // listGoals lists the goals, paged by --limit and --after (the cursor is
 // a goal id) over what the broker answers: at most wire.MaxList goals.
-func (e *Env) listGoals(cl *client.Client, pf PageFlags) error {
+func listGoals(e *cli.Env, cl *client.Client, pf cli.PageFlags) error {
 	if err := pf.Check(0); err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (e *Env) listGoals(cl *client.Client, pf PageFlags) error {
 	for _, g := range l.Goals {
 		all = append(all, goalEntry{g.Goal, g.Revision, g.State.String()})
 	}
-	page, err := PageOf(all, pf, func(g goalEntry) string { return g.Goal })
+	page, err := cli.PageOf(all, pf, func(g goalEntry) string { return g.Goal })
 	if err != nil {
 		return err
 	}

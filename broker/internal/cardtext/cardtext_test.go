@@ -1,4 +1,4 @@
-package policy
+package cardtext
 
 import (
 	"fmt"
@@ -140,5 +140,31 @@ func TestBriefShowsWhatItDoesNotKnow(t *testing.T) {
 		if !slices.Equal(whole, want) || rows[len(rows)-1].Label != LabelLimitation && want != nil {
 			t.Errorf("Brief of\n%s\nis %q, want %q shown whole, last", text, rows, want)
 		}
+	}
+}
+
+// TestCardSaysWhatOfEtcIsWithheld: the card names /etc among what can be
+// read, every withheld path relative to it (up to a bound, then how many
+// more), and that this was decided when the policy was made.
+func TestCardSaysWhatOfEtcIsWithheld(t *testing.T) {
+	id := &wire.CommandIdentity{Workspace: wire.DirIdentity{Path: "/ws"}, Profile: wire.ProfileShort,
+		Policy: wire.Policy{ReadExec: []string{"/usr"}, ReadEntries: []string{"/etc/passwd", "/etc/ssl/certs"},
+			Excluded: []string{"/etc/shadow", "/etc/ssl/private"}, Devices: []string{"/dev/null"}}}
+	card := Limitations(id, 0, "", "", "")
+	for _, want := range []string{"Can read and execute: /usr, /etc but what it withholds (below).", ": shadow, ssl/private.",
+		"when it made the policy (at its start)", "(2 grants;", "an entry added or replaced since is not"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card lacks %q:\n%s", want, card)
+		}
+	}
+	for i := range 300 {
+		id.Policy.Excluded = append(id.Policy.Excluded, fmt.Sprintf("/etc/x%03d", i))
+	}
+	if card = Limitations(id, 0, "", "", ""); !strings.Contains(card, "more (--full lists them)") || len(card) >= maxLimitations {
+		t.Errorf("302 withheld paths: %d bytes\n%s", len(card), card)
+	}
+	id.Policy.ReadEntries, id.Policy.Excluded = nil, []string{"/etc"}
+	if card = Limitations(id, 0, "", "", ""); !strings.Contains(card, "Can read and execute: /usr.\nWithheld whole: /etc,") {
+		t.Errorf("/etc withheld whole:\n%s", card)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package clid
 
 import (
 	"encoding/hex"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"warrant/broker/cli"
 	"warrant/broker/client"
 	"warrant/broker/internal/contract"
 	"warrant/broker/view"
@@ -21,16 +22,15 @@ import (
 // the operator's grants of them (enable, revoke; list shows the usable
 // ones beside each contract), and the contracts that would cover a
 // pending approval request (offer).
-var contractCommands = map[string]Subcommand{
-	"list": {"contracts list [--limit N] [--after CURSOR] [--json]", contractsList},
-	"show": {"contracts show NAME [--json]", contractsShow},
-	"enable": {"contracts enable NAME [--request ID] [--uses N] [--ttl D] [--profile P] [--workspace DIR] [--executable PATH] [--json]",
-		contractsEnable},
-	"offer":  {"contracts offer ID [--json]", contractsOffer},
-	"revoke": {"contracts revoke ID [--json]", contractsRevoke},
+var contractCommands = map[string]cli.Subcommand{
+	"list":   {Synopsis: "contracts list [--limit N] [--after CURSOR] [--json]", Run: contractsList},
+	"show":   {Synopsis: "contracts show NAME [--json]", Run: contractsShow},
+	"enable": {Synopsis: "contracts enable NAME [--request ID] [--uses N] [--ttl D] [--profile P] [--workspace DIR] [--executable PATH] [--json]", Run: contractsEnable},
+	"offer":  {Synopsis: "contracts offer ID [--json]", Run: contractsOffer},
+	"revoke": {Synopsis: "contracts revoke ID [--json]", Run: contractsRevoke},
 }
 
-func runContracts(e *Env, args []string) error { return e.RunSub(contractCommands, args) }
+func runContracts(e *cli.Env, args []string) error { return e.RunSub(contractCommands, args) }
 
 // contractItem is a contract under the JSON convention.
 type contractItem struct {
@@ -67,7 +67,7 @@ func contractGrantOf(l *wire.LeaseView, now time.Time) contractGrant {
 
 // usableGrants is every usable contract grant the broker holds, by
 // contract; nil when no broker answers.
-func (e *Env) usableGrants() map[string][]contractGrant {
+func usableGrants(e *cli.Env) map[string][]contractGrant {
 	cl, err := client.Dial(e.State)
 	if err != nil {
 		return nil
@@ -94,7 +94,7 @@ func (e *Env) usableGrants() map[string][]contractGrant {
 	return out
 }
 
-func contractsList(e *Env, args []string) error {
+func contractsList(e *cli.Env, args []string) error {
 	pf := e.PageFlags()
 	if _, err := e.Parse(args, 0); err != nil {
 		return err
@@ -102,7 +102,7 @@ func contractsList(e *Env, args []string) error {
 	if err := pf.Check(0); err != nil {
 		return err
 	}
-	grants := e.usableGrants()
+	grants := usableGrants(e)
 	var all []contractItem
 	for _, name := range contract.Library() {
 		c, err := contract.Builtin(name)
@@ -115,7 +115,7 @@ func contractsList(e *Env, args []string) error {
 		}
 		all = append(all, item)
 	}
-	page, err := PageOf(all, pf, func(c contractItem) string { return c.Name })
+	page, err := cli.PageOf(all, pf, func(c contractItem) string { return c.Name })
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func contractsList(e *Env, args []string) error {
 		fmt.Fprintf(e.Stdout, "%-12s %-8s sha256:%s  %s\n", c.Name, c.Executable, c.Digest[:12], c.Description)
 		for _, g := range c.Enabled {
 			fmt.Fprintf(e.Stdout, "    enabled %s: %s, %d use(s) left, %s\n", g.ID, g.Executable, g.UsesLeft,
-				expiry(time.Unix(g.expires, 0), time.Now()))
+				cli.Expiry(time.Unix(g.expires, 0), time.Now()))
 		}
 	}
 	if grants == nil {
@@ -135,13 +135,6 @@ func contractsList(e *Env, args []string) error {
 	e.WriteMore("contracts list", page.NextAfter)
 	return nil
 }
-
-// The terms `broker contracts enable` and the watch queue's `c` give a
-// grant without --uses and --ttl.
-const (
-	enableUses = 20
-	enableTTL  = 8 * time.Hour
-)
 
 // contractsEnable grants a library contract for a workspace and profile:
 // every argv it accepts may run, as many times as --uses, until --ttl.
@@ -152,9 +145,9 @@ const (
 // of the workspace it covers, as many as it has uses in all: their
 // commands run under the grant. It says the file the grant binds, how
 // many requests it settled, and when that took all its uses.
-func contractsEnable(e *Env, args []string) error {
-	uses := e.Flags.Uint("uses", enableUses, "how many runs (`N`) the grant allows")
-	ttl := e.Flags.Duration("ttl", enableTTL, "how long (`D`) the grant lasts")
+func contractsEnable(e *cli.Env, args []string) error {
+	uses := e.Flags.Uint("uses", cli.EnableUses, "how many runs (`N`) the grant allows")
+	ttl := e.Flags.Duration("ttl", cli.EnableTTL, "how long (`D`) the grant lasts")
 	prof := e.Flags.String("profile", "short", "the `PROFILE` the commands run under: short, standard or long")
 	ws := e.Flags.String("workspace", "", "the workspace root `DIR` (default: the current directory)")
 	exe := e.Flags.String("executable", "", "bind this executable (`PATH` or name) instead of the contract's own; with --request, the very file the request runs")
@@ -165,17 +158,17 @@ func contractsEnable(e *Env, args []string) error {
 	}
 	c, err := contract.Builtin(pos[0])
 	if err != nil {
-		return UsageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	set := map[string]bool{}
 	e.Flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	m := &wire.ContractEnable{Name: c.Name(), Uses: uint32(*uses), TTLSeconds: uint32(*ttl / time.Second), Executable: *exe, Request: *request}
-	if err := checkTerms(*uses, *ttl); err != nil {
+	if err := cli.CheckTerms(*uses, *ttl); err != nil {
 		return err
 	}
 	if *request == "" || set["profile"] {
 		if m.Profile, err = wire.ParseEnum[wire.Profile](*prof); err != nil {
-			return UsageError{fmt.Sprintf("--profile must be short, standard or long, not %q", *prof)}
+			return cli.UsageError{Msg: fmt.Sprintf("--profile must be short, standard or long, not %q", *prof)}
 		}
 	}
 	if *request == "" || set["workspace"] {
@@ -266,8 +259,8 @@ type contractOffered struct {
 // request ID: each with its grammar and the command lines it accepts,
 // the request's first, then the earlier requests of its executable in
 // its workspace; the one covering most first.
-func contractsOffer(e *Env, args []string) error {
-	cl, pos, err := e.connectArgs(args, 1)
+func contractsOffer(e *cli.Env, args []string) error {
+	cl, pos, err := e.ConnectArgs(args, 1)
 	if err != nil {
 		return err
 	}
@@ -307,8 +300,8 @@ func contractsOffer(e *Env, args []string) error {
 
 // contractsRevoke ends a contract grant now; a plain lease's id is
 // refused (`broker revoke` ends a lease).
-func contractsRevoke(e *Env, args []string) error {
-	return revoke(e, args, (*client.Client).RevokeContract, "warrant.contracts.revoke/v1", "grant_id", "contract grant ")
+func contractsRevoke(e *cli.Env, args []string) error {
+	return cli.Revoke(e, args, (*client.Client).RevokeContract, "warrant.contracts.revoke/v1", "grant_id", "contract grant ")
 }
 
 // contractShown is one contract in full: its grammar as the card shows
@@ -322,14 +315,14 @@ type contractShown struct {
 	Contract    json.RawMessage `json:"contract"`
 }
 
-func contractsShow(e *Env, args []string) error {
+func contractsShow(e *cli.Env, args []string) error {
 	pos, err := e.Parse(args, 1)
 	if err != nil {
 		return err
 	}
 	c, err := contract.Builtin(pos[0])
 	if err != nil {
-		return UsageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if e.JSON {
 		return e.PrintJSON("warrant.contracts.show/v1", contractShown{c.Name(), c.Description(), c.Executable(), c.Digest(), c.Usage(), c.Canonical()})

@@ -1,9 +1,10 @@
-package view
+package receiptview
 
 import (
 	"fmt"
 	"math"
 
+	"warrant/broker/view"
 	"warrant/receipt"
 )
 
@@ -75,7 +76,7 @@ func (r *Retained) Text() RetainedText {
 	ev := &r.Captured.Evidence
 	var why *string
 	if ev.Truncation != 0 {
-		why = Text(ev.Truncation.String())
+		why = view.Text(ev.Truncation.String())
 	}
 	return RetainedText{Stream: ev.Stream.String(), ObservedBytes: ev.ObservedBytes, RedactedBytes: ev.RedactedBytes,
 		RetainedHeadBytes: uint64(len(r.Captured.Head)), RetainedTailBytes: uint64(len(r.Captured.Tail)),

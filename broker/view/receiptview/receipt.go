@@ -1,4 +1,4 @@
-package view
+package receiptview
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"warrant/broker/view"
 	"warrant/receipt"
 	"warrant/wire"
 )
@@ -118,7 +119,7 @@ func (s *Shown) Write(w io.Writer) { writeReceipt(w, s.entry, s.Receipt, s.Probl
 
 // Wall formats a receipt's wall-clock time under the JSON convention's
 // layout (TimeLayout).
-func Wall(t receipt.Time) string { return Time(time.Unix(0, t.WallUnixNs)) }
+func Wall(t receipt.Time) string { return view.Time(time.Unix(0, t.WallUnixNs)) }
 
 // writeReceipt renders r for a person: what ran, where, under which
 // policy, how it ended, what was truncated or redacted, and what remains
@@ -203,7 +204,9 @@ func writeReceipt(w io.Writer, en receipt.Entry, r *receipt.Receipt, problems []
 		fmt.Fprintln(w)
 	}
 	writeReceiptEgress(w, r.Egress)
-	writeReceiptDenials(w, r.Denials)
+	if r.Denials != nil {
+		view.WriteRefused(w, r.Denials.Wire())
+	}
 	writeProtected(w, r.Protected)
 	writeArtefacts(w, r)
 	writeUnknown(w, r)

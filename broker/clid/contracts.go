@@ -152,13 +152,9 @@ func contractsEnable(e *cli.Env, args []string) error {
 	ws := e.Flags.String("workspace", "", "the workspace root `DIR` (default: the current directory)")
 	exe := e.Flags.String("executable", "", "bind this executable (`PATH` or name) instead of the contract's own; with --request, the very file the request runs")
 	request := e.Flags.String("request", "", "enable it for pending approval request `ID`, which it settles with the others it covers; the workspace, profile and executable are the request's")
-	pos, err := e.Parse(args, 1)
+	c, err := builtinArg(e, args)
 	if err != nil {
 		return err
-	}
-	c, err := contract.Builtin(pos[0])
-	if err != nil {
-		return cli.UsageError{Msg: err.Error()}
 	}
 	set := map[string]bool{}
 	e.Flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -316,13 +312,9 @@ type contractShown struct {
 }
 
 func contractsShow(e *cli.Env, args []string) error {
-	pos, err := e.Parse(args, 1)
+	c, err := builtinArg(e, args)
 	if err != nil {
 		return err
-	}
-	c, err := contract.Builtin(pos[0])
-	if err != nil {
-		return cli.UsageError{Msg: err.Error()}
 	}
 	if e.JSON {
 		return e.PrintJSON("warrant.contracts.show/v1", contractShown{c.Name(), c.Description(), c.Executable(), c.Digest(), c.Usage(), c.Canonical()})
@@ -330,4 +322,18 @@ func contractsShow(e *cli.Env, args []string) error {
 	fmt.Fprintf(e.Stdout, "%s: %s\nexecutable  %s\ndigest      sha256:%s\n\n%s\n", c.Name(), c.Description(), c.Executable(), c.Digest(),
 		strings.TrimRight(c.Usage(), "\n"))
 	return nil
+}
+
+// builtinArg parses args (one argument, after the command's flags) and
+// returns the shipped contract it names.
+func builtinArg(e *cli.Env, args []string) (*contract.Contract, error) {
+	pos, err := e.Parse(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	c, err := contract.Builtin(pos[0])
+	if err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
+	}
+	return c, nil
 }

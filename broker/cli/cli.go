@@ -121,10 +121,10 @@ func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout
 type Body func(e *Env, args []string) error
 
 // Local is what brokerd adds to the thin client: the bodies of the
-// commands that need the broker itself or read the state directory
-// (serve, probe, mcp, receipts, output, caches, toolchains), the
-// embedded broker `run` opens when no daemon answers, and `status`
-// without a handle.
+// commands that need the broker itself, read the state directory or
+// link receipt, contract or goal code (serve, probe, mcp, receipts,
+// output, caches, toolchains, goals, contracts), the embedded broker
+// `run` opens when no daemon answers, and `status` without a handle.
 type Local struct {
 	Commands   map[string]Body
 	Embed      func(ctx context.Context, e *Env, o BrokerOptions) (cl *client.Client, stop func(), err error)

@@ -164,7 +164,7 @@ func rawOrNull[T any](v *T) json.RawMessage {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic("cli: internal error: encode a goal's view: " + err.Error())
+		panic("clid: internal error: encode a goal's view: " + err.Error())
 	}
 	return b
 }

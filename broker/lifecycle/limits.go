@@ -59,7 +59,7 @@ const Delegate = "systemd-run --user --scope -p Delegate=yes broker serve (or De
 // Sentence is the card's line for profile p on this host: each limit with
 // what enforces it, or that it is not limited, why, and how to get it.
 // The short card shows its first sentence in a few words
-// (broker/internal/policy's Brief, whose test renders every form here).
+// (broker/internal/cardtext's Brief, whose test renders every form here).
 func (e Enforcement) Sentence(p wire.Profile, memory, pids uint64) string {
 	var s string
 	swap := "with swap"

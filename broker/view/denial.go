@@ -276,9 +276,6 @@ func writeUnlisted(b *strings.Builder, prefix string, counts []DenialCount) {
 // for receipts show: every record, routine ones included, with its
 // remedy, and by class the calls of kinds past the records.
 func WriteRefused(w io.Writer, wd *wire.Denials) {
-	if wd == nil {
-		return
-	}
 	_, _, seen := denialsOf(wd)
 	h, _ := hints(seen.Counts)
 	fmt.Fprintf(w, "Refused   %d call(s)%s, seen by %s", wd.Total-h, andHints(h), strings.Join(wd.Sources, ", "))

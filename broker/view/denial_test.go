@@ -147,7 +147,7 @@ func TestReceiptSaysDenials(t *testing.T) {
 	for _, want := range []string{
 		"Refused   10 call(s), seen by broker, filter-count (4 of kinds past the first 64, not listed but counted by class)\n",
 		"          routine, as programs expect: socket: 2× socket(AF_UNIX SOCK_STREAM)",
-		"          metadata: 1× chmod /etc/hosts (outside the writable scope; source broker; first ",
+		"          metadata: 1× chmod /etc/hosts (outside the writable scope; source broker; first 2023-11-14T22:13:20.000000000Z)",
 		"          not listed, by class:\n            socket: 1× socket(AF_INET) (no network in the sandbox; source filter-count)",
 		"\n            ptrace: 3× ptrace (no tracing or reading of another process; source filter-count) — not possible in warrant",
 		"the agent cannot grant it itself\n",

@@ -20,8 +20,6 @@
 //     signed receipt log; nothing is inferred beyond what lostSight names
 //     (an answer lost in transit may mean an accepted action, so the
 //     outcome is unknown, never "not executed").
-//   - Display never vouches for a log entry: a receipt is shown beside
-//     receipt.Verify's verdict on it.
 //
 // It decides nothing and holds no authority: it imports no socket, no
 // journal and no part of the pipeline.

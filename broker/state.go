@@ -8,21 +8,17 @@ import (
 	"path/filepath"
 	"time"
 
-	"warrant/broker/client"
 	"warrant/broker/internal/actiondirs"
 	"warrant/broker/internal/admission"
 	"warrant/broker/internal/caches"
 	"warrant/broker/internal/statedir"
 )
 
-// The state directory from outside a running broker: where it is, its
-// lock, and what the CLI lists or prunes in it with no broker of its own
-// (the receipt log's, capability's and witness's readers are
-// receipts_read.go). Each is its room's, given the layout.
-
-// DefaultStateDir is $WARRANT_STATE, else $XDG_STATE_HOME/warrant, else
-// ~/.local/state/warrant.
-func DefaultStateDir() (string, error) { return client.DefaultStateDir() }
+// The state directory from outside a running broker: its lock, and what
+// the CLI lists or prunes in it with no broker of its own (the receipt
+// log's, capability's and witness's readers are receipts_read.go; where
+// it is by default, client.DefaultStateDir). Each is its room's, given
+// the layout.
 
 // StateLock is a broker's hold on its state directory (statedir.Lock):
 // whatever a broker shares with any other broker of the same directory —

@@ -431,7 +431,7 @@ func positionals(synopsis string) []string {
 	return names
 }
 
-// ConnectArgs parses args (see parse) and dials the daemon.
+// ConnectArgs parses args (Parse) and dials the daemon.
 func (e *Env) ConnectArgs(args []string, positional int) (*client.Client, []string, error) {
 	pos, err := e.Parse(args, positional)
 	if err != nil {

@@ -382,15 +382,21 @@ func TestBrokerRunInterruptWhileFollowing(t *testing.T) {
 	}
 }
 
-// TestBrokerRunSecondInterrupt: a second interrupt while `broker run
-// --json` waits for its cancelled action to end stops the wait at once:
-// exit 123, the outcome unknown here, saying so. The action is not
-// abandoned by the broker: its target, which survives SIGTERM, is killed
-// at the end of the grace, and the action ends cancelled_reaped.
+// TestBrokerRunSecondInterrupt: a second interrupt while `broker run`
+// waits for its cancelled action to end (with --json), or follows its
+// output to the end (without), stops at once: exit 123, the outcome
+// unknown here, saying so. The action is not abandoned by the broker:
+// its target, which survives SIGTERM, is killed at the end of the grace,
+// and the action ends cancelled_reaped.
 func TestBrokerRunSecondInterrupt(t *testing.T) {
 	py := python(t)
+	t.Run("json", func(t *testing.T) { secondInterrupt(t, py, []string{"--json"}) })
+	t.Run("following", func(t *testing.T) { secondInterrupt(t, py, nil) })
+}
+
+func secondInterrupt(t *testing.T, py string, flags []string) {
 	state, ws := shared(t).State, workspace(t)
-	cmd := brokerRun(state, ws, wire.ProfileShort, []string{"--json"}, py, "-c", `
+	cmd := brokerRun(state, ws, wire.ProfileShort, flags, py, "-c", `
 import os, signal, time
 signal.signal(signal.SIGTERM, lambda *_: open("termed", "w").close())
 open("started", "w").close()
@@ -435,15 +441,27 @@ time.sleep(60)
 		t.Fatalf("after a second SIGINT: exit %d, want 123; stderr:\n%s", code, errb)
 	}
 	// The cancel's answer may not have been read when the second came.
-	o := decodeRun(t, &out)
-	if o.Outcome != "unknown" || o.Error == nil || o.Handle == nil ||
-		!strings.Contains(o.Error.Message, "interrupted again") && !strings.Contains(o.Error.Message, "interrupted, and the cancel failed") {
-		t.Fatalf("after a second SIGINT: %s", out.String())
+	said := func(msg string) bool {
+		return strings.Contains(msg, "interrupted again") || strings.Contains(msg, "interrupted, and the cancel failed")
 	}
-	wait := exec.Command(bins.broker, "wait", "--json", "--state", state, "--timeout", "30s", *o.Handle)
+	var handle string
+	if flags == nil {
+		m := handleRE.FindStringSubmatch(errb.String())
+		if m == nil || !said(errb.String()) || !strings.Contains(errb.String(), "outcome is unknown here") {
+			t.Fatalf("after a second SIGINT, stderr:\n%s", errb)
+		}
+		handle = m[1]
+	} else {
+		o := decodeRun(t, &out)
+		if o.Outcome != "unknown" || o.Error == nil || o.Handle == nil || !said(o.Error.Message) {
+			t.Fatalf("after a second SIGINT: %s", out.String())
+		}
+		handle = *o.Handle
+	}
+	wait := exec.Command(bins.broker, "wait", "--json", "--state", state, "--timeout", "30s", handle)
 	got, err := wait.Output()
 	if err != nil || !strings.Contains(string(got), `"outcome": "cancelled_reaped"`) {
-		t.Fatalf("broker wait %s: %v\n%s", *o.Handle, err, got)
+		t.Fatalf("broker wait %s: %v\n%s", handle, err, got)
 	}
 }
 

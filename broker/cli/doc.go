@@ -102,21 +102,21 @@
 // offsets; a range the broker no longer holds would be a marker naming
 // it), and a summary saying what was printed beside what the receipt
 // retains (`broker output` shows the retained head and tail, and with
-// --from a stream from an offset, from the broker while it holds it). With --json nothing streams: the object's text and counts are
-// the agent-facing projection. On a terminal a one-line progress
-// indicator (follow.go) says what is awaited, for how long and how many
-// bytes were seen; it is erased before any output and the summary. An
-// interrupt cancels the action and keeps following it: cancel is not
-// abandon. A second interrupt (with --json; a follow does not heed it), a
-// cancel that cannot reach the daemon, or a daemon that stops answering
-// (every request is bounded, broker/client; a stopped daemon is sent
-// nothing) ends the wait: 123, the outcome unknown here, the sentence
-// saying why and to ask `broker status`; a submit that never reached the
-// daemon is IO_FAILED, 125. Brokers are opened under the state lock,
-// taken before anything the directory's brokers share is made
-// (broker/clid open.go).
-// Its exit status is the target's, or one of the codes in run.go
-// (124 timeout, 125 not executed, 123 unknown, 130 interrupted, …) so that exit code,
+// --from a stream from an offset, from the broker while it holds it).
+// With --json nothing streams: the object's text and counts are the
+// agent-facing projection. On a terminal a one-line progress indicator
+// (follow.go) says what is awaited, for how long and how many bytes were
+// seen; it is erased before any output and the summary. An interrupt
+// cancels the action and keeps following it: cancel is not abandon. A
+// second interrupt, a cancel that cannot reach the daemon, or a daemon
+// that stops answering (every request is bounded, broker/client; a
+// stopped daemon is sent nothing) ends the wait or the following: 123,
+// the outcome unknown here, the sentence saying why and to ask `broker
+// status`; a submit that never reached the daemon is IO_FAILED, 125.
+// Brokers are opened under the state lock, taken before anything the
+// directory's brokers share is made (broker/clid open.go). The run's exit
+// status is the target's, or one of the codes in run.go (124 timeout, 125
+// not executed, 123 unknown, 130 interrupted, …) so that exit code,
 // signal, timeout, cancel and refusal stay distinct. Usage errors and
 // failures before the submit (no launcher, no workspace) are 125 as well
 // and, with --json, print the one object with its error. The summary line

@@ -26,21 +26,33 @@ const followTries = 3
 // follower that did not read for its idle timeout, say) is followed
 // again from the offsets reached: the broker kept what was not sent. An
 // interrupt cancels the action and keeps following it: cancel is not
-// abandon. If following fails for good, the end is learnt by waiting
-// instead, and the rest is left to `broker output --from`.
+// abandon; a second one stops following, as it stops waitEnd. If
+// following fails for good, the end is learnt by waiting instead, and
+// the rest is left to `broker output --from`.
 func (e *Env) follow(ctx context.Context, cl *client.Client, handle string, prog *progress) (*wire.Status, [2]view.Printed, error) {
 	pr := &printer{out: e.Stdout, errw: e.Stderr, handle: handle, prog: prog, lineStart: [2]bool{true, true}}
-	// A cancel that cannot reach the broker (stopped, or not answering)
-	// stops the following at once; waitEnd then says the outcome is
-	// unknown here.
+	// A second interrupt, or a cancel that fails, stops the following at
+	// once: the outcome is unknown here.
 	fctx, abandon := context.WithCancel(context.Background())
 	defer abandon()
+	var unsubscribe context.CancelFunc
+	var cancelErr error // read once cancelled is closed
+	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		if _, err := cl.Cancel(handle, "interrupted at the broker run prompt"); err != nil {
+		defer close(cancelled)
+		var again context.Context
+		again, unsubscribe, cancelErr = e.cancelInterrupted(cl, handle)
+		context.AfterFunc(again, abandon)
+		if cancelErr != nil {
 			abandon()
 		}
 	})
-	defer stop()
+	defer func() {
+		if !stop() {
+			<-cancelled
+			e.unsubscribe(unsubscribe)
+		}
+	}()
 	var st *wire.Status
 	var err error
 	for tries := 0; ; {
@@ -55,6 +67,14 @@ func (e *Env) follow(ctx context.Context, cl *client.Client, handle string, prog
 			break
 		}
 		time.Sleep(time.Duration(tries) * 100 * time.Millisecond)
+	}
+	if err != nil && fctx.Err() != nil {
+		<-cancelled // abandoned by the cancel's goroutine or after it
+		prog.clear()
+		if cancelErr == nil {
+			cancelErr = e.lost(handle, errors.New("interrupted again while following the cancelled action to its end"))
+		}
+		return nil, pr.printed, cancelErr
 	}
 	if _, refused := err.(*wire.Error); err != nil && !refused {
 		prog.clear()

@@ -286,18 +286,29 @@ func (e *Env) waitEnd(ctx context.Context, cl *client.Client, handle string) (*w
 		case st != nil:
 			return st, nil
 		case polls == ctx && ctx.Err() != nil:
-			again, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			again, stop, err := e.cancelInterrupted(cl, handle)
 			defer e.unsubscribe(stop)
-			polls = again
-			if _, err := cl.CancelContext(polls, handle, "interrupted at the broker run prompt"); err != nil {
-				return nil, e.lost(handle, fmt.Errorf("interrupted, and the cancel failed: %w", err))
+			if err != nil {
+				return nil, err
 			}
+			polls = again
 		case polls.Err() != nil:
 			return nil, e.lost(handle, errors.New("interrupted again while waiting for the cancelled action to end"))
 		case err != nil:
 			return nil, e.lost(handle, err)
 		}
 	}
+}
+
+// cancelInterrupted cancels handle once the run was interrupted. The
+// second interrupt (again) is listened for before the cancel is sent;
+// unsubscribe ends that; err is the cancel's, as lost says it.
+func (e *Env) cancelInterrupted(cl *client.Client, handle string) (again context.Context, unsubscribe context.CancelFunc, err error) {
+	again, unsubscribe = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	if _, err := cl.CancelContext(again, handle, "interrupted at the broker run prompt"); err != nil {
+		return again, unsubscribe, e.lost(handle, fmt.Errorf("interrupted, and the cancel failed: %w", err))
+	}
+	return again, unsubscribe, nil
 }
 
 // unsubscribe stops a run's subscription to its interrupts, unless the

@@ -12,8 +12,9 @@ import (
 // same command line: what the thin client cannot do itself (a command
 // that needs the broker, reads the state directory or links receipt,
 // contract or goal code, `run` when no daemon answers) brokerd does,
-// with its exit status, signals and terminal. Only the binary beside this one is run, never one found on
-// $PATH; none there is SANDBOX_UNAVAILABLE. It returns only on failure.
+// with its exit status, signals and terminal. Only the binary beside
+// this one is run, never one found on $PATH; none there is
+// SANDBOX_UNAVAILABLE. It returns only on failure.
 func (e *Env) handOff() error {
 	self, err := os.Executable()
 	if err != nil {
